@@ -1,0 +1,24 @@
+// Subcommand groups of cuzkctl. Each group registers its subcommands on the
+// CLI11 app and stores the exit status of the command that ran in ctx.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace cuzkctl {
+
+// Exit statuses shared by every command (scripts rely on them).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInvalid = 1;    // verification said no / typed daemon error
+inline constexpr int kExitMalformed = 2;  // unreadable or malformed input
+
+struct Context {
+  bool json = false;  // --json: machine-readable output on stdout
+  int exit_code = kExitOk;
+  unsigned threads = 0;  // --threads: CPU threads for offline work (0 = all)
+};
+
+void register_offline(CLI::App& app, Context& ctx);  // params, setup, prove, verify, export-vk
+
+}  // namespace cuzkctl
