@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ec/curve.hpp"
+#include "groth16/fixed_base.hpp"
 #include "util/secure_random.hpp"
 
 namespace cuzk::groth16 {
@@ -23,63 +24,6 @@ ToxicWaste random_toxic_waste() {
 }
 
 namespace {
-
-// Fixed-base multiplication by precomputed multiples of one base: with
-// 8-bit windows, k*G is 32 mixed additions of table entries
-// table[w][d-1] = d * 2^(8w) * G. Not constant time: the toxic waste of a
-// development setup lives only in this process.
-template <class F>
-class FixedBaseTable {
- public:
-  static constexpr unsigned kWindowBits = 8;
-  static constexpr unsigned kWindows = (255 + kWindowBits - 1) / kWindowBits;
-  static constexpr unsigned kDigits = (1u << kWindowBits) - 1;
-
-  explicit FixedBaseTable(const Affine<F>& base) : table_(kWindows * kDigits) {
-    std::vector<Jacobian<F>> jac(table_.size());
-    Jacobian<F> window_base = ec::from_affine(base);
-    for (unsigned w = 0; w < kWindows; ++w) {
-      Jacobian<F> acc = window_base;
-      for (unsigned d = 0; d < kDigits; ++d) {
-        jac[w * kDigits + d] = acc;
-        acc = ec::add(acc, window_base);
-      }
-      window_base = acc;  // 2^8 * previous window base
-    }
-    ec::batch_to_affine<F>(jac, table_);
-  }
-
-  Jacobian<F> mul(const Fr& k) const {
-    ff::BigInt<4> e = k.to_int();
-    Jacobian<F> acc = Jacobian<F>::identity();
-    for (unsigned w = 0; w < kWindows; ++w) {
-      unsigned d = unsigned(e.bits(w * kWindowBits, kWindowBits));
-      if (d != 0) acc = ec::add_mixed(acc, table_[w * kDigits + d - 1]);
-    }
-    return acc;
-  }
-
- private:
-  std::vector<Affine<F>> table_;
-};
-
-// Multiplies the base by every scalar, in parallel, into affine points.
-template <class F>
-std::vector<Affine<F>> batch_fixed_base(const FixedBaseTable<F>& table, std::span<const Fr> scalars,
-                                        ThreadPool& pool, const std::function<void(std::uint64_t)>& tick) {
-  std::vector<Affine<F>> out(scalars.size());
-  constexpr std::size_t kChunk = std::size_t{1} << 14;
-  for (std::size_t start = 0; start < scalars.size(); start += kChunk) {
-    std::size_t n = std::min(kChunk, scalars.size() - start);
-    pool.parallel_for(n, [&](std::size_t b, std::size_t e) {
-      std::vector<Jacobian<F>> jac(e - b);
-      for (std::size_t i = b; i < e; ++i) jac[i - b] = table.mul(scalars[start + i]);
-      ec::batch_to_affine<F>(jac, std::span<Affine<F>>(out.data() + start + b, e - b));
-    });
-    if (tick) tick(n);
-  }
-  return out;
-}
 
 // L_j(tau) for the domain of size m: omega^j (tau^m - 1) / (m (tau - omega^j)).
 std::vector<Fr> lagrange_at(const Fr& tau, std::size_t m, ThreadPool& pool) {

@@ -24,6 +24,8 @@
 #include "groth16/params.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/prover.hpp"
+#include "groth16/r1cs.hpp"
+#include "groth16/setup.hpp"
 #include "util/thread_pool.hpp"
 
 namespace cuzk::groth16 {
@@ -69,6 +71,15 @@ struct Zkey {
 };
 
 Zkey read_zkey(const std::filesystem::path& path, ThreadPool& pool);
+
+// Writes a snarkjs zkey for `r1cs` (an imported circom circuit: inputs are
+// wires 0..=nPublic, and its trailing input constraints are exactly snarkjs'
+// public-input rows) from our own toxic waste, following zkey_new.js and
+// zkey_contribute.js: A/B1/B2 = A_i, B_i at tau over ffjavascript's roots,
+// IC = (beta A + alpha B + C)/gamma, C = (beta A + alpha B + C)/delta for
+// private wires, H_j = L^{2n}_{2j+1}(tau)/delta. The contributions section
+// is empty. FOR DEVELOPMENT AND BENCHMARKS ONLY (one party knows tau).
+void write_zkey(const R1cs& r1cs, const ToxicWaste& tw, const std::filesystem::path& path, ThreadPool& pool);
 
 // `witness` is the full wire assignment (wire 0 = 1), e.g. from a .wtns file.
 Proof prove_zkey(const Zkey& zkey, std::span<const ff::Fr> witness, const Blinding& rs, ThreadPool& pool);

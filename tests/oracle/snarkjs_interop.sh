@@ -53,6 +53,14 @@ for c in mix hashes cube; do
   check "$c: snarkjs accepts our bellperson-format proof" 0 $S groth16 verify "$d/vk2.json" "$d/pub2.json" "$d/p2.json"
   check "$c: cuzkctl verifies its own proof" 0 "$CUZKCTL" verify --vk "$d/c.vk" --proof "$d/p2.bin" --public "$d/pub2.json"
 
+  # 2b. our zkey writer -> snarkjs proves and verifies with it; so do we.
+  check "$c: cuzkctl setup --zkey" 0 "$CUZKCTL" setup --r1cs "$d/$c.r1cs" --zkey "$d/our.zkey"
+  check "$c: snarkjs exports our zkey's vk" 0 $S zkey export verificationkey "$d/our.zkey" "$d/ourvk.json"
+  check "$c: snarkjs proves with our zkey" 0 $S groth16 prove "$d/our.zkey" "$d/w.wtns" "$d/p4.json" "$d/pub4.json"
+  check "$c: snarkjs verifies that proof" 0 $S groth16 verify "$d/ourvk.json" "$d/pub4.json" "$d/p4.json"
+  check "$c: cuzkctl verifies that proof" 0 "$CUZKCTL" verify --snarkjs-vk "$d/ourvk.json" \
+    --snarkjs-proof "$d/p4.json" --snarkjs-public "$d/pub4.json"
+
   # 3. snarkjs' proof -> our verifier.
   $S groth16 prove "$d/c.zkey" "$d/w.wtns" "$d/p3.json" "$d/pub3.json" >/dev/null
   check "$c: cuzkctl accepts snarkjs' proof" 0 "$CUZKCTL" verify --snarkjs-vk "$d/vk.json" \

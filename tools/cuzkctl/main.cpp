@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", ctx.json, "machine-readable JSON output");
   app.add_option("--threads", ctx.threads, "CPU threads for offline work (default: all cores)");
   cuzkctl::register_offline(app, ctx);
+  cuzkctl::register_daemon(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

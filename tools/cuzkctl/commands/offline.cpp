@@ -187,9 +187,11 @@ void params_inspect(Context& ctx, const std::string& path, bool subgroups, const
 
 // ---- setup --------------------------------------------------------------------
 
-void setup(Context& ctx, const CircuitSource& src, const std::string& params_out, const std::string& vk_out) {
+void setup(Context& ctx, const CircuitSource& src, const std::string& params_out, const std::string& vk_out,
+           const std::string& zkey_out) {
   ThreadPool pool(ctx.threads);
   R1cs r1cs = load_circuit(src);
+  if (params_out.empty() && zkey_out.empty()) throw Malformed("give --params (bellperson) and/or --zkey (snarkjs)");
   std::fprintf(stderr,
                "cuzkctl setup: generating DEVELOPMENT parameters from fresh random toxic waste.\n"
                "  They are for development and testing only: whoever holds the toxic waste can forge proofs.\n"
@@ -198,15 +200,24 @@ void setup(Context& ctx, const CircuitSource& src, const std::string& params_out
                unsigned(__builtin_ctzll(domain_size(r1cs))));
   Progress prog("setup");
   auto t0 = std::chrono::steady_clock::now();
-  Parameters p = generate_parameters(r1cs, random_toxic_waste(), pool, [&](auto a, auto b) { prog(a, b); });
-  write_params(p, params_out);
-  if (!vk_out.empty()) write_vk(p.vk, vk_out);
+  json out{{"public_inputs", r1cs.num_inputs() - 1}, {"domain_size", domain_size(r1cs)}};
+  if (!zkey_out.empty()) {
+    if (src.r1cs_path.empty()) throw Malformed("--zkey needs a circom --r1cs circuit");
+    write_zkey(r1cs, random_toxic_waste(), zkey_out, pool);
+    out["zkey"] = zkey_out;
+  }
+  if (!params_out.empty()) {
+    Parameters p = generate_parameters(r1cs, random_toxic_waste(), pool, [&](auto a, auto b) { prog(a, b); });
+    write_params(p, params_out);
+    if (!vk_out.empty()) write_vk(p.vk, vk_out);
+    out["params"] = params_out;
+    out["vk"] = vk_out;
+    out["lengths"] = {{"h", p.h.size()}, {"l", p.l.size()}, {"a", p.a.size()}, {"b", p.b_g1.size()}};
+  }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  json out{{"params", params_out}, {"vk", vk_out},           {"seconds", s},
-           {"h", p.h.size()},      {"l", p.l.size()},        {"a", p.a.size()},
-           {"b", p.b_g1.size()},   {"public_inputs", p.vk.ic.size() - 1}};
+  out["seconds"] = s;
   if (ctx.json) std::cout << out.dump(2) << "\n";
-  else std::cout << "wrote " << params_out << (vk_out.empty() ? "" : " and " + vk_out) << " in " << s << " s\n";
+  else std::cout << "setup done in " << s << " s: " << out.dump() << "\n";
 }
 
 // ---- prove ----------------------------------------------------------------------
@@ -352,13 +363,14 @@ void register_offline(CLI::App& app, Context& ctx) {
 
   auto* su = app.add_subcommand("setup", "generate DEVELOPMENT Groth16 parameters for a circuit");
   static CircuitSource setup_src;
-  static std::string setup_params, setup_vk;
+  static std::string setup_params, setup_vk, setup_zkey;
   su->add_option("--r1cs", setup_src.r1cs_path, "circom .r1cs file");
   su->add_option("--circuit", setup_src.circuit, "built-in circuit name (demo)");
   su->add_option("--size", setup_src.size, "built-in circuit size: log2 of the domain");
-  su->add_option("--params", setup_params, "output .params")->required();
-  su->add_option("--vk", setup_vk, "output .vk");
-  su->callback([&ctx] { guarded(ctx, [&] { setup(ctx, setup_src, setup_params, setup_vk); }); });
+  su->add_option("--params", setup_params, "output bellperson .params");
+  su->add_option("--vk", setup_vk, "output bellperson .vk");
+  su->add_option("--zkey", setup_zkey, "output a snarkjs .zkey (circom circuits; for development and benchmarks)");
+  su->callback([&ctx] { guarded(ctx, [&] { setup(ctx, setup_src, setup_params, setup_vk, setup_zkey); }); });
 
   auto* pr = app.add_subcommand("prove", "prove a circom witness with bellperson params or a snarkjs zkey");
   static ProveArgs pa;
