@@ -52,6 +52,39 @@ struct Fp2 {
     return acc;
   }
 
+  // Square root by the "complex method" (p = 3 mod 4, u^2 = -1); returns false
+  // when none exists. For a = a0 + a1 u with a1 != 0: the norm n = a0^2 + a1^2
+  // must be a square in Fp; with g = sqrt(n), one of d = (a0 +- g)/2 is a square,
+  // and x = sqrt(d) + a1/(2 sqrt(d)) u. Cost: 3 Fp exponentiations + 1 inverse.
+  // Variable time (used on public points: decompression, hashing in tests).
+  bool sqrt(Fp2& out) const {
+    if (c1.is_zero()) {
+      Fp r;
+      if (c0.sqrt(r)) {  // real square root
+        out = {r, Fp::zero()};
+        return true;
+      }
+      if ((-c0).sqrt(r)) {  // a0 = -r^2 = (r u)^2
+        out = {Fp::zero(), r};
+        return true;
+      }
+      return false;
+    }
+    Fp g;
+    if (!norm().sqrt(g)) return false;
+    constexpr Fp half = Fp::from_int(shr1(add_small(Fp::kModulus, 1)));  // 1/2 = (p+1)/2
+    Fp d = (c0 + g) * half, x0;
+    if (!d.sqrt(x0)) {
+      d = (c0 - g) * half;
+      if (!d.sqrt(x0)) return false;
+    }
+    // x0 != 0 here: x0 = 0 would force a1 = 0.
+    Fp2 cand{x0, c1 * x0.dbl().inverse()};
+    if (cand.square() != *this) return false;
+    out = cand;
+    return true;
+  }
+
   // zcash sign convention for compressed G2: lexicographically largest
   // compares c1 first, and c0 only when c1 is zero.
   constexpr bool is_lexicographically_largest() const {

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "ff/bigint.hpp"
+#include "ff/mont_x86.hpp"
 
 namespace cuzk::ff {
 
@@ -108,12 +109,28 @@ class MontField {
 
   friend constexpr MontField operator+(const MontField& a, const MontField& b) {
     MontField r;
+#if CUZK_FF_X86_MONT
+    if constexpr (x86::kHasMontMul<kLimbs>) {
+      if (!std::is_constant_evaluated()) {
+        x86::add_mod<MontField>(r.v_, a.v_, b.v_);
+        return r;
+      }
+    }
+#endif
     add_with_carry(r.v_, a.v_, b.v_);  // < 2p < 2^(64N): no carry out
     r.reduce_once();
     return r;
   }
   friend constexpr MontField operator-(const MontField& a, const MontField& b) {
     MontField r;
+#if CUZK_FF_X86_MONT
+    if constexpr (x86::kHasMontMul<kLimbs>) {
+      if (!std::is_constant_evaluated()) {
+        x86::sub_mod<MontField>(r.v_, a.v_, b.v_);
+        return r;
+      }
+    }
+#endif
     u64 borrow = sub_with_borrow(r.v_, a.v_, b.v_);
     // Add p back when we borrowed, without branching.
     u64 mask = u64{0} - borrow;
@@ -247,15 +264,26 @@ class MontField {
     for (std::size_t i = 0; i < kLimbs; ++i) v_.limb[i] = (v_.limb[i] & keep) | (s.limb[i] & ~keep);
   }
 
-  static constexpr void mont_mul(Int& out, const Int& a, const Int& b);
+  static constexpr void mont_mul(Int& out, const Int& a, const Int& b) {
+#if CUZK_FF_X86_MONT
+    if constexpr (x86::kHasMontMul<kLimbs>) {
+      if (!std::is_constant_evaluated()) return x86::mont_mul<MontField>(out, a, b);
+    }
+#endif
+    mont_mul_portable(out, a, b);
+  }
 
   Int v_{};
+
+ public:
+  // The portable CIOS below; public so tests can check the asm path against it.
+  static constexpr void mont_mul_portable(Int& out, const Int& a, const Int& b);
 };
 
 // Portable no-carry CIOS. An x86-64 mulx/adx specialisation may replace it for
 // a given limb count (see mont_x86.hpp); both are tested against each other.
 template <class P>
-constexpr void MontField<P>::mont_mul(Int& out, const Int& a, const Int& b) {
+constexpr void MontField<P>::mont_mul_portable(Int& out, const Int& a, const Int& b) {
   constexpr std::size_t N = kLimbs;
   u64 t[N] = {};
   for (std::size_t i = 0; i < N; ++i) {

@@ -1,0 +1,242 @@
+// The compiled, immutable shape of a circuit (R1CS) and what the prover does
+// with it: evaluate the three matrices on a witness.
+//
+// Layout. Variables share one column space, inputs then aux: column j is
+// input j for j < num_inputs, aux (j - num_inputs) otherwise; input 0 is ONE.
+// A, B and C are CSR matrices with one row per constraint. Coefficients are
+// interned: each entry holds a 32-bit coefficient id, 0 meaning +1 and 1
+// meaning -1 (the fast paths of evaluation; most SHA-256/boolean entries are
+// ±1), any other id indexing the coefficient table. An entry costs 8 bytes
+// instead of 36, which is what makes the 32 GiB PoRep shape (309M + 130M +
+// 283M non-zeros) fit in about 6 GB.
+//
+// Rows are canonical: columns strictly increasing, coefficients non-zero
+// (duplicates merged when recorded). The last num_inputs rows are the
+// per-input constraints input_i * 0 = 0 (A = input_i, B = C = 0), which
+// bellperson appends after synthesis so that the A query binds every input.
+//
+// Densities (bellperson's DensityTracker, bit i set when variable i occurs in
+// the matrix with a non-zero coefficient): a_aux over A, b_input and b_aux
+// over B. They select the bases of the A / B MSMs. Bits are packed LSB-first
+// in u64 words, as supraseal's bitvec consumes them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "groth16/constraint_system.hpp"
+#include "util/thread_pool.hpp"
+
+namespace cuzk::groth16 {
+
+// Packed bit vector, LSB-first within each u64 word.
+class BitVec {
+ public:
+  BitVec() = default;
+  explicit BitVec(std::size_t bits) : words_((bits + 63) / 64, 0), bits_(bits) {}
+  std::size_t size() const { return bits_; }
+  bool get(std::size_t i) const { return (words_[i / 64] >> (i % 64)) & 1; }
+  void set(std::size_t i) { words_[i / 64] |= std::uint64_t{1} << (i % 64); }
+  std::size_t popcount() const;
+  std::span<const std::uint64_t> words() const { return words_; }
+  bool operator==(const BitVec&) const = default;
+
+ private:
+  std::vector<std::uint64_t> words_;
+  std::size_t bits_ = 0;
+};
+
+struct CsrMatrix {
+  std::vector<std::uint64_t> row_start;  // rows + 1 offsets into col / coeff_id
+  std::vector<std::uint32_t> col;        // unified column index
+  std::vector<std::uint32_t> coeff_id;   // kCoeffOne, kCoeffMinusOne or a table index
+
+  std::size_t rows() const { return row_start.empty() ? 0 : row_start.size() - 1; }
+  std::size_t nnz() const { return col.size(); }
+  bool operator==(const CsrMatrix&) const = default;
+};
+
+enum class R1csErrorKind : std::uint8_t {
+  kIo,          // open/read/write failed
+  kBadMagic,    // not a file of this kind
+  kBadVersion,  // a version this build does not read
+  kTruncated,   // the file ends before its declared content
+  kChecksum,    // content does not match its checksum
+  kMalformed,   // structurally invalid content (index out of range, value >= r, ...)
+  kWrongPrime,  // circom: the file is for another field
+  kWrongSize,   // circom: witness length does not match the constraint system
+};
+
+std::string_view to_string(R1csErrorKind kind);
+
+class R1csError : public std::runtime_error {
+ public:
+  R1csError(R1csErrorKind kind, const std::string& what)
+      : std::runtime_error(std::string(to_string(kind)) + ": " + what), kind_(kind) {}
+  R1csErrorKind kind() const { return kind_; }
+
+ private:
+  R1csErrorKind kind_;
+};
+
+class R1cs {
+ public:
+  static constexpr std::uint32_t kCoeffOne = 0;
+  static constexpr std::uint32_t kCoeffMinusOne = 1;
+
+  // Validates every invariant (shapes, canonical rows, ids and columns in
+  // range, input constraints present) and derives the densities; throws
+  // R1csError kMalformed on a violation. `coeffs` must start with +1, -1.
+  R1cs(std::size_t num_inputs, std::size_t num_aux, std::vector<Fr> coeffs, CsrMatrix a,
+       CsrMatrix b, CsrMatrix c);
+
+  std::size_t num_inputs() const { return num_inputs_; }  // including ONE
+  std::size_t num_aux() const { return num_aux_; }
+  std::size_t num_variables() const { return num_inputs_ + num_aux_; }
+  // All rows, including the num_inputs input constraints at the end.
+  std::size_t num_constraints() const { return a_.rows(); }
+  // Rows written by the circuit (TestCs::num_constraints()).
+  std::size_t num_circuit_constraints() const { return a_.rows() - num_inputs_; }
+
+  const CsrMatrix& a() const { return a_; }
+  const CsrMatrix& b() const { return b_; }
+  const CsrMatrix& c() const { return c_; }
+  std::span<const Fr> coeffs() const { return coeffs_; }
+  const Fr& coeff(std::uint32_t id) const { return coeffs_[id]; }
+
+  const BitVec& a_aux_density() const { return a_aux_density_; }
+  const BitVec& b_input_density() const { return b_input_density_; }
+  const BitVec& b_aux_density() const { return b_aux_density_; }
+
+  // TestCs::hash() of the same circuit (input constraints excluded).
+  std::string fingerprint() const;
+
+  // Heap bytes held (matrices, coefficient table, densities), for memory
+  // budgets: about 8 per non-zero + 24 per row + 32 per distinct coefficient.
+  std::size_t memory_bytes() const;
+
+  bool operator==(const R1cs&) const = default;
+
+ private:
+  std::size_t num_inputs_;
+  std::size_t num_aux_;
+  std::vector<Fr> coeffs_;
+  CsrMatrix a_, b_, c_;
+  BitVec a_aux_density_, b_input_density_, b_aux_density_;
+};
+
+// Evaluation domain size m: the smallest power of two >= the number of rows
+// including the input constraints (bellperson's EvaluationDomain).
+std::uint64_t domain_size(std::uint64_t num_constraints_incl_inputs);
+inline std::uint64_t domain_size(const R1cs& r1cs) { return domain_size(r1cs.num_constraints()); }
+
+// Per-row values a_i = <A_i, w>, b_i = <B_i, w>, c_i = <C_i, w>, one entry per
+// constraint (num_constraints(), input constraints included; the prover pads
+// to the domain size).
+struct AbcEvaluations {
+  std::vector<Fr> a, b, c;
+};
+
+// Sparse mat-vec over all rows, split across the pool.
+AbcEvaluations evaluate(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
+                        ThreadPool& pool);
+// Same into caller buffers of equal size >= num_constraints() (typically the
+// domain size m); entries past the last row are set to zero, which is the
+// padding the NTT expects.
+void evaluate_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
+                   std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, ThreadPool& pool);
+
+// Index of the first row with a*b != c, or nullopt when the witness satisfies
+// every constraint. Aborts when the witness sizes do not match.
+std::optional<std::size_t> first_unsatisfied(const R1cs& r1cs, std::span<const Fr> inputs,
+                                             std::span<const Fr> aux, ThreadPool& pool);
+inline bool is_satisfied(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
+                         ThreadPool& pool) {
+  return !first_unsatisfied(r1cs, inputs, aux, pool).has_value();
+}
+
+// Binary file (all integers little-endian):
+//   "CUZKR1CS" | u32 version | u32 flags (0) | u64 payload_bytes | SHA-256(payload) (32 B)
+//   payload: u64 num_inputs | u64 num_aux | u64 num_rows | u64 num_coeffs
+//            | num_coeffs x 32-byte LE standard-form coefficients
+//            | for A, B, C: u64 nnz | (num_rows + 1) x u64 row_start | nnz x u32 col
+//                           | nnz x u32 coeff_id
+// Densities are derived on load. Errors throw R1csError.
+inline constexpr std::uint32_t kR1csFileVersion = 1;
+void save_r1cs(const R1cs& r1cs, const std::filesystem::path& path);
+R1cs load_r1cs(const std::filesystem::path& path);
+
+// Records the shape of a circuit into an R1cs, and optionally its witness.
+class RecordingCs final : public ConstraintSystem {
+ public:
+  enum class Values : std::uint8_t {
+    kShapeOnly,  // value functions are never called
+    kCollect,    // also collect the witness (take_witness())
+  };
+  explicit RecordingCs(Values values = Values::kShapeOnly);
+
+  bool has_witness() const override { return values_ == Values::kCollect; }
+  bool keeps_constraints() const override { return true; }
+  void push_namespace(const Name&) override { ++depth_; }
+  void pop_namespace() override;
+  std::size_t num_inputs() const override { return num_inputs_; }
+  std::size_t num_aux() const override { return num_aux_; }
+  std::size_t num_constraints() const override { return a_.rows(); }
+
+  // Appends the input constraints and returns the immutable R1cs. Call once;
+  // afterwards only take_witness() may be used.
+  R1cs finish();
+  // The collected witness (kCollect only).
+  Witness take_witness();
+
+ protected:
+  Variable alloc_aux(const Name& name, ValueFn value) override;
+  Variable alloc_public(const Name& name, ValueFn value) override;
+  void add_constraint(const Name& name, LinearCombination a, LinearCombination b,
+                      LinearCombination c) override;
+  void count_constraint() override;
+
+ private:
+  std::uint32_t intern(const Fr& coeff);
+  void grow_coeff_index();
+  void append_row(CsrMatrix& m, const LinearCombination& lc);
+
+  Values values_;
+  std::size_t num_inputs_ = 1;  // ONE
+  std::size_t num_aux_ = 0;
+  std::size_t depth_ = 0;
+  bool finished_ = false;
+  Witness witness_;
+  std::vector<Fr> coeffs_;
+  // Open-addressing index over coeffs_: each slot is 0 (empty) or
+  // (hash high 32 bits << 32 | id + 1); capacity a power of two, load <= 1/2.
+  // A node-based map spent 40% of compile time in cache misses on the demo
+  // circuit, whose every round adds a new constant.
+  std::vector<std::uint64_t> coeff_slots_;
+  CsrMatrix a_, b_, c_;
+  std::vector<Term> scratch_;
+};
+
+// Shape-only compilation of a circuit (works for Circuit& too).
+template <CircuitLike C>
+R1cs compile(const C& circuit) {
+  RecordingCs cs;
+  circuit.synthesize(cs);
+  return cs.finish();
+}
+
+// Witness generation (the fast path: no constraints are built).
+template <CircuitLike C>
+Witness generate_witness(const C& circuit) {
+  WitnessCs cs;
+  circuit.synthesize(cs);
+  return cs.take_witness();
+}
+
+}  // namespace cuzk::groth16

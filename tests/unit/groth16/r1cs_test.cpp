@@ -1,0 +1,307 @@
+#include "groth16/r1cs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace cuzk::groth16 {
+namespace {
+
+Fr fr(std::uint64_t x) { return Fr::from_u64(x); }
+
+// Hand-built circuit whose densities follow from bellperson's definition
+// (bit set when the variable occurs with a non-zero coefficient after merging).
+struct DensityCircuit {
+  void synthesize(ConstraintSystem& cs) const {
+    Variable x = cs.alloc_input("x", fr(3));
+    Variable a0 = cs.alloc("a0", fr(5));
+    Variable a1 = cs.alloc("a1", fr(7));
+    Variable y = cs.alloc_input("y", fr(11));
+    Variable a2 = cs.alloc("a2", fr(56));
+    Variable a3 = cs.alloc("a3", fr(0));
+    // (a0 + x) * a1 = a2
+    cs.enforce("c0", LinearCombination(a0) + x, a1, a2);
+    // (a0 - a0) * (y + 0*a3) = 0: a0 cancels in A, a3 has a zero coefficient in B.
+    cs.enforce("c1", LinearCombination(a0) - a0, LinearCombination(y) + Fr::zero() * a3,
+               LinearCombination::zero());
+    // (2*a1) * ONE = a1 + a1
+    cs.enforce("c2", Fr::from_u64(2) * a1, cs.one(), LinearCombination(a1) + a1);
+  }
+};
+
+TEST(RecordingCs, CountsDensitiesAndInputConstraints) {
+  R1cs r = compile(DensityCircuit{});
+  EXPECT_EQ(r.num_inputs(), 3u);  // ONE, x, y
+  EXPECT_EQ(r.num_aux(), 4u);
+  EXPECT_EQ(r.num_circuit_constraints(), 3u);
+  EXPECT_EQ(r.num_constraints(), 6u);  // + one per input
+  EXPECT_EQ(domain_size(r), 8u);
+
+  // Columns: ONE=0, x=1, y=2, a0=3, a1=4, a2=5, a3=6.
+  EXPECT_EQ(r.a_aux_density().size(), 4u);
+  EXPECT_TRUE(r.a_aux_density().get(0));   // a0 in c0
+  EXPECT_TRUE(r.a_aux_density().get(1));   // a1 in c2
+  EXPECT_FALSE(r.a_aux_density().get(2));  // a2 only in C
+  EXPECT_FALSE(r.a_aux_density().get(3));
+  EXPECT_EQ(r.a_aux_density().popcount(), 2u);
+  EXPECT_TRUE(r.b_input_density().get(0));   // ONE in c2
+  EXPECT_FALSE(r.b_input_density().get(1));  // x only in A
+  EXPECT_TRUE(r.b_input_density().get(2));   // y in c1
+  EXPECT_EQ(r.b_aux_density().popcount(), 1u);
+  EXPECT_TRUE(r.b_aux_density().get(1));      // a1 in c0
+  EXPECT_FALSE(r.b_aux_density().get(3));     // a3 with coefficient 0
+
+  // Row c1 of A is empty after merging; c2's C merged to 2*a1.
+  EXPECT_EQ(r.a().row_start[2] - r.a().row_start[1], 0u);
+  ASSERT_EQ(r.c().row_start[3] - r.c().row_start[2], 1u);
+  EXPECT_EQ(r.coeff(r.c().coeff_id[r.c().row_start[2]]), fr(2));
+  // Input constraints: row 3+i has A = input_i, B = C = 0.
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    std::size_t row = 3 + i;
+    ASSERT_EQ(r.a().row_start[row + 1] - r.a().row_start[row], 1u);
+    EXPECT_EQ(r.a().col[r.a().row_start[row]], i);
+    EXPECT_EQ(r.a().coeff_id[r.a().row_start[row]], R1cs::kCoeffOne);
+    EXPECT_EQ(r.b().row_start[row + 1], r.b().row_start[row]);
+    EXPECT_EQ(r.c().row_start[row + 1], r.c().row_start[row]);
+  }
+}
+
+TEST(R1cs, DomainSize) {
+  EXPECT_EQ(domain_size(1), 1u);
+  EXPECT_EQ(domain_size(2), 2u);
+  EXPECT_EQ(domain_size(3), 4u);
+  EXPECT_EQ(domain_size(4096), 4096u);
+  EXPECT_EQ(domain_size(4097), 8192u);
+  // 32 GiB PoRep partition: 130,278,869 rows incl. inputs -> 2^27.
+  EXPECT_EQ(domain_size(130278869), std::uint64_t{1} << 27);
+}
+
+// A random circuit: random LCs (duplicates, zero, +1/-1 and general
+// coefficients), inputs interleaved with aux. Not satisfiable in general.
+struct RandomCircuit {
+  std::uint64_t seed;
+  std::size_t n_constraints;
+  void synthesize(ConstraintSystem& cs) const {
+    std::mt19937_64 rng(seed);
+    std::vector<Variable> vars = {cs.one()};
+    auto random_coeff = [&]() -> Fr {
+      switch (rng() % 5) {
+        case 0: return Fr::one();
+        case 1: return -Fr::one();
+        case 2: return Fr::zero();
+        case 3: return Fr::from_u64(rng() % 8);
+        default: return Fr::random(rng);
+      }
+    };
+    auto random_lc = [&]() {
+      LinearCombination lc;
+      std::size_t n = rng() % 6;
+      for (std::size_t i = 0; i < n; ++i) lc.add(random_coeff(), vars[rng() % vars.size()]);
+      return lc;
+    };
+    for (std::size_t k = 0; k < n_constraints; ++k) {
+      Fr v = Fr::random(rng);
+      if (rng() % 7 == 0) {
+        vars.push_back(cs.alloc_input(Name("in", k), v));
+      } else {
+        vars.push_back(cs.alloc(Name("aux", k), [&] { return v; }));
+      }
+      LinearCombination a = random_lc(), b = random_lc(), c = random_lc();
+      cs.enforce(Name("c", k), a, b, c);
+    }
+  }
+};
+
+TEST(R1cs, CsrEvaluationEqualsNaiveEvaluation) {
+  ThreadPool pool(2);
+  // 3000 rows split into several chunks, so the pool's threads each take rows.
+  for (std::uint64_t seed : {1, 2, 3}) {
+    RandomCircuit circuit{seed, seed == 3 ? 3000u : 300u};
+    TestCs test;
+    circuit.synthesize(test);
+    R1cs r = compile(circuit);
+    ASSERT_EQ(r.num_inputs(), test.num_inputs());
+    ASSERT_EQ(r.num_aux(), test.num_aux());
+    ASSERT_EQ(r.num_circuit_constraints(), test.num_constraints());
+    AbcEvaluations e = evaluate(r, test.inputs(), test.aux(), pool);
+    ASSERT_EQ(e.a.size(), r.num_constraints());
+    auto cons = test.constraints();
+    for (std::size_t i = 0; i < cons.size(); ++i) {
+      ASSERT_EQ(e.a[i], cons[i].a.evaluate(test.inputs(), test.aux())) << "row " << i;
+      ASSERT_EQ(e.b[i], cons[i].b.evaluate(test.inputs(), test.aux())) << "row " << i;
+      ASSERT_EQ(e.c[i], cons[i].c.evaluate(test.inputs(), test.aux())) << "row " << i;
+    }
+    for (std::size_t i = 0; i < r.num_inputs(); ++i) {
+      std::size_t row = cons.size() + i;
+      EXPECT_EQ(e.a[row], test.inputs()[i]);
+      EXPECT_TRUE(e.b[row].is_zero());
+      EXPECT_TRUE(e.c[row].is_zero());
+    }
+    // Padded evaluation: same rows, zeros up to the domain size.
+    std::size_t m = domain_size(r);
+    std::vector<Fr> pa(m, Fr::one()), pb(m, Fr::one()), pc(m, Fr::one());
+    evaluate_into(r, test.inputs(), test.aux(), pa, pb, pc, pool);
+    for (std::size_t i = 0; i < m; ++i) {
+      ASSERT_EQ(pa[i], i < e.a.size() ? e.a[i] : Fr::zero());
+      ASSERT_EQ(pb[i], i < e.b.size() ? e.b[i] : Fr::zero());
+      ASSERT_EQ(pc[i], i < e.c.size() ? e.c[i] : Fr::zero());
+    }
+    // Counting without storing agrees with the recorded shape.
+    CountingCs counter;
+    circuit.synthesize(counter);
+    EXPECT_EQ(counter.num_inputs(), r.num_inputs());
+    EXPECT_EQ(counter.num_aux(), r.num_aux());
+    EXPECT_EQ(counter.num_constraints(), r.num_circuit_constraints());
+    EXPECT_EQ(counter.nnz_a() + r.num_inputs(), r.a().nnz());
+    EXPECT_EQ(counter.nnz_b(), r.b().nnz());
+    EXPECT_EQ(counter.nnz_c(), r.c().nnz());
+    // The same shape hashes the same through both paths.
+    EXPECT_EQ(r.fingerprint(), test.hash());
+  }
+}
+
+TEST(RecordingCs, ShapeOnlyNeverComputesValues) {
+  int calls = 0;
+  struct Counting {
+    int* calls;
+    void synthesize(ConstraintSystem& cs) const {
+      Variable x = cs.alloc("x", [this] { ++*calls; return Fr::one(); });
+      Variable y = cs.alloc_input("y", [this]() -> std::optional<Fr> { ++*calls; return std::nullopt; });
+      cs.enforce("x*x=y", x, x, y);
+    }
+  };
+  R1cs r = compile(Counting{&calls});
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(r.num_constraints(), 3u);
+  // Collecting values needs them: the missing one is a typed error.
+  RecordingCs collect(RecordingCs::Values::kCollect);
+  try {
+    Counting{&calls}.synthesize(collect);
+    FAIL();
+  } catch (const SynthesisError& e) {
+    EXPECT_EQ(e.kind(), SynthesisErrorKind::kAssignmentMissing);
+  }
+}
+
+// x_{i+1} = x_i^2 + i, public x_0 and x_n.
+struct SquareChain {
+  std::size_t n;
+  Fr x0;
+  void synthesize(ConstraintSystem& cs) const {
+    Fr x = x0;
+    Variable v = cs.alloc_input("x0", x0);
+    for (std::size_t i = 0; i < n; ++i) {
+      Fr next = x * x + Fr::from_u64(i);
+      Variable w = (i + 1 == n) ? cs.alloc_input("out", next) : cs.alloc(Name("x", i + 1), next);
+      cs.enforce(Name("step", i), v, v, LinearCombination(w) - Fr::from_u64(i) * cs.one());
+      v = w;
+      x = next;
+    }
+  }
+};
+
+TEST(R1cs, SatisfiedAndCorruptedWitness) {
+  ThreadPool pool(2);
+  SquareChain circuit{50, Fr::from_u64(3)};
+  RecordingCs rec(RecordingCs::Values::kCollect);
+  circuit.synthesize(rec);
+  R1cs r = rec.finish();
+  Witness w = rec.take_witness();
+  Witness w2 = generate_witness(circuit);
+  EXPECT_EQ(w.inputs, w2.inputs);
+  EXPECT_EQ(w.aux, w2.aux);
+  EXPECT_TRUE(is_satisfied(r, w.inputs, w.aux, pool));
+  // Corrupting aux k (= x_{k+1}) breaks step k first.
+  for (std::size_t k : {0, 17, 48}) {
+    Witness bad = w;
+    bad.aux[k] += Fr::one();
+    EXPECT_EQ(first_unsatisfied(r, bad.inputs, bad.aux, pool), std::optional<std::size_t>(k));
+  }
+  Witness bad = w;
+  bad.inputs[2] += Fr::one();  // the public output
+  EXPECT_EQ(first_unsatisfied(r, bad.inputs, bad.aux, pool), std::optional<std::size_t>(49));
+}
+
+class R1csFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("cuzk_r1cs_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+
+  static std::vector<char> read(const std::filesystem::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  }
+  static void write(const std::filesystem::path& p, const std::vector<char>& bytes) {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), std::streamsize(bytes.size()));
+  }
+  static R1csErrorKind load_error(const std::filesystem::path& p) {
+    try {
+      load_r1cs(p);
+    } catch (const R1csError& e) {
+      return e.kind();
+    }
+    ADD_FAILURE() << "load succeeded";
+    return R1csErrorKind::kIo;
+  }
+};
+
+TEST_F(R1csFile, RoundTrip) {
+  R1cs r = compile(RandomCircuit{9, 300});
+  save_r1cs(r, dir_ / "a.r1cs");
+  R1cs back = load_r1cs(dir_ / "a.r1cs");
+  EXPECT_TRUE(back == r);
+  EXPECT_EQ(back.a_aux_density(), r.a_aux_density());
+  EXPECT_EQ(back.fingerprint(), r.fingerprint());
+  // Loaded vectors are exact-sized: 8 bytes per non-zero, 24 per row, 32 per
+  // coefficient, plus the density words.
+  std::size_t nnz = r.a().nnz() + r.b().nnz() + r.c().nnz();
+  std::size_t words = (r.num_aux() + 63) / 64 * 2 + (r.num_inputs() + 63) / 64;
+  EXPECT_EQ(back.memory_bytes(), 8 * nnz + 24 * (r.num_constraints() + 1) +
+                                     32 * r.coeffs().size() + 8 * words);
+}
+
+TEST_F(R1csFile, RejectsTruncationAndBitFlips) {
+  R1cs r = compile(RandomCircuit{4, 12});
+  save_r1cs(r, dir_ / "a.r1cs");
+  std::vector<char> good = read(dir_ / "a.r1cs");
+  ASSERT_GT(good.size(), 56u);
+  for (std::size_t len : {std::size_t{0}, std::size_t{5}, std::size_t{30}, std::size_t{56},
+                          good.size() / 2, good.size() - 1}) {
+    write(dir_ / "t.r1cs", std::vector<char>(good.begin(), good.begin() + long(len)));
+    EXPECT_EQ(load_error(dir_ / "t.r1cs"), R1csErrorKind::kTruncated) << "len " << len;
+  }
+  // Every header byte, then a stride through the payload (each load is a
+  // file round trip; the full sweep is slow on a loaded CI machine).
+  for (std::size_t i = 0; i < good.size(); i += (i < 56 ? 1 : 13)) {
+    std::vector<char> bad = good;
+    bad[i] ^= char(1 << (i % 8));
+    write(dir_ / "b.r1cs", bad);
+    R1csErrorKind k = load_error(dir_ / "b.r1cs");
+    if (i < 8) {
+      EXPECT_EQ(k, R1csErrorKind::kBadMagic) << i;
+    } else if (i < 12) {
+      EXPECT_EQ(k, R1csErrorKind::kBadVersion) << i;
+    } else if (i < 16) {
+      EXPECT_EQ(k, R1csErrorKind::kMalformed) << i;  // flags
+    } else if (i < 24) {
+      // A changed payload size: the file is then too short or too long.
+      EXPECT_TRUE(k == R1csErrorKind::kTruncated || k == R1csErrorKind::kMalformed) << i;
+    } else {
+      EXPECT_EQ(k, R1csErrorKind::kChecksum) << i;
+    }
+  }
+  EXPECT_EQ(load_error(dir_ / "missing.r1cs"), R1csErrorKind::kIo);
+}
+
+}  // namespace
+}  // namespace cuzk::groth16
