@@ -2,8 +2,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <utility>
 
+#include "circuits/filecoin/derive.hpp"
 #include "circuits/filecoin/registry.hpp"
 #include "circuits/gadgets/boolean.hpp"
 #include "circuits/gadgets/constraint.hpp"
@@ -17,14 +19,14 @@
 
 namespace cuzk::circuits::filecoin {
 
-using groth16::ConstraintSystem;
-using groth16::LinearCombination;
-using groth16::Variable;
 using gadgets::AllocatedNum;
 using gadgets::Boolean;
 using gadgets::PathLevel;
 using gadgets::TreeHasher;
 using gadgets::TreeShape;
+using groth16::ConstraintSystem;
+using groth16::LinearCombination;
+using groth16::Variable;
 
 namespace {
 
@@ -150,11 +152,13 @@ void synthesize_challenge(ConstraintSystem& cs, const StackedShape& shape,
     expanded.reserve(gadgets::kTotalParents);
     if (layer > 1) {
       // 14 + 14 + the first 9 = 37
-      for (int rep = 0; rep < 2; ++rep) expanded.insert(expanded.end(), parents.begin(), parents.end());
+      for (int rep = 0; rep < 2; ++rep)
+        expanded.insert(expanded.end(), parents.begin(), parents.end());
       expanded.insert(expanded.end(), parents.begin(), parents.begin() + 9);
     } else {
       // 6 x 6 + the first = 37
-      for (int rep = 0; rep < 6; ++rep) expanded.insert(expanded.end(), parents.begin(), parents.end());
+      for (int rep = 0; rep < 6; ++rep)
+        expanded.insert(expanded.end(), parents.begin(), parents.end());
       expanded.push_back(parents[0]);
     }
     auto ns_label = cs.ns("create_label");
@@ -231,57 +235,95 @@ StackedCircuit::StackedCircuit(StackedShape shape, std::optional<Fr> replica_id,
       proofs_(std::move(proofs)) {}
 
 StackedCircuit StackedCircuit::blank(const StackedShape& shape) {
-  return StackedCircuit(shape, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                        std::nullopt,
-                        std::vector<ChallengeWitness>(shape.challenges, ChallengeWitness::blank(shape)));
+  return StackedCircuit(
+      shape, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+      std::vector<ChallengeWitness>(shape.challenges, ChallengeWitness::blank(shape)));
 }
 
 StackedCircuit StackedCircuit::with_challenges(std::size_t first, std::size_t count) const {
   if (first + count > proofs_.size()) die("with_challenges: range out of bounds");
   StackedShape s = shape_;
   s.challenges = count;
-  return StackedCircuit(s, replica_id_, comm_d_, comm_r_, comm_r_last_, comm_c_,
-                        std::vector<ChallengeWitness>(proofs_.begin() + std::ptrdiff_t(first),
-                                                      proofs_.begin() + std::ptrdiff_t(first + count)));
+  return StackedCircuit(
+      s, replica_id_, comm_d_, comm_r_, comm_r_last_, comm_c_,
+      std::vector<ChallengeWitness>(proofs_.begin() + std::ptrdiff_t(first),
+                                    proofs_.begin() + std::ptrdiff_t(first + count)));
 }
 
 void StackedCircuit::synthesize(ConstraintSystem& cs) const { synthesize_parts(cs, {}); }
 
-void StackedCircuit::synthesize_parts(ConstraintSystem& cs,
-                                      const std::function<void(std::size_t)>& after_part) const {
+StackedCircuit::Globals StackedCircuit::synthesize_global(ConstraintSystem& cs) const {
   if (shape_.layers < 2) die("need at least 2 layers");
-  const AllocatedNum replica_id = alloc_inputized(cs, "replica_id", "replica_id_input", replica_id_);
-  std::vector<Boolean> replica_id_bits;
+  Globals g;
+  const AllocatedNum replica_id =
+      alloc_inputized(cs, "replica_id", "replica_id_input", replica_id_);
   {
     auto ns = cs.ns("replica_id_bits");
-    replica_id_bits = gadgets::reverse_bit_numbering(replica_id.to_bits_le(cs));
+    g.replica_id_bits = gadgets::reverse_bit_numbering(replica_id.to_bits_le(cs));
   }
-  const AllocatedNum comm_d = alloc_inputized(cs, "comm_d", "comm_d_input", comm_d_);
+  g.comm_d = alloc_inputized(cs, "comm_d", "comm_d_input", comm_d_);
   const AllocatedNum comm_r = alloc_inputized(cs, "comm_r", "comm_r_input", comm_r_);
-  AllocatedNum comm_r_last, comm_c;
   {
     auto ns = cs.ns("comm_r_last");
-    comm_r_last = AllocatedNum::alloc(cs, comm_r_last_);
+    g.comm_r_last = AllocatedNum::alloc(cs, comm_r_last_);
   }
   {
     auto ns = cs.ns("comm_c");
-    comm_c = AllocatedNum::alloc(cs, comm_c_);
+    g.comm_c = AllocatedNum::alloc(cs, comm_c_);
   }
+  AllocatedNum h;
   {
-    AllocatedNum h;
-    {
-      auto ns = cs.ns("H_comm_c_comm_r_last");
-      h = gadgets::poseidon_hash2(cs, comm_c, comm_r_last);
-    }
-    gadgets::enforce_equal(cs, "enforce comm_r = H(comm_c || comm_r_last)", comm_r, h);
+    auto ns = cs.ns("H_comm_c_comm_r_last");
+    h = gadgets::poseidon_hash2(cs, g.comm_c, g.comm_r_last);
   }
+  gadgets::enforce_equal(cs, "enforce comm_r = H(comm_c || comm_r_last)", comm_r, h);
+  return g;
+}
+
+void StackedCircuit::synthesize_one(ConstraintSystem& cs, std::size_t i, const Globals& g) const {
+  const std::string ns_name = "challenge_" + std::to_string(i);
+  auto ns = cs.ns(ns_name);
+  synthesize_challenge(cs, shape_, proofs_[i], g.comm_d, g.comm_c, g.comm_r_last,
+                       g.replica_id_bits);
+}
+
+void StackedCircuit::synthesize_parts(ConstraintSystem& cs,
+                                      const std::function<void(std::size_t)>& after_part) const {
+  const Globals g = synthesize_global(cs);
   if (after_part) after_part(0);
   for (std::size_t i = 0; i < proofs_.size(); ++i) {
-    const std::string ns_name = "challenge_" + std::to_string(i);
-    auto ns = cs.ns(ns_name);
-    synthesize_challenge(cs, shape_, proofs_[i], comm_d, comm_c, comm_r_last, replica_id_bits);
+    synthesize_one(cs, i, g);
     if (after_part) after_part(i + 1);
   }
+}
+
+groth16::Witness StackedCircuit::generate_witness(ThreadPool& pool) const {
+  groth16::WitnessCs global_cs;
+  const Globals g = synthesize_global(global_cs);
+  // A challenge only reads the global variables (never re-allocates them)
+  // and WitnessCs keeps no constraints, so challenge i can run in its own
+  // WitnessCs: its values are those the sequential synthesis would append
+  // after challenge i - 1's, in the same order.
+  std::vector<groth16::Witness> parts(proofs_.size());
+  pool.run_tasks(proofs_.size(), [&](std::size_t i) {
+    groth16::WitnessCs cs;
+    synthesize_one(cs, i, g);
+    parts[i] = cs.take_witness();
+  });
+  groth16::Witness w = global_cs.take_witness();
+  std::size_t n_inputs = w.inputs.size(), n_aux = w.aux.size();
+  for (const auto& p : parts) {
+    n_inputs += p.inputs.size() - 1;  // each part's inputs[0] is its own ONE
+    n_aux += p.aux.size();
+  }
+  w.inputs.reserve(n_inputs);
+  w.aux.reserve(n_aux);
+  for (auto& p : parts) {
+    w.inputs.insert(w.inputs.end(), p.inputs.begin() + 1, p.inputs.end());
+    w.aux.insert(w.aux.end(), p.aux.begin(), p.aux.end());
+    p = {};  // release as we go: peak memory ~ the witness + one part
+  }
+  return w;
 }
 
 std::vector<Fr> StackedCircuit::public_inputs() const {
@@ -299,8 +341,9 @@ std::vector<Fr> StackedCircuit::public_inputs() const {
   return in;
 }
 
-ShapeStats stacked_shape_stats(const StackedShape& shape, bool extrapolate) {
-  if (!extrapolate || shape.challenges <= 2) return shape_stats(StackedCircuit::blank(shape));
+ShapeStats stacked_shape_stats(const StackedShape& shape, CountMode mode) {
+  if (mode == CountMode::kFull || shape.challenges <= 2)
+    return shape_stats(StackedCircuit::blank(shape));
   StackedShape two = shape;
   two.challenges = 2;
   ShapeStatsCs cs;
@@ -352,13 +395,32 @@ StackedCircuit stacked_circuit_from_c1(const C1Output& c1, std::size_t partition
     w.comm_d_path = to_path(p.comm_d_proofs);
     w.comm_r_last_path = to_path(p.comm_r_last_proof);
     w.comm_c_path = to_path(p.replica_column_proofs.c_x.inclusion_proof);
-    for (const ColumnProof& c : p.replica_column_proofs.drg_parents) w.drg_parents.push_back(to_column(c));
-    for (const ColumnProof& c : p.replica_column_proofs.exp_parents) w.exp_parents.push_back(to_column(c));
+    for (const ColumnProof& c : p.replica_column_proofs.drg_parents)
+      w.drg_parents.push_back(to_column(c));
+    for (const ColumnProof& c : p.replica_column_proofs.exp_parents)
+      w.exp_parents.push_back(to_column(c));
     proofs.push_back(std::move(w));
   }
   auto fr = [](const Digest32& d) { return std::optional<Fr>(native::fr_from_le_bytes(d)); };
-  return StackedCircuit(shape, fr(c1.replica_id), fr(c1.comm_d), fr(c1.comm_r), fr(c1.comm_r_last()),
-                        fr(c1.comm_c()), std::move(proofs));
+  return StackedCircuit(shape, fr(c1.replica_id), fr(c1.comm_d), fr(c1.comm_r),
+                        fr(c1.comm_r_last()), fr(c1.comm_c()), std::move(proofs));
+}
+
+std::vector<Fr> stacked_public_inputs(SealProof proof, const Digest32& replica_id,
+                                      const Digest32& comm_d, const Digest32& comm_r,
+                                      const Digest32& seed, std::uint32_t partition) {
+  const SealProofInfo& info = seal_proof_info(proof);
+  const StackedGraph graph = StackedGraph::for_proof(proof);
+  std::vector<Fr> in{native::fr_from_le_bytes(replica_id), native::fr_from_le_bytes(comm_d),
+                     native::fr_from_le_bytes(comm_r)};
+  for (std::uint64_t c : interactive_challenges(info.nodes, replica_id, seed,
+                                                info.challenges_per_partition, partition)) {
+    const Fr challenge = Fr::from_u64(c);
+    in.push_back(challenge);
+    for (std::uint32_t p : graph.parents(std::uint32_t(c))) in.push_back(Fr::from_u64(p));
+    in.insert(in.end(), {challenge, challenge, challenge});
+  }
+  return in;
 }
 
 std::optional<StackedShape> stacked_shape_by_name(const std::string& name) {

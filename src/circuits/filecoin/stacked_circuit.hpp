@@ -36,24 +36,28 @@
 #include <vector>
 
 #include "circuits/filecoin/c1.hpp"
+#include "circuits/filecoin/graph.hpp"
+#include "circuits/gadgets/boolean.hpp"
+#include "circuits/gadgets/num.hpp"
 #include "circuits/gadgets/por.hpp"
 #include "circuits/shape_stats.hpp"
 #include "groth16/constraint_system.hpp"
+#include "util/thread_pool.hpp"
 
 namespace cuzk::circuits::filecoin {
 
 using groth16::Fr;
 
 // SDR graph degrees (rfp drgraph BASE_DEGREE, stacked EXP_DEGREE).
-inline constexpr std::size_t kDrgParents = 6;
-inline constexpr std::size_t kExpParents = 8;
+inline constexpr std::size_t kDrgParents = kBaseDegree;
+inline constexpr std::size_t kExpParents = kExpDegree;
 
 // What fixes the circuit's shape.
 struct StackedShape {
-  std::uint64_t nodes = 0;               // sector nodes (32 B each), power of two
-  std::size_t layers = 0;                // 2 or 11 (column hash arity)
-  gadgets::TreeShape tree;               // tree R and tree C (Poseidon)
-  std::size_t challenges = 0;            // per partition
+  std::uint64_t nodes = 0;     // sector nodes (32 B each), power of two
+  std::size_t layers = 0;      // 2 or 11 (column hash arity)
+  gadgets::TreeShape tree;     // tree R and tree C (Poseidon)
+  std::size_t challenges = 0;  // per partition
 };
 
 // One parent's column (its `layers` labels) and its tree-C path.
@@ -79,8 +83,8 @@ struct ChallengeWitness {
 class StackedCircuit final : public groth16::Circuit {
  public:
   StackedCircuit(StackedShape shape, std::optional<Fr> replica_id, std::optional<Fr> comm_d,
-                 std::optional<Fr> comm_r, std::optional<Fr> comm_r_last,
-                 std::optional<Fr> comm_c, std::vector<ChallengeWitness> proofs);
+                 std::optional<Fr> comm_r, std::optional<Fr> comm_r_last, std::optional<Fr> comm_c,
+                 std::vector<ChallengeWitness> proofs);
   // rfp StackedCompound::blank_circuit.
   static StackedCircuit blank(const StackedShape& shape);
 
@@ -93,6 +97,12 @@ class StackedCircuit final : public groth16::Circuit {
   void synthesize_parts(groth16::ConstraintSystem& cs,
                         const std::function<void(std::size_t)>& after_part) const;
 
+  // The witness (inputs incl. ONE, aux) equal to WitnessCs's over
+  // synthesize(), with the challenges synthesized in parallel on `pool`
+  // (they are independent given the global part). Throws SynthesisError
+  // kAssignmentMissing when a value is absent.
+  groth16::Witness generate_witness(ThreadPool& pool) const;
+
   // The public inputs after ONE, from the values this circuit holds (each
   // path's input is its leaf index, read from the level indexes). Aborts when
   // a value needed is absent.
@@ -103,6 +113,14 @@ class StackedCircuit final : public groth16::Circuit {
   StackedCircuit with_challenges(std::size_t first, std::size_t count) const;
 
  private:
+  // Variables of the global part that every challenge reads.
+  struct Globals {
+    std::vector<gadgets::Boolean> replica_id_bits;  // BE per byte, for SHA-256
+    gadgets::AllocatedNum comm_d, comm_c, comm_r_last;
+  };
+  Globals synthesize_global(groth16::ConstraintSystem& cs) const;
+  void synthesize_one(groth16::ConstraintSystem& cs, std::size_t i, const Globals& g) const;
+
   StackedShape shape_;
   std::optional<Fr> replica_id_, comm_d_, comm_r_, comm_r_last_, comm_c_;
   std::vector<ChallengeWitness> proofs_;
@@ -117,14 +135,29 @@ StackedShape stacked_shape(SealProof proof);
 // partition does not exist (parse_c1 has checked the structure).
 StackedCircuit stacked_circuit_from_c1(const C1Output& c1, std::size_t partition);
 
-// Shape statistics of StackedCircuit::blank(shape). With `extrapolate`, only
-// the global part and two challenges are synthesized (13 s instead of ~2 min
-// for 32 GiB): blank challenges are data-independent, and equal increments
-// s1 - s0 == s2 - s1 (densities included) show that no variable of the global
-// part is first touched by a challenge, so every challenge adds the same
-// counts and total = s0 + challenges * (s1 - s0). Aborts if the increments
-// differ (the premise would be false).
-ShapeStats stacked_shape_stats(const StackedShape& shape, bool extrapolate);
+// The verifier's public inputs of partition `partition` (after ONE), as rfp
+// StackedCompound::generate_public_inputs derives them from public data
+// only: replica_id, comm_d, comm_r, then per interactive challenge c: c (the
+// comm_d path), c's 6 DRG and 8 expander parents (their tree-C paths), c, c
+// (tree R), c (c_x in tree C). Must equal the circuit's own inputs.
+std::vector<Fr> stacked_public_inputs(SealProof proof, const Digest32& replica_id,
+                                      const Digest32& comm_d, const Digest32& comm_r,
+                                      const Digest32& seed, std::uint32_t partition);
+
+enum class CountMode : std::uint8_t {
+  kFull,         // synthesize every challenge
+  kExtrapolate,  // synthesize the global part and two challenges, see below
+};
+
+// Shape statistics of StackedCircuit::blank(shape). With kExtrapolate, only
+// the global part and two challenges are synthesized (2.4 s instead of 78 s
+// for 32 GiB on one core of the dev VM). Blank challenges run the same code
+// on the same shared variables, so each adds the same local counts; the
+// increments s1 - s0 and s2 - s1 (densities included) can then differ only
+// by shared variables first marked by challenge 1. Equal increments thus
+// mean every challenge adds s1 - s0: total = s0 + challenges * (s1 - s0).
+// Aborts if the increments differ (the premise would be false).
+ShapeStats stacked_shape_stats(const StackedShape& shape, CountMode mode);
 
 // Named shapes of `cuzkctl circuit info` and the tests:
 //   stacked-base-2 / -base-8 / -8-4 / -8-4-2: rfp tests/stacked_circuit.rs

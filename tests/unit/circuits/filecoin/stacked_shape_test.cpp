@@ -17,6 +17,7 @@
 #include "circuits/filecoin/stacked_circuit.hpp"
 #include "circuits/shape_stats.hpp"
 #include "groth16/r1cs.hpp"
+#include "util/thread_pool.hpp"
 
 namespace cuzk::circuits::filecoin {
 namespace {
@@ -61,22 +62,24 @@ TEST(StackedCircuitShape, ShapeStatsAgreeWithCompiledR1cs) {
   EXPECT_EQ(r.b_input_density().popcount(), s.density_b_input);
   EXPECT_EQ(r.b_aux_density().popcount(), s.density_b_aux);
   EXPECT_EQ(s.zero_terms, 0u);
+  // The streamed fingerprint is the compiled R1CS's.
+  EXPECT_EQ(stream_fingerprint(c, s), r.fingerprint());
 }
 
 // Extrapolating from two challenges equals synthesizing them all.
 TEST(StackedCircuitShape, ExtrapolationEqualsFullCount) {
   StackedShape shape = stacked_shape(SealProof::StackedDrg2KiBV1_1);
-  shape.challenges = 5;
-  const ShapeStats full = stacked_shape_stats(shape, /*extrapolate=*/false);
-  const ShapeStats extra = stacked_shape_stats(shape, /*extrapolate=*/true);
+  shape.challenges = 3;
+  const ShapeStats full = stacked_shape_stats(shape, CountMode::kFull);
+  const ShapeStats extra = stacked_shape_stats(shape, CountMode::kExtrapolate);
   EXPECT_EQ(full, extra);
-  EXPECT_EQ(full.inputs, 4u + 18u * 5u);
+  EXPECT_EQ(full.inputs, 4u + 18u * 3u);
 }
 
 TEST(StackedCircuitShape, Porep32GiBPartitionMatchesCuzkPce) {
   const StackedShape shape = stacked_shape(SealProof::StackedDrg32GiBV1_1);
   ASSERT_EQ(shape.challenges, 18u);
-  const ShapeStats s = stacked_shape_stats(shape, /*extrapolate=*/true);
+  const ShapeStats s = stacked_shape_stats(shape, CountMode::kExtrapolate);
   EXPECT_EQ(s.inputs, 328u);
   EXPECT_EQ(s.constraints_with_input_constraints(), 130'278'869u);
   EXPECT_EQ(s.aux, 130'169'893u);
@@ -120,21 +123,42 @@ TEST(StackedCircuitWitness, Synthetic2KiBPartitionIsSatisfied) {
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(wcs.witness().inputs[i + 1], expected[i]) << "input " << i + 1;
   }
-  // The challenges are the inputs after each comm_d/DRG/expander path.
+  // The verifier derives the same inputs from public data alone (challenges
+  // from replica_id and seed, parents from the graph).
+  EXPECT_EQ(expected, stacked_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d,
+                                            c1.comm_r, c1.seed, 0));
   EXPECT_EQ(expected[3 + 15], groth16::Fr::from_u64(c1.vanilla_proofs[0][0].challenge()));
 
-  TestCs cs;
-  circuit.synthesize(cs);
-  const auto bad = cs.which_is_unsatisfied();
-  EXPECT_FALSE(bad.has_value()) << *bad;
-  const ShapeStats blank = shape_stats(StackedCircuit::blank(circuit.shape()));
-  EXPECT_EQ(cs.num_constraints(), blank.constraints);
-  EXPECT_EQ(cs.num_aux(), blank.aux);
-  EXPECT_EQ(cs.num_inputs(), blank.inputs);
+  // The parallel witness generator gives the same assignment.
+  ThreadPool pool(2);
+  const groth16::Witness par = circuit.generate_witness(pool);
+  EXPECT_EQ(par.inputs, wcs.witness().inputs);
+  EXPECT_EQ(par.aux, wcs.witness().aux);
 
-  // A wrong comm_r (input 3) breaks comm_r = H(comm_c || comm_r_last).
-  cs.set_value(groth16::Variable::input(3), cs.value(groth16::Variable::input(3)) + groth16::Fr::one());
-  EXPECT_FALSE(cs.is_satisfied());
+  // The prover's path: the blank circuit compiled once, the witness checked
+  // against it row by row (a TestCs of 2.7M constraints would take ~3 GB).
+  const groth16::R1cs r1cs = groth16::compile(StackedCircuit::blank(circuit.shape()));
+  const groth16::Witness& w = wcs.witness();
+  ASSERT_EQ(w.inputs.size(), r1cs.num_inputs());
+  ASSERT_EQ(w.aux.size(), r1cs.num_aux());
+  EXPECT_EQ(wcs.num_constraints(), r1cs.num_circuit_constraints());
+  const auto bad = groth16::first_unsatisfied(r1cs, w.inputs, w.aux, pool);
+  EXPECT_FALSE(bad.has_value()) << "row " << *bad;
+
+  // A wrong comm_r breaks comm_r = H(comm_c || comm_r_last); a wrong
+  // replica id breaks its bit decomposition and every label.
+  for (std::size_t input : {1u, 3u}) {
+    std::vector<groth16::Fr> inputs = w.inputs;
+    inputs[input] += groth16::Fr::one();
+    EXPECT_TRUE(groth16::first_unsatisfied(r1cs, inputs, w.aux, pool).has_value()) << input;
+  }
+  // A wrong data leaf (aux, allocated first in challenge 0 after the global
+  // part) breaks its inclusion in tree D.
+  const ShapeStats global =
+      shape_stats(StackedCircuit::blank(circuit.shape()).with_challenges(0, 0));
+  std::vector<groth16::Fr> aux = w.aux;
+  aux[global.aux] += groth16::Fr::one();
+  EXPECT_TRUE(groth16::first_unsatisfied(r1cs, w.inputs, aux, pool).has_value());
 }
 
 }  // namespace
