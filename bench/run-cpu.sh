@@ -15,6 +15,7 @@ echo "load:    $(cut -d' ' -f1-3 /proc/loadavg)"
 args=(--benchmark_min_time=1 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true)
 echo "== field"; "$B/bench_field" "${args[@]}"
 echo "== curve and pairing"; "$B/bench_curve" "${args[@]}"
+echo "== gadget witness generation (one core)"; "$B/bench_gadgets" "${args[@]}"
 if [ -z "$QUICK" ]; then
   echo "== ntt"; "$B/bench_ntt" "${args[@]}"
   echo "== msm"; "$B/bench_msm" --benchmark_min_time=0.01 --benchmark_repetitions=3
