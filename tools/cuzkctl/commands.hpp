@@ -20,5 +20,8 @@ struct Context {
 };
 
 void register_offline(CLI::App& app, Context& ctx);  // params, setup, prove, verify, export-vk
+void register_daemon(CLI::App& app, Context& ctx);   // --addr; prove-remote, submit, await, cancel, status, metrics, ...
+void register_circuit(CLI::App& app, Context& ctx);  // circuit info
+void register_porep(CLI::App& app, Context& ctx);    // porep setup, prove, verify, verify-golden
 
 }  // namespace cuzkctl

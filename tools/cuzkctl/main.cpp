@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", ctx.threads, "CPU threads for offline work (default: all cores)");
   cuzkctl::register_offline(app, ctx);
   cuzkctl::register_daemon(app, ctx);
+  cuzkctl::register_circuit(app, ctx);
+  cuzkctl::register_porep(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
