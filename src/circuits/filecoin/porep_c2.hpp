@@ -1,0 +1,181 @@
+// PoRep commit phase 2 (C2) on the CPU, independent of the service: a parsed
+// C1 output in, one Groth16 proof per partition out (Filecoin's MultiProof:
+// partitions x 192 B), verified before it is returned.
+//
+//   C1Output --stacked_circuit_from_c1--> StackedCircuit (per partition)
+//            --WitnessCs--> Witness --Prover (params, R1cs)--> Proof
+//            --verify_batch (vk, stacked_public_inputs)--> bytes
+//
+// The R1cs of one partition depends only on the sector shape (sector size;
+// V1 and V1_1 share it), so it is compiled once from a blank circuit and kept
+// in memory and on disk (PorepC2). Public inputs of the verifier are derived
+// from public data only (replica_id, comm_d, comm_r, seed), never read from
+// the witness, so a C1 whose vanilla proofs disagree with its commitments
+// cannot yield a proof that is returned as valid.
+//
+// Parameter file names follow rust-fil-proofs (FILECOIN.md §1):
+//   v28-stacked-proof-of-replication-merkletree-poseidon_hasher-B-S-T-sha256_hasher-
+//   <sha256 hex of the PublicParams identifier>.params / .vk
+// Development parameters (generated here, toxic waste known to this process)
+// get the same stem with "-dev" appended, so they can never be mistaken for
+// the ceremony's files.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "circuits/filecoin/c1.hpp"
+#include "circuits/filecoin/registry.hpp"
+#include "groth16/params.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/r1cs.hpp"
+#include "groth16/verifier.hpp"
+#include "util/thread_pool.hpp"
+
+namespace cuzk::circuits::filecoin {
+
+enum class PorepC2ErrorKind : std::uint8_t {
+  kPartitionCount,  // the C1 output does not hold the registered number of partitions
+  kShapeMismatch,   // witness or parameters do not fit the compiled R1cs
+  kInputMismatch,   // the circuit's public inputs differ from those derived from public data
+  kUnsatisfied,     // the witness does not satisfy the R1cs (bad vanilla proofs)
+  kSynthesis,       // the circuit could not be synthesized (missing value, ...)
+  kInvalidProof,    // the proofs did not verify against the public inputs
+  kWrongVk,         // the verifying key's IC count does not fit the proof's shape
+  kParams,          // a parameter file could not be read or written
+};
+std::string_view to_string(PorepC2ErrorKind kind);
+
+class PorepC2Error : public std::runtime_error {
+ public:
+  PorepC2Error(PorepC2ErrorKind kind, const std::string& what)
+      : std::runtime_error(std::string(to_string(kind)) + ": " + what), kind_(kind) {}
+  PorepC2ErrorKind kind() const { return kind_; }
+
+ private:
+  PorepC2ErrorKind kind_;
+};
+
+// ---------------------------------------------------------------------------
+// Names
+
+// rfp StackedDrg PublicParams::identifier() for the proof's sector size.
+std::string porep_params_identifier(SealProof proof);
+
+struct ParamFileNames {
+  std::string params;  // file name only, no directory
+  std::string vk;
+};
+// The published names (present in rust-fil-proofs' parameters.json).
+ParamFileNames official_param_names(SealProof proof);
+// The development names: the official stem + "-dev".
+ParamFileNames dev_param_names(SealProof proof);
+
+// ---------------------------------------------------------------------------
+// Shapes
+
+// Caches compiled partition R1cs per sector shape, in memory and (when
+// cache_dir is non-empty) on disk as <cache_dir>/<official stem>.r1cs.
+// Thread-safe; one instance per process is expected to be passed around.
+class PorepC2 {
+ public:
+  explicit PorepC2(std::filesystem::path cache_dir = {});
+
+  // The R1cs of one partition. Loads the disk copy when present and
+  // consistent with the shape (public input count), else compiles a blank
+  // circuit and saves it. Compiling the 2 KiB shape takes 2.6 s on the dev
+  // VM; 32 GiB needs ~9 GB and minutes. The disk copy is keyed by shape and
+  // file version only: after the circuit code changes, a stale copy makes
+  // prove_c2 fail (kShapeMismatch or kUnsatisfied), never prove wrongly;
+  // delete the file then.
+  std::shared_ptr<const groth16::R1cs> compiled_shape(SealProof proof);
+
+  const std::filesystem::path& cache_dir() const { return cache_dir_; }
+
+ private:
+  std::filesystem::path cache_dir_;
+  std::mutex mu_;
+  std::map<std::uint64_t, std::shared_ptr<const groth16::R1cs>> by_sector_bytes_;
+};
+
+// The path compiled_shape uses for the disk copy.
+std::filesystem::path r1cs_cache_path(const std::filesystem::path& cache_dir, SealProof proof);
+
+// ---------------------------------------------------------------------------
+// Proving
+
+struct PartitionWitness {
+  groth16::Witness witness;        // inputs[0] = ONE
+  std::vector<ff::Fr> public_inputs;  // the verifier's view (after ONE), from public data
+};
+
+// Witnesses of every partition, synthesized in parallel across partitions on
+// `pool`, at most `max_concurrent` at a time (0 = the pool's size). Each
+// partition is one sequential synthesis whose transient memory is about the
+// size of its witness (a 32 GiB partition: 130M aux = 4.2 GB), so memory-
+// bound callers cap the concurrency. Throws PorepC2Error kPartitionCount /
+// kSynthesis.
+std::vector<PartitionWitness> synthesize_partitions(const C1Output& c1, ThreadPool& pool,
+                                                    std::size_t max_concurrent = 0);
+
+// The verifier's public inputs of every partition.
+std::vector<std::vector<ff::Fr>> porep_public_inputs(SealProof proof, const Digest32& replica_id,
+                                                     const Digest32& comm_d,
+                                                     const Digest32& comm_r, const Digest32& seed);
+
+// Proves all partitions with fresh blinding and batch-verifies them under
+// params.vk before returning partitions x 192 bytes. Before proving, each
+// witness is checked cheaply (sizes, public inputs against the derived ones,
+// R1cs satisfaction) so a bad C1 fails in seconds with a typed error instead
+// of after the MSMs. Throws PorepC2Error; kInvalidProof when the proofs do
+// not verify (wrong parameters): an invalid proof is never returned.
+std::vector<std::uint8_t> prove_c2(const C1Output& c1, const groth16::Parameters& params,
+                                   const groth16::R1cs& r1cs, groth16::Prover& prover,
+                                   ThreadPool& pool, std::size_t max_concurrent_synthesis = 0);
+
+// Batch-verifies a partitioned proof (partitions x 192 B) against public
+// inputs. kWrongInputCount when the vk does not fit; kInvalid also when the
+// bytes do not decode or the partition count differs.
+groth16::VerifyResult verify_porep_proof(const groth16::PreparedVerifyingKey& pvk,
+                                         std::span<const std::uint8_t> proof_bytes,
+                                         std::span<const std::vector<ff::Fr>> public_inputs,
+                                         std::string* detail = nullptr);
+
+// The registered proof whose porep_id equals `id` (nonce 0), if any.
+std::optional<SealProof> seal_proof_from_porep_id(const PorepId& id);
+
+// ---------------------------------------------------------------------------
+// Development parameters
+
+enum class ParamsOrigin : std::uint8_t {
+  kOfficial,              // the published file was present and loaded
+  kDevelopment,           // development files were present and loaded
+  kDevelopmentGenerated,  // development parameters generated by this call
+};
+std::string_view to_string(ParamsOrigin origin);
+inline bool is_development(ParamsOrigin o) { return o != ParamsOrigin::kOfficial; }
+
+struct LoadedParams {
+  groth16::Parameters params;
+  std::filesystem::path params_path, vk_path;
+  ParamsOrigin origin = ParamsOrigin::kOfficial;
+};
+
+// In `dir`: the official .params for the proof's size when present, else the
+// "-dev" files when present, else fresh DEVELOPMENT parameters for `r1cs`
+// (printed loudly on stderr), written as .params + .vk under the dev names.
+// The loaded parameters are checked against the R1cs shape. Throws
+// PorepC2Error kParams / kShapeMismatch.
+LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
+                               const groth16::R1cs& r1cs, ThreadPool& pool);
+
+}  // namespace cuzk::circuits::filecoin
