@@ -17,6 +17,9 @@ struct Context {
   bool json = false;  // --json: machine-readable output on stdout
   int exit_code = kExitOk;
   unsigned threads = 0;  // --threads: CPU threads for offline work (0 = all)
+  // Set when a subcommand was fully handled by another group (e.g. `prove
+  // --circuit demo` goes to the daemon instead of the offline prover).
+  bool handled = false;
 };
 
 void register_offline(CLI::App& app, Context& ctx);  // params, setup, prove, verify, export-vk

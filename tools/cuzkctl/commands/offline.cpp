@@ -381,7 +381,9 @@ void register_offline(CLI::App& app, Context& ctx) {
   pr->add_option("--proof", pa.proof_out, "output proof (192 bytes)");
   pr->add_option("--snarkjs-proof", pa.snarkjs_proof, "output proof.json");
   pr->add_option("--snarkjs-public", pa.snarkjs_public, "output public.json");
-  pr->callback([&ctx] { guarded(ctx, [&] { prove(ctx, pa); }); });
+  pr->callback([&ctx] {
+    if (!ctx.handled) guarded(ctx, [&] { prove(ctx, pa); });
+  });
 
   auto* ve = app.add_subcommand("verify", "verify a proof (exit 0 valid, 1 invalid, 2 malformed)");
   static VerifyArgs va;

@@ -1,0 +1,255 @@
+#include "rpc/convert.hpp"
+
+#include <cstring>
+
+namespace cuzk::rpc {
+
+using engine::ErrorKind;
+
+wire::ErrorKind to_wire(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::kInvalidInput: return wire::ErrorKind::INVALID_INPUT;
+    case ErrorKind::kNotFound: return wire::ErrorKind::NOT_FOUND;
+    case ErrorKind::kOverloaded: return wire::ErrorKind::OVERLOADED;
+    case ErrorKind::kCancelled: return wire::ErrorKind::CANCELLED;
+    case ErrorKind::kUnimplemented: return wire::ErrorKind::UNIMPLEMENTED;
+    case ErrorKind::kInternal: return wire::ErrorKind::INTERNAL;
+    case ErrorKind::kTimeout: return wire::ErrorKind::TIMEOUT;
+    case ErrorKind::kShuttingDown: return wire::ErrorKind::SHUTTING_DOWN;
+  }
+  return wire::ErrorKind::INTERNAL;
+}
+
+ErrorKind from_wire(wire::ErrorKind k) {
+  switch (k) {
+    case wire::ErrorKind::INVALID_INPUT: return ErrorKind::kInvalidInput;
+    case wire::ErrorKind::NOT_FOUND: return ErrorKind::kNotFound;
+    case wire::ErrorKind::OVERLOADED: return ErrorKind::kOverloaded;
+    case wire::ErrorKind::CANCELLED: return ErrorKind::kCancelled;
+    case wire::ErrorKind::UNIMPLEMENTED: return ErrorKind::kUnimplemented;
+    case wire::ErrorKind::INTERNAL: return ErrorKind::kInternal;
+    case wire::ErrorKind::TIMEOUT: return ErrorKind::kTimeout;
+    case wire::ErrorKind::SHUTTING_DOWN: return ErrorKind::kShuttingDown;
+  }
+  return ErrorKind::kInternal;  // a newer server's kind: treat as internal
+}
+
+wire::Priority to_wire(engine::Priority p) {
+  switch (p) {
+    case engine::Priority::kLow: return wire::Priority::LOW;
+    case engine::Priority::kNormal: return wire::Priority::NORMAL;
+    case engine::Priority::kHigh: return wire::Priority::HIGH;
+    case engine::Priority::kCritical: return wire::Priority::CRITICAL;
+  }
+  return wire::Priority::NORMAL;
+}
+
+wire::JobState to_wire(engine::JobState s) {
+  switch (s) {
+    case engine::JobState::kQueued: return wire::JobState::QUEUED;
+    case engine::JobState::kRunning: return wire::JobState::RUNNING;
+    case engine::JobState::kDone: return wire::JobState::DONE;
+    case engine::JobState::kFailed: return wire::JobState::FAILED;
+    case engine::JobState::kCancelled: return wire::JobState::CANCELLED;
+  }
+  return wire::JobState::FAILED;
+}
+
+engine::JobState from_wire(wire::JobState s) {
+  switch (s) {
+    case wire::JobState::QUEUED: return engine::JobState::kQueued;
+    case wire::JobState::RUNNING: return engine::JobState::kRunning;
+    case wire::JobState::DONE: return engine::JobState::kDone;
+    case wire::JobState::FAILED: return engine::JobState::kFailed;
+    case wire::JobState::CANCELLED: return engine::JobState::kCancelled;
+  }
+  return engine::JobState::kFailed;
+}
+
+void fill(wire::Error::Builder b, const engine::Error& e) {
+  b.setKind(to_wire(e.kind));
+  b.setMessage(e.message);
+}
+
+engine::Error read(wire::Error::Reader r) { return {from_wire(r.getKind()), r.getMessage().cStr()}; }
+
+engine::Result<engine::JobRequest> read(wire::ProofRequest::Reader r) {
+  engine::JobRequest req;
+  req.request_id = r.getRequestId().cStr();
+  switch (r.getPriority()) {
+    case wire::Priority::UNSPECIFIED: break;
+    case wire::Priority::LOW: req.priority = engine::Priority::kLow; break;
+    case wire::Priority::NORMAL: req.priority = engine::Priority::kNormal; break;
+    case wire::Priority::HIGH: req.priority = engine::Priority::kHigh; break;
+    case wire::Priority::CRITICAL: req.priority = engine::Priority::kCritical; break;
+    default:
+      return engine::Error{ErrorKind::kInvalidInput,
+                           "unknown priority value " + std::to_string(static_cast<int>(r.getPriority()))};
+  }
+  auto kind = r.getKind();
+  switch (kind.which()) {
+    case wire::ProofRequest::Kind::GROTH16: {
+      auto g = kind.getGroth16();
+      if (g.getCircuit() != wire::BuiltinCircuit::DEMO) {
+        return engine::Error{ErrorKind::kInvalidInput,
+                             "unknown builtin circuit " + std::to_string(static_cast<int>(g.getCircuit()))};
+      }
+      req.kind = engine::ProofKind::kGroth16Demo;
+      req.demo_log_domain = g.getSize();
+      req.demo_seed = g.getSeed();
+      break;
+    }
+    case wire::ProofRequest::Kind::POREP_C2: req.kind = engine::ProofKind::kPoRepC2; break;
+    case wire::ProofRequest::Kind::WINDOW_POST: req.kind = engine::ProofKind::kWindowPost; break;
+    case wire::ProofRequest::Kind::WINNING_POST: req.kind = engine::ProofKind::kWinningPost; break;
+    case wire::ProofRequest::Kind::SNAP_DEALS: req.kind = engine::ProofKind::kSnapDeals; break;
+    default:
+      return engine::Error{ErrorKind::kInvalidInput, "unknown proof kind (newer client?)"};
+  }
+  return req;
+}
+
+void fill(wire::ProofRequest::Builder b, const engine::JobRequest& req) {
+  b.setRequestId(req.request_id);
+  b.setPriority(req.priority ? to_wire(*req.priority) : wire::Priority::UNSPECIFIED);
+  auto kind = b.initKind();
+  switch (req.kind) {
+    case engine::ProofKind::kGroth16Demo: {
+      auto g = kind.initGroth16();
+      g.setCircuit(wire::BuiltinCircuit::DEMO);
+      g.setSize(req.demo_log_domain);
+      g.setSeed(req.demo_seed);
+      break;
+    }
+    case engine::ProofKind::kPoRepC2: kind.initPorepC2(); break;
+    case engine::ProofKind::kWindowPost: kind.initWindowPost(); break;
+    case engine::ProofKind::kWinningPost: kind.initWinningPost(); break;
+    case engine::ProofKind::kSnapDeals: kind.initSnapDeals(); break;
+  }
+}
+
+engine::Result<engine::JobKey> read(wire::JobIdOrRequest::Reader r) {
+  // One JobKey built in place and returned once: moving a temporary
+  // variant<uint64, string> holding the integer trips gcc 12's
+  // -Wmaybe-uninitialized under -O2 with sanitizers (a false positive).
+  engine::JobKey key;
+  switch (r.which()) {
+    case wire::JobIdOrRequest::JOB_ID:
+      key.emplace<engine::JobId>(r.getJobId());
+      break;
+    case wire::JobIdOrRequest::REQUEST_ID:
+      key.emplace<std::string>(r.getRequestId().cStr());
+      if (std::get<std::string>(key).empty()) return engine::Error{ErrorKind::kInvalidInput, "empty request id"};
+      break;
+    default:
+      return engine::Error{ErrorKind::kInvalidInput, "unknown job reference (newer client?)"};
+  }
+  return key;
+}
+
+void fill(wire::JobIdOrRequest::Builder b, const engine::JobKey& key) {
+  if (const engine::JobId* id = std::get_if<engine::JobId>(&key)) b.setJobId(*id);
+  else b.setRequestId(std::get<std::string>(key));
+}
+
+void fill(wire::JobRef::Builder b, const engine::JobView& v) {
+  b.setJobId(v.id);
+  b.setRequestId(v.request_id);
+  b.setState(to_wire(v.state));
+  b.setQueuePosition(v.queue_position);
+  b.setDeduplicated(v.deduplicated);
+}
+
+engine::JobView read(wire::JobRef::Reader r) {
+  engine::JobView v;
+  v.id = r.getJobId();
+  v.request_id = r.getRequestId().cStr();
+  v.state = from_wire(r.getState());
+  v.queue_position = r.getQueuePosition();
+  v.deduplicated = r.getDeduplicated();
+  return v;
+}
+
+void fill(wire::ProofResult::Builder b, const engine::JobOutcome& o) {
+  fill(b.initJob(), o.job);
+  b.setProof(kj::arrayPtr(o.output.proof.data(), o.output.proof.size()));
+  auto inputs = b.initPublicInputs(static_cast<unsigned>(o.output.public_inputs.size()));
+  for (unsigned i = 0; i < inputs.size(); ++i)
+    inputs.set(i, kj::arrayPtr(o.output.public_inputs[i].data(), o.output.public_inputs[i].size()));
+  b.setVerifyingKey(kj::arrayPtr(o.output.vk_bytes.data(), o.output.vk_bytes.size()));
+  auto t = b.initTimings();
+  const engine::Timings& ti = o.output.timings;
+  t.setQueueMs(ti.queue_ms);
+  t.setParamsMs(ti.params_ms);
+  t.setSynthesisMs(ti.synthesis_ms);
+  t.setProveMs(ti.prove_ms);
+  t.setVerifyMs(ti.verify_ms);
+  t.setTotalMs(ti.total_ms);
+}
+
+engine::JobOutcome read(wire::ProofResult::Reader r) {
+  engine::JobOutcome o;
+  o.job = read(r.getJob());
+  auto proof = r.getProof();
+  o.output.proof.assign(proof.begin(), proof.end());
+  for (auto x : r.getPublicInputs()) {
+    std::array<std::uint8_t, 32> le{};
+    std::memcpy(le.data(), x.begin(), std::min<std::size_t>(x.size(), 32));
+    o.output.public_inputs.push_back(le);
+  }
+  auto vk = r.getVerifyingKey();
+  o.output.vk_bytes.assign(vk.begin(), vk.end());
+  auto t = r.getTimings();
+  o.output.timings = {t.getQueueMs(), t.getParamsMs(), t.getSynthesisMs(), t.getProveMs(), t.getVerifyMs(),
+                      t.getTotalMs()};
+  return o;
+}
+
+void fill(wire::Status::Builder b, const engine::EngineStatus& s, std::uint64_t max_message_bytes) {
+  b.setSchemaVersion(wire::SCHEMA_VERSION);
+  b.setUptimeMs(s.uptime_ms);
+  b.setDraining(s.draining);
+  auto queues = b.initQueues(engine::kNumPriorities);
+  for (unsigned p = 0; p < engine::kNumPriorities; ++p) {
+    queues[p].setPriority(to_wire(static_cast<engine::Priority>(p)));
+    queues[p].setQueued(s.queued[p]);
+  }
+  b.setQueueCapacity(s.queue_capacity);
+  auto jobs = b.initJobs(static_cast<unsigned>(s.jobs.size()));
+  for (unsigned i = 0; i < jobs.size(); ++i) {
+    fill(jobs[i].initJob(), s.jobs[i]);
+    jobs[i].setKind(std::string(engine::to_string(s.jobs[i].kind)));
+    jobs[i].setStage(s.jobs[i].stage);
+    jobs[i].setAgeMs(s.jobs[i].age_ms);
+  }
+  auto workers = b.initWorkers(static_cast<unsigned>(s.workers.size()));
+  for (unsigned i = 0; i < workers.size(); ++i) {
+    workers[i].setWorkerId(s.workers[i].id);
+    workers[i].setBusy(s.workers[i].job.has_value());
+    workers[i].setJobId(s.workers[i].job.value_or(0));
+  }
+  auto params = b.initLoadedParams(static_cast<unsigned>(s.loaded_params.size()));
+  std::uint64_t params_bytes = 0;
+  for (unsigned i = 0; i < params.size(); ++i) {
+    params[i].setCircuitId(s.loaded_params[i].circuit_id);
+    params[i].setBytes(s.loaded_params[i].bytes);
+    params_bytes += s.loaded_params[i].bytes;
+  }
+  b.setResidentBytes(s.resident_bytes);
+  b.setParamsBytes(params_bytes);
+  b.setCompletedTotal(s.completed_total);
+  b.setFailedTotal(s.failed_total);
+  b.setCancelledTotal(s.cancelled_total);
+  b.setMaxMessageBytes(max_message_bytes);
+}
+
+void fill(wire::JobEvent::Builder b, const engine::JobEvent& e) {
+  b.setJobId(e.id);
+  b.setRequestId(e.request_id);
+  b.setState(to_wire(e.state));
+  b.setStage(e.stage);
+  b.setElapsedMs(e.elapsed_ms);
+  if (e.error) fill(b.initError(), *e.error);
+}
+
+}  // namespace cuzk::rpc

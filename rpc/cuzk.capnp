@@ -1,0 +1,233 @@
+# The cuzkd proving service, version 1.
+#
+# Versioning: the interface is `ProvingV1`. Fields and methods are only ever
+# appended (Cap'n Proto keeps that wire compatible); an incompatible change
+# gets a new interface `ProvingV2` served beside this one. `ServerInfo` tells a
+# client which schema version and limits the daemon runs.
+#
+# Errors are data, not exceptions: every method returns a `Result`-like union
+# whose error arm carries an `ErrorKind` telling the client what to do.
+# Cap'n Proto exceptions are reserved for transport failures and bugs.
+@0xd4c3a1f05be6e2a1;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("cuzk::rpc::schema");
+
+const schemaVersion :UInt32 = 1;
+
+enum ErrorKind {
+  invalidInput @0;   # the request is malformed or names an unknown circuit/size: do not retry
+  notFound @1;       # no such job (never existed, or its result expired)
+  overloaded @2;     # the queue is full: retry later
+  cancelled @3;      # the job was cancelled
+  unimplemented @4;  # the proof kind is declared but not implemented by this daemon
+  internal @5;       # a bug or an unexpected failure inside the daemon
+  timeout @6;        # await: the timeout elapsed before the job finished (the job continues)
+  shuttingDown @7;   # the daemon is draining and accepts no new work
+}
+
+struct Error {
+  kind @0 :ErrorKind;
+  message @1 :Text;
+}
+
+enum Priority {
+  unspecified @0;    # the kind's default (groth16 demo: normal)
+  low @1;
+  normal @2;
+  high @3;
+  critical @4;
+}
+
+enum JobState {
+  queued @0;
+  running @1;
+  done @2;
+  failed @3;
+  cancelled @4;
+}
+
+# Built-in circuits a daemon can prove without external inputs.
+enum BuiltinCircuit {
+  demo @0;           # the x^5 chain of src/circuits/demo.hpp
+}
+
+struct Groth16Builtin {
+  circuit @0 :BuiltinCircuit;
+  size @1 :UInt32;        # demo: log2 of the domain (3 .. the daemon's max), rounds fill it
+  seed @2 :UInt64;        # selects the witness (demo: x_0 = seed)
+}
+
+# Filecoin proof kinds, declared so that clients can be written against the
+# final API; this daemon answers them with `unimplemented` for now.
+struct PoRepC2 {
+  vanillaProof @0 :Data;  # C1 output
+  sectorNumber @1 :UInt64;
+  minerId @2 :UInt64;
+  registeredProof @3 :UInt64;
+}
+struct WindowPost {
+  vanillaProofs @0 :List(Data);
+  randomness @1 :Data;
+  partitionIndex @2 :UInt32;
+  minerId @3 :UInt64;
+  registeredProof @4 :UInt64;
+}
+struct WinningPost {
+  vanillaProofs @0 :List(Data);
+  randomness @1 :Data;
+  minerId @2 :UInt64;
+  registeredProof @3 :UInt64;
+}
+struct SnapDeals {
+  vanillaProofs @0 :List(Data);
+  commROld @1 :Data;
+  commRNew @2 :Data;
+  commDNew @3 :Data;
+  registeredProof @4 :UInt64;
+}
+
+struct ProofRequest {
+  requestId @0 :Text;     # caller's idempotency key; empty = the daemon assigns one
+  priority @1 :Priority;
+  kind :union {
+    groth16 @2 :Groth16Builtin;
+    porepC2 @3 :PoRepC2;
+    windowPost @4 :WindowPost;
+    winningPost @5 :WinningPost;
+    snapDeals @6 :SnapDeals;
+  }
+}
+
+struct JobRef {
+  jobId @0 :UInt64;       # daemon-assigned, never reused within one daemon run
+  requestId @1 :Text;
+  state @2 :JobState;
+  queuePosition @3 :UInt32;   # rank by priority among queued jobs (0 = next); 0 if not queued
+  deduplicated @4 :Bool;      # true when the request id matched an existing job
+}
+
+struct Timings {
+  queueMs @0 :UInt64;
+  paramsMs @1 :UInt64;        # parameter load or development generation
+  synthesisMs @2 :UInt64;
+  proveMs @3 :UInt64;
+  verifyMs @4 :UInt64;
+  totalMs @5 :UInt64;
+}
+
+struct ProofResult {
+  job @0 :JobRef;
+  proof @1 :Data;             # 192 bytes per proof (bellperson encoding), concatenated
+  publicInputs @2 :List(Data);# each 32 bytes, little-endian canonical Fr (ONE excluded)
+  verifyingKey @3 :Data;      # bellperson .vk encoding of the key the proof verifies under
+  timings @4 :Timings;
+}
+
+struct SubmitResponse {
+  union {
+    job @0 :JobRef;
+    error @1 :Error;
+  }
+}
+
+struct AwaitResponse {
+  union {
+    result @0 :ProofResult;
+    error @1 :Error;          # failed/cancelled jobs and timeouts arrive here
+  }
+}
+
+struct JobIdOrRequest {
+  union {
+    jobId @0 :UInt64;
+    requestId @1 :Text;
+  }
+}
+
+struct CancelResponse {
+  union {
+    job @0 :JobRef;           # state after the request (cancelled, or running while it stops)
+    error @1 :Error;
+  }
+}
+
+struct QueueStatus {
+  priority @0 :Priority;
+  queued @1 :UInt32;
+}
+
+struct JobSummary {
+  job @0 :JobRef;
+  kind @1 :Text;
+  stage @2 :Text;
+  ageMs @3 :UInt64;
+}
+
+struct WorkerStatus {
+  workerId @0 :UInt32;
+  busy @1 :Bool;
+  jobId @2 :UInt64;
+}
+
+struct ParamsStatus {
+  circuitId @0 :Text;
+  bytes @1 :UInt64;
+}
+
+struct Status {
+  schemaVersion @0 :UInt32;
+  uptimeMs @1 :UInt64;
+  draining @2 :Bool;
+  queues @3 :List(QueueStatus);
+  queueCapacity @4 :UInt32;
+  jobs @5 :List(JobSummary);
+  workers @6 :List(WorkerStatus);
+  loadedParams @7 :List(ParamsStatus);
+  residentBytes @8 :UInt64;   # process RSS
+  paramsBytes @9 :UInt64;     # sum of loadedParams
+  completedTotal @10 :UInt64;
+  failedTotal @11 :UInt64;
+  cancelledTotal @12 :UInt64;
+  maxMessageBytes @13 :UInt64;
+}
+
+struct ParamsResponse {
+  union {
+    ok :group {
+      alreadyLoaded @0 :Bool;
+      loadMs @1 :UInt64;
+    }
+    error @2 :Error;
+  }
+}
+
+struct JobEvent {
+  jobId @0 :UInt64;
+  requestId @1 :Text;
+  state @2 :JobState;
+  stage @3 :Text;             # queued / params / synthesis / prove / verify / done ...
+  elapsedMs @4 :UInt64;       # since submission
+  error @5 :Error;            # set for failed / cancelled
+}
+
+interface EventSink {
+  event @0 (event :JobEvent) -> ();
+}
+
+interface ProvingV1 {
+  submit @0 (request :ProofRequest) -> (response :SubmitResponse);
+  # timeoutMs = 0: wait without a deadline.
+  await @1 (job :JobIdOrRequest, timeoutMs :UInt64) -> (response :AwaitResponse);
+  prove @2 (request :ProofRequest, timeoutMs :UInt64) -> (response :AwaitResponse);
+  cancel @3 (job :JobIdOrRequest) -> (response :CancelResponse);
+  status @4 () -> (status :Status);
+  metrics @5 () -> (text :Text);                     # Prometheus text exposition 0.0.4
+  preloadSrs @6 (circuitId :Text) -> (response :ParamsResponse);
+  evictSrs @7 (circuitId :Text) -> (response :ParamsResponse);
+  # Streams job events to `sink` until the returned handle is dropped or the
+  # sink fails.
+  watch @8 (sink :EventSink) -> (handle :WatchHandle);
+}
+
+interface WatchHandle {}

@@ -1,0 +1,141 @@
+#include "daemon/config.hpp"
+
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace cuzk::daemon {
+namespace {
+
+class Reader {
+ public:
+  Reader(const toml::table& root, std::string origin) : root_(root), origin_(std::move(origin)) {
+    for (auto&& [k, v] : root_) {
+      std::string key(k.str());
+      if (!v.is_table()) fail(key, "expected a [" + key + "] table");
+      if (!kSections.count(key)) fail(key, "unknown section");
+    }
+  }
+
+  template <class T>
+  std::optional<T> get(const std::string& section, const std::string& key) {
+    known_.insert(section + "." + key);
+    const toml::node* node = root_.at_path(section + "." + key).node();
+    if (!node) return std::nullopt;
+    if constexpr (std::is_same_v<T, std::string>) {
+      auto v = node->value<std::string>();
+      if (!v || !node->is_string()) fail(section + "." + key, "expected a string");
+      return *v;
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!node->is_boolean()) fail(section + "." + key, "expected true or false");
+      return *node->value<bool>();
+    } else {
+      if (!node->is_integer()) fail(section + "." + key, "expected an integer");
+      std::int64_t v = *node->value<std::int64_t>();
+      if (v < 0) fail(section + "." + key, "must not be negative");
+      return static_cast<T>(v);
+    }
+  }
+
+  // Every key present must have been asked for: catches typos.
+  void reject_unknown() const {
+    for (auto&& [sk, sv] : root_) {
+      for (auto&& [k, v] : *sv.as_table()) {
+        std::string full = std::string(sk.str()) + "." + std::string(k.str());
+        if (!known_.count(full)) fail(full, "unknown key");
+      }
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& why) const {
+    throw ConfigError(origin_ + ": " + key + ": " + why);
+  }
+
+ private:
+  inline static const std::set<std::string> kSections = {"daemon", "engine", "cpu", "logging"};
+  const toml::table& root_;
+  std::string origin_;
+  std::set<std::string> known_;
+};
+
+}  // namespace
+
+Config parse_config(const std::string& toml_text, const std::string& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream o;
+    o << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": " << e.description();
+    throw ConfigError(o.str());
+  }
+  Reader r(root, origin);
+  Config c;
+  if (auto v = r.get<std::string>("daemon", "listen")) c.listen = *v;
+  if (auto v = r.get<std::string>("daemon", "state_dir")) c.state_dir = *v;
+  if (auto v = r.get<std::string>("daemon", "socket_mode")) {
+    // Octal string ("0660"): TOML integers would read 0660 as decimal 660.
+    try {
+      std::size_t used = 0;
+      unsigned long mode = std::stoul(*v, &used, 8);
+      if (used != v->size() || mode > 0777) throw std::invalid_argument("range");
+      c.socket_mode = static_cast<unsigned>(mode);
+    } catch (const std::exception&) {
+      r.fail("daemon.socket_mode", "expected an octal mode string like \"0660\"");
+    }
+  }
+  if (auto v = r.get<std::uint64_t>("daemon", "max_message_bytes")) {
+    if (*v < 4096 || *v > (1ull << 31)) r.fail("daemon.max_message_bytes", "must be in [4096, 2^31]");
+    c.max_message_bytes = *v;
+  }
+  if (auto v = r.get<std::uint64_t>("daemon", "drain_timeout_ms")) c.drain_timeout = std::chrono::milliseconds(*v);
+  if (auto v = r.get<std::size_t>("engine", "max_concurrent_jobs")) {
+    if (*v == 0 || *v > 256) r.fail("engine.max_concurrent_jobs", "must be in [1, 256]");
+    c.engine.max_concurrent_jobs = *v;
+  }
+  if (auto v = r.get<std::size_t>("engine", "queue_capacity")) {
+    if (*v == 0 || *v > 1'000'000) r.fail("engine.queue_capacity", "must be in [1, 1000000]");
+    c.engine.admission.capacity = *v;
+  }
+  if (auto v = r.get<std::size_t>("engine", "urgent_reserve")) c.engine.admission.reserved_for_urgent = *v;
+  if (c.engine.admission.reserved_for_urgent >= c.engine.admission.capacity) {
+    // Keep the defaults consistent when only the capacity is lowered.
+    if (c.engine.admission.capacity > 1 && !root.at_path("engine.urgent_reserve")) {
+      c.engine.admission.reserved_for_urgent = c.engine.admission.capacity / 4;
+    } else {
+      r.fail("engine.urgent_reserve", "must be smaller than engine.queue_capacity");
+    }
+  }
+  if (auto v = r.get<std::uint64_t>("engine", "result_ttl_s")) c.engine.result_ttl = std::chrono::seconds(*v);
+  if (auto v = r.get<std::uint32_t>("engine", "max_demo_log_domain")) {
+    if (*v < 3 || *v > 28) r.fail("engine.max_demo_log_domain", "must be in [3, 28]");
+    c.engine.max_demo_log_domain = *v;
+  }
+  if (auto v = r.get<std::size_t>("cpu", "math_threads")) c.math_threads = *v;
+  if (auto v = r.get<std::size_t>("cpu", "pipeline_threads")) c.pipeline_threads = *v;
+  if (auto v = r.get<std::string>("logging", "level")) {
+    auto l = runtime::parse_log_level(*v);
+    if (!l) r.fail("logging.level", "expected debug, info, warn or error");
+    c.log_level = *l;
+  }
+  if (auto v = r.get<std::string>("logging", "format")) {
+    auto f = runtime::parse_log_format(*v);
+    if (!f) r.fail("logging.format", "expected text or json");
+    c.log_format = *f;
+  }
+  r.reject_unknown();
+  c.engine.drain_timeout = c.drain_timeout;
+  return c;
+}
+
+Config load_config(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path.string() + ": cannot open");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path.string());
+}
+
+}  // namespace cuzk::daemon

@@ -1,0 +1,507 @@
+#include "engine/engine.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "circuits/demo.hpp"
+#include "groth16/proof.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/verifier.hpp"
+
+namespace cuzk::engine {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+struct Engine::Job {
+  Job(asio::any_io_executor ex) : done(std::move(ex)) {}
+  JobId id = 0;
+  std::string request_id;
+  JobRequest request;
+  Priority priority = Priority::kNormal;
+  JobState state = JobState::kQueued;
+  std::string stage = "queued";
+  steady_clock::time_point submitted_at, started_at;
+  std::atomic<bool> cancel_requested{false};  // written on the loop, read on the pool
+  std::optional<Error> error;
+  ProofOutput output;
+  runtime::Notifier done;  // awaiters park here
+};
+
+namespace {
+
+std::uint64_t ms_between(steady_clock::time_point a, steady_clock::time_point b) {
+  return b > a ? static_cast<std::uint64_t>(duration_cast<milliseconds>(b - a).count()) : 0;
+}
+
+bool is_cancellation(const std::system_error& e) { return e.code() == asio::error::operation_aborted; }
+
+}  // namespace
+
+std::uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size_pages = 0, resident_pages = 0;
+  if (!(statm >> size_pages >> resident_pages)) return 0;
+  return resident_pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool& math, ParamStore& params,
+               runtime::Logger& log, EngineConfig config)
+    : loop_(loop),
+      cpu_(cpu),
+      math_(math),
+      params_(params),
+      log_(log),
+      config_(config),
+      started_at_(steady_clock::now()),
+      queue_(config.admission),
+      book_(config.result_ttl),
+      work_available_(loop),
+      job_finished_(loop),
+      stop_(loop),
+      tasks_(loop) {
+  if (config_.max_concurrent_jobs == 0) config_.max_concurrent_jobs = 1;
+}
+
+void Engine::start() {
+  for (std::uint32_t i = 0; i < config_.max_concurrent_jobs; ++i) {
+    workers_.push_back(WorkerView{i, std::nullopt});
+  }
+  for (std::uint32_t i = 0; i < config_.max_concurrent_jobs; ++i) tasks_.spawn(worker(i));
+  tasks_.spawn(expiry_loop());
+  log_.info("engine started", {{"workers", config_.max_concurrent_jobs},
+                               {"queue_capacity", config_.admission.capacity},
+                               {"result_ttl_ms", config_.result_ttl.count()}});
+}
+
+Result<JobView> Engine::submit(JobRequest request) {
+  auto reject = [this](ErrorKind kind, std::string msg) -> Result<JobView> {
+    ++rejected_total_[static_cast<std::size_t>(kind)];
+    return Error{kind, std::move(msg)};
+  };
+  if (draining_) return reject(ErrorKind::kShuttingDown, "the daemon is shutting down");
+  if (request.kind != ProofKind::kGroth16Demo) {
+    return reject(ErrorKind::kUnimplemented,
+                  std::string("proof kind ") + std::string(to_string(request.kind)) + " is not implemented yet");
+  }
+  if (request.demo_log_domain < kMinDemoLogDomain || request.demo_log_domain > config_.max_demo_log_domain) {
+    return reject(ErrorKind::kInvalidInput, "demo size (log2 of the domain) must be in [" +
+                                                std::to_string(kMinDemoLogDomain) + ", " +
+                                                std::to_string(config_.max_demo_log_domain) +
+                                                "], got " + std::to_string(request.demo_log_domain));
+  }
+  if (!request.request_id.empty()) {
+    if (auto existing = book_.find(request.request_id)) {
+      const JobPtr& job = jobs_.at(*existing);
+      if (!job->request.same_work(request)) {
+        return reject(ErrorKind::kInvalidInput,
+                      "request id '" + request.request_id + "' was already used for a different request");
+      }
+      ++deduplicated_total_;
+      JobView v = view(*job);
+      v.deduplicated = true;
+      return v;
+    }
+  }
+  Priority priority = request.priority.value_or(default_priority(request.kind));
+  if (!queue_.policy().admits(priority, queue_.size())) {
+    return reject(ErrorKind::kOverloaded, "queue full (" + std::to_string(queue_.size()) + " queued, capacity " +
+                                              std::to_string(queue_.policy().capacity) + "); retry later");
+  }
+  JobBook::Lookup lookup = book_.register_request(request.request_id);
+  auto job = std::make_shared<Job>(loop_);
+  job->id = lookup.id;
+  job->request_id = book_.request_id(lookup.id);
+  job->request = std::move(request);
+  job->priority = priority;
+  job->submitted_at = steady_clock::now();
+  bool admitted = queue_.push(job->id, priority);
+  if (!admitted) {
+    std::fprintf(stderr, "Engine::submit: admission disagreed with the queue\n");
+    std::abort();
+  }
+  jobs_.emplace(job->id, job);
+  ++submitted_total_;
+  log_.info("job queued", {{"job", job->id},
+                           {"request_id", job->request_id},
+                           {"kind", to_string(job->request.kind)},
+                           {"priority", to_string(priority)},
+                           {"size", job->request.demo_log_domain}});
+  emit(*job);
+  work_available_.notify_one();
+  return view(*job);
+}
+
+Engine::JobPtr Engine::find(const JobKey& key) const {
+  std::optional<JobId> id;
+  if (const JobId* p = std::get_if<JobId>(&key)) id = *p;
+  else id = book_.find(std::get<std::string>(key));
+  if (!id) return nullptr;
+  auto it = jobs_.find(*id);
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+JobView Engine::view(const Job& job) const {
+  JobView v;
+  v.id = job.id;
+  v.request_id = job.request_id;
+  v.kind = job.request.kind;
+  v.priority = job.priority;
+  v.state = job.state;
+  v.stage = job.stage;
+  if (auto pos = queue_.position(job.id)) v.queue_position = static_cast<std::uint32_t>(*pos);
+  v.age_ms = ms_between(job.submitted_at, steady_clock::now());
+  return v;
+}
+
+asio::awaitable<Result<JobOutcome>> Engine::await(JobKey key, milliseconds timeout) {
+  JobPtr job = find(key);
+  if (!job) co_return Error{ErrorKind::kNotFound, "no such job (unknown, or its result expired)"};
+  if (!is_finished(job->state)) {
+    auto deadline = timeout.count() > 0 ? steady_clock::now() + timeout : steady_clock::time_point::max();
+    // Several wakeups are possible only if notified spuriously; loop on state.
+    while (!is_finished(job->state)) {
+      bool notified = co_await job->done.wait_until(deadline);
+      if (!notified) break;
+    }
+  }
+  if (!is_finished(job->state)) {
+    co_return Error{ErrorKind::kTimeout, "job " + std::to_string(job->id) + " still " +
+                                             std::string(to_string(job->state)) + " after " +
+                                             std::to_string(timeout.count()) + " ms"};
+  }
+  if (job->state != JobState::kDone) co_return *job->error;
+  co_return JobOutcome{view(*job), job->output};
+}
+
+Result<JobView> Engine::cancel(const JobKey& key) {
+  JobPtr job = find(key);
+  if (!job) return Error{ErrorKind::kNotFound, "no such job (unknown, or its result expired)"};
+  if (job->state == JobState::kQueued) {
+    queue_.remove(job->id);
+    finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while queued"});
+  } else if (job->state == JobState::kRunning && !job->cancel_requested) {
+    job->cancel_requested = true;
+    log_.info("job cancel requested", {{"job", job->id}, {"stage", job->stage}});
+  }
+  return view(*job);
+}
+
+void Engine::set_stage(Job& job, JobState state, std::string stage) {
+  job.state = state;
+  job.stage = std::move(stage);
+  log_.debug("job stage", {{"job", job.id}, {"kind", to_string(job.request.kind)}, {"stage", job.stage},
+                           {"ms", ms_between(job.submitted_at, steady_clock::now())}});
+  emit(job);
+}
+
+void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
+  job.state = state;
+  job.stage = std::string(to_string(state));
+  job.error = std::move(error);
+  auto now = steady_clock::now();
+  book_.finished(job.id, now);
+  std::uint64_t total_ms = ms_between(job.submitted_at, now);
+  switch (state) {
+    case JobState::kDone: {
+      ++completed_total_;
+      double s = static_cast<double>(total_ms) / 1000.0;
+      latency_sum_s_ += s;
+      for (std::size_t i = 0; i < kLatencyBucketsS.size(); ++i)
+        if (s <= kLatencyBucketsS[i]) ++latency_buckets_[i];
+      const Timings& t = job.output.timings;
+      stage_sum_s_[0] += static_cast<double>(t.params_ms) / 1000.0;
+      stage_sum_s_[1] += static_cast<double>(t.synthesis_ms) / 1000.0;
+      stage_sum_s_[2] += static_cast<double>(t.prove_ms) / 1000.0;
+      stage_sum_s_[3] += static_cast<double>(t.verify_ms) / 1000.0;
+      log_.info("job done", {{"job", job.id}, {"kind", to_string(job.request.kind)}, {"ms", total_ms},
+                             {"queue_ms", t.queue_ms}, {"params_ms", t.params_ms},
+                             {"synthesis_ms", t.synthesis_ms}, {"prove_ms", t.prove_ms},
+                             {"verify_ms", t.verify_ms}});
+      break;
+    }
+    case JobState::kFailed:
+      ++failed_total_;
+      log_.warn("job failed", {{"job", job.id}, {"kind", to_string(job.request.kind)}, {"ms", total_ms},
+                               {"error", job.error ? job.error->message : ""}});
+      break;
+    case JobState::kCancelled:
+      ++cancelled_total_;
+      log_.info("job cancelled", {{"job", job.id}, {"ms", total_ms},
+                                  {"reason", job.error ? job.error->message : ""}});
+      break;
+    default:
+      std::fprintf(stderr, "Engine::finish with unfinished state\n");
+      std::abort();
+  }
+  emit(job);
+  job.done.notify_all();
+  job_finished_.notify_all();
+}
+
+void Engine::emit(const Job& job) {
+  if (subscribers_.empty()) return;
+  JobEvent ev{job.id, job.request_id, job.state, job.stage, ms_between(job.submitted_at, steady_clock::now()),
+              job.error};
+  // Copy: a subscriber may unsubscribe (itself) while being called.
+  auto subs = subscribers_;
+  for (auto& [token, fn] : subs) fn(ev);
+}
+
+std::uint64_t Engine::subscribe(Subscriber fn) {
+  std::uint64_t token = next_subscriber_++;
+  subscribers_.emplace(token, std::move(fn));
+  return token;
+}
+
+void Engine::unsubscribe(std::uint64_t token) { subscribers_.erase(token); }
+
+asio::awaitable<void> Engine::worker(std::uint32_t index) {
+  while (!stopping_) {
+    std::optional<JobId> id = queue_.pop();
+    if (!id) {
+      co_await work_available_.wait();
+      continue;
+    }
+    JobPtr job = jobs_.at(*id);
+    workers_[index].job = job->id;
+    co_await run_job(job);
+    workers_[index].job.reset();
+  }
+}
+
+asio::awaitable<void> Engine::run_job(JobPtr job) {
+  job->started_at = steady_clock::now();
+  Timings t;
+  t.queue_ms = ms_between(job->submitted_at, job->started_at);
+  const std::uint32_t log_domain = job->request.demo_log_domain;
+  const std::uint64_t seed = job->request.demo_seed;
+  auto stage_done = [](steady_clock::time_point& since) {
+    auto now = steady_clock::now();
+    std::uint64_t ms = ms_between(since, now);
+    since = now;
+    return ms;
+  };
+  // Between stages: a requested cancel ends the job here.
+  auto cancelled = [&]() {
+    if (!job->cancel_requested) return false;
+    finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
+    return true;
+  };
+  try {
+    auto since = steady_clock::now();
+    set_stage(*job, JobState::kRunning, "params");
+    ParamStore::Loaded loaded =
+        co_await runtime::run_on(cpu_, [this, log_domain] { return params_.get_demo(log_domain); });
+    t.params_ms = stage_done(since);
+    if (cancelled()) co_return;
+
+    set_stage(*job, JobState::kRunning, "synthesis");
+    groth16::Witness witness = co_await runtime::run_on(cpu_, [log_domain, seed] {
+      std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
+      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)));
+    });
+    t.synthesis_ms = stage_done(since);
+    if (cancelled()) co_return;
+
+    set_stage(*job, JobState::kRunning, "prove");
+    const CircuitParams& cp = *loaded.params;
+    std::vector<groth16::Proof> proofs = co_await runtime::run_on(cpu_, [this, &cp, &witness] {
+      groth16::CpuProver prover(math_);
+      groth16::Blinding blinding = groth16::random_blinding();
+      return prover.prove(cp.params, cp.r1cs, std::span(&witness, 1), std::span(&blinding, 1));
+    });
+    t.prove_ms = stage_done(since);
+    if (cancelled()) co_return;
+
+    set_stage(*job, JobState::kRunning, "verify");
+    std::vector<ff::Fr> public_inputs(witness.inputs.begin() + 1, witness.inputs.end());  // ONE excluded
+    groth16::VerifyResult verdict = co_await runtime::run_on(cpu_, [&cp, &proofs, &public_inputs] {
+      return groth16::verify(cp.pvk, proofs.at(0), public_inputs);
+    });
+    t.verify_ms = stage_done(since);
+    if (verdict != groth16::VerifyResult::kValid) {
+      // A wrong proof from our own prover is a bug, but one proof must not take
+      // the daemon down: report it as internal and keep serving.
+      finish(*job, JobState::kFailed,
+             Error{ErrorKind::kInternal,
+                   "self-verification failed: " + std::string(groth16::to_string(verdict))});
+      co_return;
+    }
+    ProofOutput out;
+    out.proof = groth16::encode_proofs(proofs);
+    for (const ff::Fr& x : public_inputs) {
+      std::array<std::uint8_t, 32> le{};
+      x.to_bytes_le(le);
+      out.public_inputs.push_back(le);
+    }
+    out.vk_bytes = cp.vk_bytes;
+    t.total_ms = ms_between(job->submitted_at, steady_clock::now());
+    out.timings = t;
+    job->output = std::move(out);
+    finish(*job, JobState::kDone, std::nullopt);
+  } catch (const std::system_error& e) {
+    if (!is_cancellation(e)) {
+      finish(*job, JobState::kFailed, Error{ErrorKind::kInternal, e.what()});
+      co_return;
+    }
+    // The engine's coroutines are being torn down: record, then unwind.
+    finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "daemon shutting down"});
+    throw;
+  } catch (const std::exception& e) {
+    finish(*job, JobState::kFailed, Error{ErrorKind::kInternal, std::string(e.what())});
+  }
+}
+
+asio::awaitable<void> Engine::expiry_loop() {
+  using namespace std::chrono_literals;
+  while (!stopping_) {
+    for (JobId id : book_.expire(steady_clock::now())) jobs_.erase(id);
+    auto next = book_.next_expiry().value_or(steady_clock::time_point::max());
+    // Re-check at least every second: jobs finishing meanwhile add earlier expiries.
+    co_await stop_.wait_until(std::min(next, steady_clock::now() + 1s));
+  }
+}
+
+asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string circuit_id) {
+  auto log_domain = parse_demo_circuit_id(circuit_id);
+  if (!log_domain)
+    co_return Error{ErrorKind::kInvalidInput, "unknown circuit id '" + circuit_id + "' (want demo-<log2 domain>)"};
+  if (*log_domain > config_.max_demo_log_domain)
+    co_return Error{ErrorKind::kInvalidInput, "demo size above engine.max_demo_log_domain"};
+  auto t0 = steady_clock::now();
+  try {
+    ParamStore::Loaded l = co_await runtime::run_on(cpu_, [this, k = *log_domain] { return params_.get_demo(k); });
+    co_return ParamsInfo{l.already_loaded, ms_between(t0, steady_clock::now())};
+  } catch (const std::system_error& e) {
+    if (is_cancellation(e)) throw;
+    co_return Error{ErrorKind::kInternal, e.what()};
+  } catch (const std::exception& e) {
+    co_return Error{ErrorKind::kInternal, e.what()};
+  }
+}
+
+Result<bool> Engine::evict(const std::string& circuit_id) {
+  if (!parse_demo_circuit_id(circuit_id))
+    return Error{ErrorKind::kInvalidInput, "unknown circuit id '" + circuit_id + "' (want demo-<log2 domain>)"};
+  bool evicted = params_.evict(circuit_id);
+  if (!evicted) return Error{ErrorKind::kNotFound, circuit_id + " is not loaded"};
+  log_.info("parameters evicted", {{"circuit", circuit_id}});
+  return true;
+}
+
+EngineStatus Engine::status() const {
+  EngineStatus s;
+  s.uptime_ms = ms_between(started_at_, steady_clock::now());
+  s.draining = draining_;
+  for (int p = 0; p < kNumPriorities; ++p)
+    s.queued[static_cast<std::size_t>(p)] = static_cast<std::uint32_t>(queue_.size(static_cast<Priority>(p)));
+  s.queue_capacity = static_cast<std::uint32_t>(queue_.policy().capacity);
+  for (const auto& [id, job] : jobs_) s.jobs.push_back(view(*job));
+  s.workers = workers_;
+  s.loaded_params = params_.loaded();
+  s.resident_bytes = resident_bytes();
+  s.completed_total = completed_total_;
+  s.failed_total = failed_total_;
+  s.cancelled_total = cancelled_total_;
+  return s;
+}
+
+std::string Engine::metrics() const {
+  std::ostringstream o;
+  auto family = [&o](const char* name, const char* type, const char* help) {
+    o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+  };
+  EngineStatus s = status();
+  family("cuzk_uptime_seconds", "gauge", "Seconds since the engine started.");
+  o << "cuzk_uptime_seconds " << static_cast<double>(s.uptime_ms) / 1000.0 << '\n';
+  family("cuzk_queue_depth", "gauge", "Jobs waiting in the queue, by priority.");
+  for (int p = 0; p < kNumPriorities; ++p)
+    o << "cuzk_queue_depth{priority=\"" << to_string(static_cast<Priority>(p)) << "\"} "
+      << s.queued[static_cast<std::size_t>(p)] << '\n';
+  family("cuzk_queue_capacity", "gauge", "Queue bound; submissions beyond it are refused as overloaded.");
+  o << "cuzk_queue_capacity " << s.queue_capacity << '\n';
+  std::size_t running = 0;
+  for (const WorkerView& w : s.workers) running += w.job ? 1 : 0;
+  family("cuzk_running_jobs", "gauge", "Jobs currently in the proving pipeline.");
+  o << "cuzk_running_jobs " << running << '\n';
+  family("cuzk_workers", "gauge", "Pipeline workers (jobs proved concurrently).");
+  o << "cuzk_workers " << s.workers.size() << '\n';
+  family("cuzk_jobs_submitted_total", "counter", "Jobs admitted.");
+  o << "cuzk_jobs_submitted_total " << submitted_total_ << '\n';
+  family("cuzk_jobs_deduplicated_total", "counter", "Submissions answered with an existing job (same request id).");
+  o << "cuzk_jobs_deduplicated_total " << deduplicated_total_ << '\n';
+  family("cuzk_jobs_rejected_total", "counter", "Submissions refused, by error kind.");
+  for (ErrorKind k : {ErrorKind::kInvalidInput, ErrorKind::kOverloaded, ErrorKind::kUnimplemented,
+                      ErrorKind::kShuttingDown})
+    o << "cuzk_jobs_rejected_total{reason=\"" << to_string(k) << "\"} "
+      << rejected_total_[static_cast<std::size_t>(k)] << '\n';
+  family("cuzk_jobs_finished_total", "counter", "Jobs finished, by outcome.");
+  o << "cuzk_jobs_finished_total{outcome=\"done\"} " << completed_total_ << '\n';
+  o << "cuzk_jobs_finished_total{outcome=\"failed\"} " << failed_total_ << '\n';
+  o << "cuzk_jobs_finished_total{outcome=\"cancelled\"} " << cancelled_total_ << '\n';
+  family("cuzk_job_duration_seconds", "histogram", "Submit-to-result latency of successful jobs.");
+  for (std::size_t i = 0; i < kLatencyBucketsS.size(); ++i)
+    o << "cuzk_job_duration_seconds_bucket{le=\"" << kLatencyBucketsS[i] << "\"} " << latency_buckets_[i] << '\n';
+  o << "cuzk_job_duration_seconds_bucket{le=\"+Inf\"} " << completed_total_ << '\n';
+  o << "cuzk_job_duration_seconds_sum " << latency_sum_s_ << '\n';
+  o << "cuzk_job_duration_seconds_count " << completed_total_ << '\n';
+  family("cuzk_stage_seconds_total", "counter", "Time spent per pipeline stage by successful jobs.");
+  const char* stages[] = {"params", "synthesis", "prove", "verify"};
+  for (std::size_t i = 0; i < 4; ++i)
+    o << "cuzk_stage_seconds_total{stage=\"" << stages[i] << "\"} " << stage_sum_s_[i] << '\n';
+  std::uint64_t params_bytes = 0;
+  for (const auto& e : s.loaded_params) params_bytes += e.bytes;
+  family("cuzk_params_loaded_bytes", "gauge", "Bytes of Groth16 parameter files held in memory.");
+  o << "cuzk_params_loaded_bytes " << params_bytes << '\n';
+  family("cuzk_process_resident_bytes", "gauge", "Resident set size of the daemon.");
+  o << "cuzk_process_resident_bytes " << s.resident_bytes << '\n';
+  return o.str();
+}
+
+void Engine::cancel_running() {
+  for (const WorkerView& w : workers_)
+    if (w.job) jobs_.at(*w.job)->cancel_requested = true;
+}
+
+asio::awaitable<void> Engine::drain() {
+  if (draining_) co_return;
+  draining_ = true;
+  log_.info("engine draining", {{"queued", queue_.size()}, {"drain_timeout_ms", config_.drain_timeout.count()}});
+  while (auto id = queue_.pop()) {
+    finish(*jobs_.at(*id), JobState::kCancelled,
+           Error{ErrorKind::kShuttingDown, "daemon shutting down before the job started"});
+  }
+  auto running = [this] {
+    std::size_t n = 0;
+    for (const WorkerView& w : workers_) n += w.job ? 1 : 0;
+    return n;
+  };
+  auto deadline = steady_clock::now() + config_.drain_timeout;
+  // No co_await inside `&&`: gcc 12 evaluated the awaited operand even when
+  // the left one was false (a 30 s drain with nothing running).
+  while (running() > 0) {
+    bool notified = co_await job_finished_.wait_until(deadline);
+    if (!notified) break;
+  }
+  if (running() > 0) {
+    log_.warn("drain timeout: cancelling running jobs", {{"running", running()}});
+    cancel_running();
+    // Cooperative: each stops at its next stage boundary (bounded by one stage).
+    while (running() > 0) co_await job_finished_.wait();
+  }
+  stopping_ = true;
+  tasks_.close();
+  work_available_.notify_all();
+  stop_.notify_all();
+  co_await tasks_.join();
+  log_.info("engine drained", {{"completed_total", completed_total_}, {"failed_total", failed_total_},
+                               {"cancelled_total", cancelled_total_}});
+}
+
+}  // namespace cuzk::engine

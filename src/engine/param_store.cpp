@@ -1,0 +1,119 @@
+#include "engine/param_store.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <chrono>
+#include <system_error>
+
+#include "circuits/demo.hpp"
+#include "groth16/setup.hpp"
+
+namespace cuzk::engine {
+
+std::optional<std::uint32_t> parse_demo_circuit_id(const std::string& id) {
+  constexpr std::string_view kPrefix = "demo-";
+  if (id.size() <= kPrefix.size() || id.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
+  std::uint32_t log_domain = 0;
+  const char* first = id.data() + kPrefix.size();
+  const char* last = id.data() + id.size();
+  auto [p, ec] = std::from_chars(first, last, log_domain);
+  if (ec != std::errc() || p != last || log_domain < kMinDemoLogDomain || log_domain > 31) return std::nullopt;
+  return log_domain;
+}
+
+std::string demo_circuit_id(std::uint32_t log_domain) { return "demo-" + std::to_string(log_domain); }
+
+ParamStore::ParamStore(std::filesystem::path state_dir, ThreadPool& math, runtime::Logger& log)
+    : dir_(std::move(state_dir) / "params"), math_(math), log_(log), loader_(math) {}
+
+ParamStore::Loaded ParamStore::get_demo(std::uint32_t log_domain) {
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = ready_.find(log_domain); it != ready_.end()) return {it->second, true, false};
+    auto& s = slots_[log_domain];
+    if (!s) s = std::make_shared<Slot>();
+    slot = s;
+  }
+  std::lock_guard load_lock(slot->load_mu);
+  {
+    // Another thread may have finished the load while we waited.
+    std::lock_guard lock(mu_);
+    if (auto it = ready_.find(log_domain); it != ready_.end()) return {it->second, true, false};
+  }
+  bool generated = false;
+  auto params = load_or_generate(log_domain, generated);
+  std::lock_guard lock(mu_);
+  ready_[log_domain] = params;
+  return {params, false, generated};
+}
+
+std::shared_ptr<const CircuitParams> ParamStore::load_or_generate(std::uint32_t log_domain, bool& generated) {
+  using namespace std::chrono;
+  auto t0 = steady_clock::now();
+  const std::string circuit_id = demo_circuit_id(log_domain);
+  groth16::R1cs r1cs = groth16::compile(
+      circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(log_domain), std::nullopt));
+  std::filesystem::path params_path = dir_ / (circuit_id + ".params");
+  std::filesystem::path vk_path = dir_ / (circuit_id + ".vk");
+  groth16::Parameters params;
+  std::error_code ec;
+  if (std::filesystem::exists(params_path, ec)) {
+    io::LoadStats stats;
+    params = loader_.load_params(params_path, &stats);
+    log_.debug("parameter file read", {{"circuit", circuit_id},
+                                       {"backend", io::to_string(stats.backend)},
+                                       {"direct", stats.direct ? "yes" : "no"},
+                                       {"io_wait_s", stats.io_wait_s},
+                                       {"decode_s", stats.decode_s}});
+    generated = false;
+  } else {
+    log_.warn("generating DEVELOPMENT parameters: single-party toxic waste, for development only",
+              {{"circuit", circuit_id}, {"path", params_path.string()}});
+    params = groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), math_);
+    std::filesystem::create_directories(dir_);
+    // tmp + rename: a crash mid-write never leaves a truncated file under the
+    // final name; the pid keeps two daemons on one state dir apart.
+    std::string tmp_suffix = ".tmp." + std::to_string(::getpid());
+    groth16::write_params(params, params_path.string() + tmp_suffix);
+    groth16::write_vk(params.vk, vk_path.string() + tmp_suffix);
+    std::filesystem::rename(vk_path.string() + tmp_suffix, vk_path);
+    std::filesystem::rename(params_path.string() + tmp_suffix, params_path);
+    generated = true;
+  }
+  // The prover re-checks vector lengths against the circuit (check_inputs),
+  // so a parameter file of the wrong shape fails the job, not the daemon.
+  groth16::PreparedVerifyingKey pvk = groth16::prepare_verifying_key(params.vk);
+  std::vector<std::uint8_t> vk_bytes = groth16::encode_vk(params.vk);
+  std::uint64_t bytes = std::filesystem::file_size(params_path);
+  auto cp = std::make_shared<CircuitParams>(CircuitParams{circuit_id, log_domain, std::move(r1cs), std::move(params),
+                                                          std::move(pvk), std::move(vk_bytes), bytes});
+  auto ms = duration_cast<milliseconds>(steady_clock::now() - t0).count();
+  log_.info(generated ? "parameters generated" : "parameters loaded",
+            {{"circuit", cp->circuit_id}, {"bytes", cp->bytes}, {"ms", ms}});
+  return cp;
+}
+
+bool ParamStore::evict(const std::string& circuit_id) {
+  auto log_domain = parse_demo_circuit_id(circuit_id);
+  if (!log_domain) return false;
+  std::lock_guard lock(mu_);
+  // In-flight jobs keep their shared_ptr; memory is freed when the last ends.
+  return ready_.erase(*log_domain) != 0;
+}
+
+std::vector<ParamsEntry> ParamStore::loaded() const {
+  std::lock_guard lock(mu_);
+  std::vector<ParamsEntry> out;
+  for (const auto& [log_domain, p] : ready_) out.push_back({p->circuit_id, p->bytes});
+  return out;
+}
+
+std::uint64_t ParamStore::loaded_bytes() const {
+  std::uint64_t total = 0;
+  for (const ParamsEntry& e : loaded()) total += e.bytes;
+  return total;
+}
+
+}  // namespace cuzk::engine

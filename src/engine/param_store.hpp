@@ -1,0 +1,85 @@
+// Groth16 parameters of the built-in circuits, loaded on demand and cached.
+//
+// The demo circuit has no published parameters, so the first use of a size
+// GENERATES development parameters (groth16/setup.hpp: one party knows the
+// toxic waste - never use them for anything of value), writes them to
+// <state_dir>/params/demo-<log_domain>.{params,vk} atomically (tmp + rename), and
+// later uses read them back through io::ParamsLoader (io_uring with many
+// large reads in flight, O_DIRECT when the file system allows it, a pread
+// thread pool where io_uring is refused; decoding overlaps the reads).
+// Loaded parameters stay in memory until evicted.
+//
+// Thread-safety: every method may be called from any thread. get() blocks
+// (generation or file read) and is meant for worker threads; concurrent get()
+// calls for the same circuit wait for one load. loaded() never blocks on a
+// load in progress, so the loop may call it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "groth16/params.hpp"
+#include "groth16/r1cs.hpp"
+#include "engine/views.hpp"
+#include "groth16/verifier.hpp"
+#include "io/params_loader.hpp"
+#include "runtime/log.hpp"
+#include "util/thread_pool.hpp"
+
+namespace cuzk::engine {
+
+// A circuit with its parameters, ready to prove and verify.
+struct CircuitParams {
+  std::string circuit_id;  // "demo-<log_domain>"
+  std::uint32_t demo_log_domain = 0;
+  groth16::R1cs r1cs;
+  groth16::Parameters params;
+  groth16::PreparedVerifyingKey pvk;
+  std::vector<std::uint8_t> vk_bytes;  // bellperson .vk encoding
+  std::uint64_t bytes = 0;             // size of the parameter file
+};
+
+// "demo-<log_domain>" -> log_domain (>= kMinDemoLogDomain), or nullopt.
+inline constexpr std::uint32_t kMinDemoLogDomain = 3;  // 2^3 rows hold one round + 3 inputs
+std::optional<std::uint32_t> parse_demo_circuit_id(const std::string& id);
+std::string demo_circuit_id(std::uint32_t log_domain);
+
+class ParamStore {
+ public:
+  ParamStore(std::filesystem::path state_dir, ThreadPool& math, runtime::Logger& log);
+
+  struct Loaded {
+    std::shared_ptr<const CircuitParams> params;
+    bool already_loaded = false;
+    bool generated = false;
+  };
+  // Blocking: returns the cached parameters, or reads / generates them.
+  Loaded get_demo(std::uint32_t log_domain);
+  // Drops the cached copy (the file stays); false if it was not loaded.
+  bool evict(const std::string& circuit_id);
+
+  std::vector<ParamsEntry> loaded() const;
+  std::uint64_t loaded_bytes() const;
+
+ private:
+  struct Slot {
+    std::mutex load_mu;  // held while one thread loads this circuit
+  };
+  std::shared_ptr<const CircuitParams> load_or_generate(std::uint32_t log_domain, bool& generated);
+
+  std::filesystem::path dir_;
+  ThreadPool& math_;
+  runtime::Logger& log_;
+  io::ParamsLoader loader_;
+  mutable std::mutex mu_;  // guards slots_ and ready_
+  std::map<std::uint32_t, std::shared_ptr<Slot>> slots_;
+  std::map<std::uint32_t, std::shared_ptr<const CircuitParams>> ready_;
+};
+
+}  // namespace cuzk::engine

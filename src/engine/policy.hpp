@@ -1,0 +1,111 @@
+// Pure scheduling policy: the bounded priority queue, admission, and the job
+// table's bookkeeping (request-id index, result retention). No I/O, no clock
+// reads: time enters as arguments, so tests drive it deterministically.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/types.hpp"
+
+namespace cuzk::engine {
+
+using Clock = std::chrono::steady_clock;
+
+// Admission: the queue holds at most `capacity` jobs; the last
+// `reserved_for_urgent` slots only admit HIGH and CRITICAL work, so a burst of
+// sealing jobs cannot lock out a PoSt that has a deadline.
+struct AdmissionPolicy {
+  std::size_t capacity = 64;
+  std::size_t reserved_for_urgent = 4;  // must be < capacity
+  // Whether a job of `p` may enter a queue currently holding `queued` jobs.
+  bool admits(Priority p, std::size_t queued) const {
+    std::size_t limit = (p >= Priority::kHigh) ? capacity : capacity - reserved_for_urgent;
+    return queued < limit;
+  }
+};
+
+// Bounded priority queue: CRITICAL > HIGH > NORMAL > LOW, FIFO within a
+// priority (by admission sequence, not by time: two jobs submitted in the same
+// clock tick keep their order).
+class JobQueue {
+ public:
+  explicit JobQueue(AdmissionPolicy policy);
+
+  // False (and nothing queued) when admission refuses.
+  bool push(JobId id, Priority p);
+  // The next job to run, removed from the queue.
+  std::optional<JobId> pop();
+  // Removes a queued job (cancel); false if it is not queued.
+  bool remove(JobId id);
+
+  bool empty() const { return order_.empty(); }
+  std::size_t size() const { return order_.size(); }
+  std::size_t size(Priority p) const { return per_priority_[static_cast<int>(p)]; }
+  const AdmissionPolicy& policy() const { return policy_; }
+  // 0-based rank in service order, nullopt if not queued.
+  std::optional<std::size_t> position(JobId id) const;
+  // Ids in service order.
+  std::vector<JobId> snapshot() const;
+
+ private:
+  struct Key {
+    int neg_priority;  // negated so that std::set's ascending order serves CRITICAL first
+    std::uint64_t seq;
+    JobId id;
+    auto operator<=>(const Key&) const = default;
+  };
+  AdmissionPolicy policy_;
+  std::set<Key> order_;
+  std::unordered_map<JobId, Key> index_;
+  std::size_t per_priority_[kNumPriorities] = {};
+  std::uint64_t next_seq_ = 0;
+};
+
+// Job bookkeeping: ids, the request-id index (idempotency), and retention of
+// finished jobs for `result_ttl`. Holds no job payload; the engine keeps that
+// keyed by the same id.
+class JobBook {
+ public:
+  explicit JobBook(std::chrono::milliseconds result_ttl) : result_ttl_(result_ttl) {}
+
+  struct Lookup {
+    JobId id;
+    bool existing;  // true: the request id was already known
+  };
+  // The job for `request_id`: the existing one, or a new id registered under
+  // it. An empty request id always creates a job (named "job-<id>").
+  Lookup register_request(const std::string& request_id);
+  // The request id a job was registered with.
+  const std::string& request_id(JobId id) const { return jobs_.at(id).request_id; }
+  std::optional<JobId> find(const std::string& request_id) const;
+  bool contains(JobId id) const { return jobs_.count(id) != 0; }
+
+  // Records that a job finished at `now`; it expires at now + result_ttl.
+  void finished(JobId id, Clock::time_point now);
+  // Forgets jobs whose retention ended at or before `now`; returns their ids.
+  std::vector<JobId> expire(Clock::time_point now);
+  // When the next job expires (nullopt: nothing finished).
+  std::optional<Clock::time_point> next_expiry() const;
+  std::size_t size() const { return jobs_.size(); }
+
+ private:
+  struct Entry {
+    std::string request_id;
+    std::optional<Clock::time_point> expires_at;
+  };
+  std::chrono::milliseconds result_ttl_;
+  JobId next_id_ = 1;
+  std::map<JobId, Entry> jobs_;
+  std::unordered_map<std::string, JobId> by_request_;
+  std::multimap<Clock::time_point, JobId> expiry_;
+};
+
+}  // namespace cuzk::engine

@@ -1,0 +1,596 @@
+// End to end: a real cuzkd process on a Unix socket in a temp dir, driven by
+// real clients (rpc::Client and the raw capability). CPU only, tiny demo
+// sizes. A "blocker" job (a larger size seen for the first time, so it also
+// generates parameters) keeps the single worker busy for seconds while the
+// test queues jobs behind it; every test checks that precondition explicitly
+// instead of trusting timing.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "circuits/demo.hpp"
+#include "groth16/params.hpp"
+#include "groth16/proof.hpp"
+#include "groth16/verifier.hpp"
+#include "rpc/client.hpp"
+#include "rpc/client_impl.hpp"
+#include "rpc/convert.hpp"
+
+namespace cuzk {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using engine::ErrorKind;
+using engine::JobRequest;
+using engine::JobState;
+using engine::Priority;
+
+constexpr char kConfig[] = R"(
+[daemon]
+max_message_bytes = 1048576
+drain_timeout_ms = 20000
+[engine]
+max_concurrent_jobs = 1
+queue_capacity = 4
+urgent_reserve = 1
+max_demo_log_domain = 14
+[cpu]
+math_threads = 2
+[logging]
+level = "debug"
+)";
+
+// The blocker's size: 2^14 rows; first use generates parameters (~2.5 s on 2
+// cores) and proving takes ~1.4 s more, against milliseconds for the queued
+// jobs' submissions.
+constexpr std::uint32_t kBlockerSize = 14;
+constexpr std::uint32_t kSmallSize = 5;
+
+class Daemon {
+ public:
+  // notify_socket: when set, the daemon's sd_notify messages go there.
+  Daemon(const fs::path& dir, const std::string& name, const std::string& notify_socket = "") : dir_(dir) {
+    socket_ = dir / (name + ".sock");
+    log_ = dir / (name + ".log");
+    fs::path config = dir / (name + ".toml");
+    std::ofstream(config) << kConfig;
+    addr_ = "unix://" + socket_.string();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      // A test process that crashes must not leave its daemon behind.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (!notify_socket.empty()) ::setenv("NOTIFY_SOCKET", notify_socket.c_str(), 1);
+      FILE* log = std::freopen(log_.c_str(), "w", stderr);
+      (void)log;
+      ::execl(CUZKD_BINARY, "cuzkd", "--config", config.c_str(), "--listen", addr_.c_str(), "--state-dir",
+              (dir / "state").c_str(), static_cast<char*>(nullptr));
+      std::_Exit(127);
+    }
+    // Ready = the socket accepts a status call.
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (fs::exists(socket_)) {
+        try {
+          rpc::Client c(addr_);
+          c.status();
+          return;
+        } catch (const rpc::ClientError&) {
+        }
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    ADD_FAILURE() << "cuzkd did not become ready; log:\n" << log_tail();
+  }
+  ~Daemon() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  const std::string& addr() const { return addr_; }
+  const fs::path& socket() const { return socket_; }
+  void signal(int signo) { ::kill(pid_, signo); }
+  // Exit status, or -1 if it did not exit within `timeout`.
+  int wait_exit(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return -1;
+  }
+  std::string log_tail() const {
+    std::ifstream in(log_);
+    std::stringstream s;
+    s << in.rdbuf();
+    std::string all = s.str();
+    return all.size() > 4000 ? all.substr(all.size() - 4000) : all;
+  }
+
+ private:
+  fs::path dir_, socket_, log_;
+  std::string addr_;
+  pid_t pid_ = -1;
+};
+
+JobRequest demo(std::uint32_t size, std::uint64_t seed, std::string request_id = "",
+                std::optional<Priority> priority = std::nullopt) {
+  JobRequest r;
+  r.kind = engine::ProofKind::kGroth16Demo;
+  r.demo_log_domain = size;
+  r.demo_seed = seed;
+  r.request_id = std::move(request_id);
+  r.priority = priority;
+  return r;
+}
+
+// The proof verifies under the returned key, for the statement computed
+// here: x_0 = seed, y = chain(x_0).
+::testing::AssertionResult verifies(const engine::JobOutcome& o, std::uint32_t size, std::uint64_t seed) {
+  groth16::VerifyingKey vk = groth16::decode_vk(o.output.vk_bytes);
+  std::string why;
+  auto proofs = groth16::decode_proofs(o.output.proof, &why);
+  if (!proofs || proofs->size() != 1) return ::testing::AssertionFailure() << "bad proof bytes: " << why;
+  ff::Fr x0 = ff::Fr::from_u64(seed);
+  ff::Fr y = circuits::demo_chain(x0, circuits::DemoCircuit::rounds_for_log_domain(size));
+  std::vector<ff::Fr> inputs = {x0, y};
+  if (o.output.public_inputs.size() != 2) return ::testing::AssertionFailure() << "want 2 public inputs";
+  for (int i = 0; i < 2; ++i) {
+    std::array<std::uint8_t, 32> le{};
+    inputs[static_cast<std::size_t>(i)].to_bytes_le(le);
+    if (le != o.output.public_inputs[static_cast<std::size_t>(i)])
+      return ::testing::AssertionFailure() << "public input " << i << " is not the requested statement";
+  }
+  auto verdict = groth16::verify(groth16::prepare_verifying_key(vk), proofs->at(0), inputs);
+  if (verdict != groth16::VerifyResult::kValid)
+    return ::testing::AssertionFailure() << "verify: " << groth16::to_string(verdict);
+  return ::testing::AssertionSuccess();
+}
+
+std::optional<engine::JobView> find_job(const rpc::ClientStatus& s, engine::JobId id) {
+  for (const auto& j : s.engine.jobs)
+    if (j.id == id) return j;
+  return std::nullopt;
+}
+
+// Waits until `id` is running (the blocker has reached the worker).
+void wait_running(rpc::Client& c, engine::JobId id) {
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto j = find_job(c.status(), id);
+    ASSERT_TRUE(j.has_value());
+    if (j->state == JobState::kRunning) return;
+    std::this_thread::sleep_for(5ms);
+  }
+  FAIL() << "job " << id << " never started";
+}
+
+class DaemonE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char tmpl[] = "/tmp/cuzkd-e2e-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = new fs::path(tmpl);
+    daemon_ = new Daemon(*dir_, "shared");
+  }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    daemon_ = nullptr;
+    std::error_code ec;
+    fs::remove_all(*dir_, ec);
+    delete dir_;
+  }
+  void TearDown() override {
+    if (HasFailure()) std::fprintf(stderr, "--- cuzkd log tail ---\n%s\n", daemon_->log_tail().c_str());
+  }
+  static const std::string& addr() { return daemon_->addr(); }
+
+  static fs::path* dir_;
+  static Daemon* daemon_;
+};
+fs::path* DaemonE2E::dir_ = nullptr;
+Daemon* DaemonE2E::daemon_ = nullptr;
+
+TEST_F(DaemonE2E, SocketIsGroupOnly) {
+  struct stat st {};
+  ASSERT_EQ(::stat(daemon_->socket().c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+}
+
+TEST_F(DaemonE2E, ConcurrentClientsGetProofsThatVerify) {
+  constexpr int kClients = 3, kPerClient = 2;
+  std::vector<std::vector<engine::Result<engine::JobOutcome>>> results(kClients);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([c, &results] {
+      rpc::Client client(addr());
+      for (int i = 0; i < kPerClient; ++i)
+        results[static_cast<std::size_t>(c)].push_back(
+            client.prove(demo(kSmallSize, 100 + static_cast<std::uint64_t>(c * kPerClient + i)), 30000));
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<engine::JobId> ids;
+  for (int c = 0; c < kClients; ++c) {
+    for (int i = 0; i < kPerClient; ++i) {
+      const auto& r = results[static_cast<std::size_t>(c)][static_cast<std::size_t>(i)];
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      EXPECT_EQ(r.value().job.state, JobState::kDone);
+      EXPECT_TRUE(verifies(r.value(), kSmallSize, 100 + static_cast<std::uint64_t>(c * kPerClient + i)));
+      ids.insert(r.value().job.id);
+    }
+  }
+  EXPECT_EQ(ids.size(), static_cast<std::size_t>(kClients * kPerClient));
+}
+
+TEST_F(DaemonE2E, ResubmittingARequestIdReturnsTheSameJob) {
+  rpc::Client c(addr());
+  auto first = c.submit(demo(kSmallSize, 7, "idem-1"));
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_FALSE(first.value().deduplicated);
+  auto again = c.submit(demo(kSmallSize, 7, "idem-1"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again.value().id, first.value().id);
+  EXPECT_TRUE(again.value().deduplicated);
+  // Same id, different work: refused rather than silently aliased.
+  auto clash = c.submit(demo(kSmallSize, 8, "idem-1"));
+  ASSERT_FALSE(clash.ok());
+  EXPECT_EQ(clash.error().kind, ErrorKind::kInvalidInput);
+  auto by_request = c.await(std::string("idem-1"), 30000);
+  ASSERT_TRUE(by_request.ok()) << by_request.error().message;
+  auto by_id = c.await(first.value().id, 30000);
+  ASSERT_TRUE(by_id.ok());
+  EXPECT_EQ(by_request.value().output.proof, by_id.value().output.proof);
+  EXPECT_TRUE(verifies(by_id.value(), kSmallSize, 7));
+  // After completion a resubmit still returns the finished job (no re-proving).
+  auto late = c.submit(demo(kSmallSize, 7, "idem-1"));
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late.value().id, first.value().id);
+  EXPECT_EQ(late.value().state, JobState::kDone);
+  std::string metrics = c.metrics();
+  EXPECT_NE(metrics.find("cuzk_jobs_deduplicated_total 2"), std::string::npos) << metrics;
+}
+
+// Records watch events delivered to the client.
+class Recorder final : public rpc::schema::EventSink::Server {
+ public:
+  explicit Recorder(std::vector<engine::JobEvent>& out) : out_(out) {}
+  kj::Promise<void> event(EventContext ctx) override {
+    auto e = ctx.getParams().getEvent();
+    engine::JobEvent ev;
+    ev.id = e.getJobId();
+    ev.request_id = e.getRequestId().cStr();
+    ev.state = rpc::from_wire(e.getState());
+    ev.stage = e.getStage().cStr();
+    if (e.hasError()) ev.error = rpc::read(e.getError());
+    out_.push_back(ev);
+    return kj::READY_NOW;
+  }
+
+ private:
+  std::vector<engine::JobEvent>& out_;
+};
+
+TEST_F(DaemonE2E, PrioritiesOverloadTimeoutCancelAndWatch) {
+  rpc::Client c(addr());
+  std::vector<engine::JobEvent> events;
+  auto watch = c.impl().cap.watchRequest();
+  watch.setSink(kj::heap<Recorder>(events));
+  auto handle = watch.send().wait(c.impl().ws()).getHandle();
+
+  auto blocker = c.submit(demo(kBlockerSize, 1, "blocker"));
+  ASSERT_TRUE(blocker.ok()) << blocker.error().message;
+  wait_running(c, blocker.value().id);
+
+  // Capacity 4 with 1 slot reserved for HIGH/CRITICAL.
+  auto low = c.submit(demo(kSmallSize, 11, "", Priority::kLow));
+  auto normal = c.submit(demo(kSmallSize, 12, "", Priority::kNormal));
+  auto high = c.submit(demo(kSmallSize, 13, "", Priority::kHigh));
+  auto normal2 = c.submit(demo(kSmallSize, 14, "", Priority::kNormal));
+  auto critical = c.submit(demo(kSmallSize, 15, "", Priority::kCritical));
+  auto critical2 = c.submit(demo(kSmallSize, 16, "", Priority::kCritical));
+  for (auto* r : {&low, &normal, &high, &critical}) {
+    ASSERT_TRUE(r->ok()) << r->error().message;
+    EXPECT_EQ(r->value().state, JobState::kQueued);
+  }
+  ASSERT_FALSE(normal2.ok());
+  EXPECT_EQ(normal2.error().kind, ErrorKind::kOverloaded);
+  ASSERT_FALSE(critical2.ok());
+  EXPECT_EQ(critical2.error().kind, ErrorKind::kOverloaded);
+
+  rpc::ClientStatus s = c.status();
+  ASSERT_EQ(find_job(s, blocker.value().id)->state, JobState::kRunning)
+      << "the blocker finished before the queue was built; the ordering checks below would be void";
+  EXPECT_EQ(find_job(s, critical.value().id)->queue_position, 0u);
+  EXPECT_EQ(find_job(s, high.value().id)->queue_position, 1u);
+  EXPECT_EQ(find_job(s, normal.value().id)->queue_position, 2u);
+  EXPECT_EQ(find_job(s, low.value().id)->queue_position, 3u);
+  EXPECT_EQ(s.engine.queued[static_cast<int>(Priority::kCritical)], 1u);
+  EXPECT_EQ(s.engine.queued[static_cast<int>(Priority::kLow)], 1u);
+  EXPECT_EQ(s.engine.queue_capacity, 4u);
+  ASSERT_EQ(s.engine.workers.size(), 1u);
+  EXPECT_EQ(s.engine.workers[0].job, blocker.value().id);
+  EXPECT_GT(s.engine.resident_bytes, 0u);
+  EXPECT_EQ(s.schema_version, 1u);
+
+  // Await with a timeout on a queued job: typed timeout, the job continues.
+  auto timed = c.await(normal.value().id, 50);
+  ASSERT_FALSE(timed.ok());
+  EXPECT_EQ(timed.error().kind, ErrorKind::kTimeout);
+
+  // Cancel a queued job: immediate.
+  auto cancelled = c.cancel(low.value().id);
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(cancelled.value().state, JobState::kCancelled);
+  auto low_result = c.await(low.value().id, 1000);
+  ASSERT_FALSE(low_result.ok());
+  EXPECT_EQ(low_result.error().kind, ErrorKind::kCancelled);
+
+  // Cancel the running blocker: cooperative, at its next stage boundary.
+  auto stopping = c.cancel(blocker.value().id);
+  ASSERT_TRUE(stopping.ok());
+  auto blocker_result = c.await(blocker.value().id, 30000);
+  ASSERT_FALSE(blocker_result.ok());
+  EXPECT_EQ(blocker_result.error().kind, ErrorKind::kCancelled);
+
+  for (auto [r, seed] : {std::pair{&critical, 15}, {&high, 13}, {&normal, 12}}) {
+    auto out = c.await(r->value().id, 30000);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    EXPECT_TRUE(verifies(out.value(), kSmallSize, static_cast<std::uint64_t>(seed)));
+  }
+  // Start order from the watch stream: critical, high, normal.
+  std::vector<engine::JobId> started;
+  for (const auto& e : events)
+    if (e.stage == "params") started.push_back(e.id);
+  std::vector<engine::JobId> expect = {blocker.value().id, critical.value().id, high.value().id, normal.value().id};
+  EXPECT_EQ(started, expect);
+  bool saw_low_cancel = false;
+  for (const auto& e : events)
+    saw_low_cancel |= e.id == low.value().id && e.state == JobState::kCancelled && e.error &&
+                      e.error->kind == ErrorKind::kCancelled;
+  EXPECT_TRUE(saw_low_cancel);
+
+  std::string m = c.metrics();
+  EXPECT_NE(m.find("cuzk_jobs_rejected_total{reason=\"overloaded\"} 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("# TYPE cuzk_job_duration_seconds histogram"), std::string::npos);
+  EXPECT_NE(m.find("cuzk_queue_capacity 4"), std::string::npos);
+  // Parameters of both sizes are resident now.
+  s = c.status();
+  std::set<std::string> loaded;
+  for (const auto& p : s.engine.loaded_params) loaded.insert(p.circuit_id);
+  EXPECT_TRUE(loaded.count("demo-14") && loaded.count("demo-5"));
+  EXPECT_GE(s.engine.cancelled_total, 2u);
+}
+
+TEST_F(DaemonE2E, MalformedRequestsGetTypedErrorsWhileOtherJobsComplete) {
+  rpc::Client good(addr());
+  auto pending = good.submit(demo(kSmallSize, 42));
+  ASSERT_TRUE(pending.ok());
+
+  rpc::Client c(addr());
+  for (std::uint32_t size : {0u, 2u, 15u, 99u}) {
+    auto r = c.submit(demo(size, 1));
+    ASSERT_FALSE(r.ok()) << size;
+    EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput) << size;
+  }
+  for (auto kind : {engine::ProofKind::kPoRepC2, engine::ProofKind::kWindowPost, engine::ProofKind::kWinningPost,
+                    engine::ProofKind::kSnapDeals}) {
+    JobRequest req;
+    req.kind = kind;
+    auto r = c.submit(req);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, ErrorKind::kUnimplemented);
+  }
+  auto missing = c.await(engine::JobId{999999}, 100);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(c.cancel(std::string("no-such-request")).error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(c.preload("porep-32g").error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(c.evict("demo-9").error().kind, ErrorKind::kNotFound);
+
+  // Raw wire values no engine type can express.
+  {
+    auto call = c.impl().cap.awaitRequest();
+    call.initJob().setRequestId("");
+    auto answer = call.send().wait(c.impl().ws());  // owns the message r points into
+    auto r = answer.getResponse();
+    ASSERT_TRUE(r.isError());
+    EXPECT_EQ(r.getError().getKind(), rpc::schema::ErrorKind::INVALID_INPUT);
+  }
+  {
+    auto call = c.impl().cap.submitRequest();
+    auto req = call.initRequest();
+    req.setPriority(static_cast<rpc::schema::Priority>(17));
+    auto g = req.initKind().initGroth16();
+    g.setSize(kSmallSize);
+    auto answer = call.send().wait(c.impl().ws());  // owns the message r points into
+    auto r = answer.getResponse();
+    ASSERT_TRUE(r.isError());
+    EXPECT_EQ(r.getError().getKind(), rpc::schema::ErrorKind::INVALID_INPUT);
+    EXPECT_NE(std::string(r.getError().getMessage().cStr()).find("priority"), std::string::npos);
+  }
+  // A message above max_message_bytes (1 MiB here) ends that connection only.
+  {
+    rpc::Client big(addr());
+    auto call = big.impl().cap.submitRequest();
+    auto porep = call.initRequest().initKind().initPorepC2();
+    porep.initVanillaProof(2 << 20);
+    EXPECT_THROW(call.send().wait(big.impl().ws()), kj::Exception);
+  }
+  // A client that hangs up while its await is pending: the daemon answers
+  // into the void and carries on.
+  {
+    rpc::Client quitter(addr());
+    auto call = quitter.impl().cap.awaitRequest();
+    call.initJob().setJobId(pending.value().id);
+    auto promise = call.send();
+    quitter.status();  // make sure the await reached the daemon
+  }
+  // Meanwhile the good client's job completes, and the daemon still serves.
+  auto done = good.await(pending.value().id, 30000);
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  EXPECT_TRUE(verifies(done.value(), kSmallSize, 42));
+  auto after = rpc::Client(addr()).prove(demo(kSmallSize, 43), 30000);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(verifies(after.value(), kSmallSize, 43));
+}
+
+TEST_F(DaemonE2E, SigtermDrainsRunningWorkCancelsQueuedAndExitsZero) {
+  // A second daemon on the same state dir (parameters are shared files).
+  Daemon d(*dir_, "drain");
+  rpc::Client c(d.addr());
+  auto running = c.submit(demo(13, 5));  // first use of 13 in this state dir
+  ASSERT_TRUE(running.ok());
+  wait_running(c, running.value().id);
+  auto queued = c.submit(demo(kSmallSize, 6));
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(queued.value().state, JobState::kQueued);
+
+  d.signal(SIGTERM);
+  // The listening socket goes away first; this connection keeps working.
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!c.status().engine.draining && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(c.status().engine.draining);
+  EXPECT_FALSE(fs::exists(d.socket()));
+  auto refused = c.submit(demo(kSmallSize, 7));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kShuttingDown);
+  auto queued_result = c.await(queued.value().id, 5000);
+  ASSERT_FALSE(queued_result.ok());
+  EXPECT_EQ(queued_result.error().kind, ErrorKind::kShuttingDown);
+  // The running job finishes within the drain timeout and is delivered.
+  auto result = c.await(running.value().id, 30000);
+  ASSERT_TRUE(result.ok()) << result.error().message << "\n" << d.log_tail();
+  EXPECT_TRUE(verifies(result.value(), 13, 5));
+  EXPECT_EQ(d.wait_exit(30s), 0) << d.log_tail();
+  std::string log = d.log_tail();
+  EXPECT_NE(log.find("engine drained"), std::string::npos) << log;
+}
+
+// A datagram socket standing in for systemd's notify socket.
+class NotifySocket {
+ public:
+  explicit NotifySocket(const fs::path& path) : path_(path) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    timeval tv{5, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~NotifySocket() { ::close(fd_); }
+  std::string receive() {
+    char buf[512];
+    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+  }
+
+ private:
+  fs::path path_;
+  int fd_;
+};
+
+TEST_F(DaemonE2E, IdleDaemonStopsPromptlyOnSigint) {
+  NotifySocket notify(*dir_ / "notify.sock");
+  Daemon d(*dir_, "idle", (*dir_ / "notify.sock").string());
+  EXPECT_NE(notify.receive().find("READY=1"), std::string::npos);
+  {
+    rpc::Client c(d.addr());
+    auto r = c.prove(demo(kSmallSize, 1), 30000);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  d.signal(SIGINT);
+  // Nothing runs, so the drain must not wait for drain_timeout_ms (20 s here).
+  EXPECT_EQ(d.wait_exit(5s), 0) << d.log_tail();
+  EXPECT_NE(notify.receive().find("STOPPING=1"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  EXPECT_FALSE(fs::exists(d.socket()));
+}
+
+TEST_F(DaemonE2E, SecondSigtermCancelsRunningJobsAndStillExitsZero) {
+  Daemon d(*dir_, "hard-stop");
+  rpc::Client c(d.addr());
+  auto running = c.submit(demo(kBlockerSize, 9));
+  ASSERT_TRUE(running.ok());
+  wait_running(c, running.value().id);
+  d.signal(SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!c.status().engine.draining && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(c.status().engine.draining);
+  d.signal(SIGTERM);
+  auto result = c.await(running.value().id, 30000);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().kind, ErrorKind::kCancelled) << result.error().message;
+  EXPECT_EQ(d.wait_exit(30s), 0) << d.log_tail();
+}
+
+#ifdef CUZKCTL_BINARY
+// cuzkctl against the daemon: exit statuses and the one-line typed error.
+struct CliRun {
+  int status;
+  std::string out;
+};
+CliRun run_cuzkctl(const std::string& args) {
+  std::string cmd = std::string(CUZKCTL_BINARY) + " " + args + " 2>&1";
+  CliRun r{-1, ""};
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) r.out += buf;
+  int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+TEST_F(DaemonE2E, CuzkctlProvesVerifiesAndReportsTypedErrors) {
+  if (!fs::exists(CUZKCTL_BINARY)) GTEST_SKIP() << CUZKCTL_BINARY << " not built";
+  std::string a = "--addr " + addr() + " ";
+  CliRun prove = run_cuzkctl(a + "--json prove-remote --circuit demo --size 5 --count 2 --seed 77");
+  EXPECT_EQ(prove.status, 0) << prove.out;
+  EXPECT_NE(prove.out.find("\"all_valid\":true"), std::string::npos) << prove.out;
+  CliRun submit = run_cuzkctl(a + "submit --size 5 --request-id ctl-1 --priority high");
+  EXPECT_EQ(submit.status, 0) << submit.out;
+  CliRun await = run_cuzkctl(a + "--json await --request-id ctl-1 --timeout-ms 30000");
+  EXPECT_EQ(await.status, 0) << await.out;
+  EXPECT_NE(await.out.find("\"state\":\"done\""), std::string::npos) << await.out;
+  CliRun bad = run_cuzkctl(a + "submit --size 99");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out.rfind("error: invalid_input: ", 0), 0u) << bad.out;
+  CliRun missing = run_cuzkctl(a + "cancel --job 999999");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.out.find("error: not_found"), std::string::npos) << missing.out;
+  CliRun status = run_cuzkctl(a + "--json status");
+  EXPECT_EQ(status.status, 0);
+  EXPECT_NE(status.out.find("\"schema_version\":1"), std::string::npos) << status.out;
+  CliRun metrics = run_cuzkctl(a + "metrics");
+  EXPECT_EQ(metrics.status, 0);
+  EXPECT_NE(metrics.out.find("cuzk_jobs_finished_total{outcome=\"done\"}"), std::string::npos);
+  CliRun nowhere = run_cuzkctl("--addr unix://" + (*dir_ / "nobody.sock").string() + " status");
+  EXPECT_EQ(nowhere.status, 3);
+  EXPECT_EQ(nowhere.out.rfind("error: unavailable: ", 0), 0u) << nowhere.out;
+}
+#endif
+
+}  // namespace
+}  // namespace cuzk

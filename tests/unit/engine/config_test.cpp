@@ -1,0 +1,113 @@
+// cuzkd's TOML config: defaults, every key, and strict errors that name the
+// offending key.
+#include <gtest/gtest.h>
+
+#include "daemon/config.hpp"
+
+namespace cuzk::daemon {
+namespace {
+
+TEST(Config, EmptyFileGivesDefaults) {
+  Config c = parse_config("", "test");
+  EXPECT_EQ(c.listen, "unix:///run/cuzkd/cuzkd.sock");
+  EXPECT_EQ(c.socket_mode, 0660u);
+  EXPECT_EQ(c.engine.admission.capacity, 64u);
+  EXPECT_EQ(c.engine.admission.reserved_for_urgent, 4u);
+  EXPECT_EQ(c.engine.max_concurrent_jobs, 1u);
+  EXPECT_EQ(c.log_format, runtime::LogFormat::kText);
+}
+
+TEST(Config, ReadsEveryKey) {
+  Config c = parse_config(R"(
+[daemon]
+listen = "unix:///tmp/x.sock"
+state_dir = "/srv/cuzk"
+socket_mode = "0600"
+max_message_bytes = 1048576
+drain_timeout_ms = 1500
+[engine]
+max_concurrent_jobs = 3
+queue_capacity = 10
+urgent_reserve = 2
+result_ttl_s = 5
+max_demo_log_domain = 20
+[cpu]
+math_threads = 4
+pipeline_threads = 5
+[logging]
+level = "debug"
+format = "json"
+)",
+                          "test");
+  EXPECT_EQ(c.listen, "unix:///tmp/x.sock");
+  EXPECT_EQ(c.state_dir, "/srv/cuzk");
+  EXPECT_EQ(c.socket_mode, 0600u);
+  EXPECT_EQ(c.max_message_bytes, 1048576u);
+  EXPECT_EQ(c.drain_timeout.count(), 1500);
+  EXPECT_EQ(c.engine.drain_timeout.count(), 1500);
+  EXPECT_EQ(c.engine.max_concurrent_jobs, 3u);
+  EXPECT_EQ(c.engine.admission.capacity, 10u);
+  EXPECT_EQ(c.engine.admission.reserved_for_urgent, 2u);
+  EXPECT_EQ(c.engine.result_ttl.count(), 5000);
+  EXPECT_EQ(c.engine.max_demo_log_domain, 20u);
+  EXPECT_EQ(c.math_threads, 4u);
+  EXPECT_EQ(c.pipeline_threads, 5u);
+  EXPECT_EQ(c.log_level, runtime::LogLevel::kDebug);
+  EXPECT_EQ(c.log_format, runtime::LogFormat::kJson);
+}
+
+void expect_error(const std::string& toml, const std::string& fragment) {
+  try {
+    parse_config(toml, "cfg");
+    ADD_FAILURE() << "accepted: " << toml;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, RejectsWithTheOffendingKeyNamed) {
+  expect_error("[engine]\nqueue_capacty = 3\n", "engine.queue_capacty: unknown key");
+  expect_error("[gpu]\nx = 1\n", "gpu: unknown section");
+  expect_error("[engine]\nqueue_capacity = \"ten\"\n", "engine.queue_capacity: expected an integer");
+  expect_error("[engine]\nqueue_capacity = -1\n", "must not be negative");
+  expect_error("[engine]\nqueue_capacity = 4\nurgent_reserve = 4\n", "engine.urgent_reserve");
+  expect_error("[daemon]\nsocket_mode = \"0999\"\n", "daemon.socket_mode");
+  expect_error("[daemon]\nmax_message_bytes = 10\n", "daemon.max_message_bytes");
+  expect_error("[logging]\nformat = \"xml\"\n", "logging.format");
+  expect_error("[engine\n", "cfg:1");  // syntax error with its position
+}
+
+TEST(Config, LoweringOnlyTheCapacityKeepsTheReserveConsistent) {
+  Config c = parse_config("[engine]\nqueue_capacity = 2\n", "test");
+  EXPECT_LT(c.engine.admission.reserved_for_urgent, c.engine.admission.capacity);
+}
+
+}  // namespace
+}  // namespace cuzk::daemon
+
+namespace cuzk::daemon {
+namespace {
+
+// systemd/cuzkd.example.toml documents every key with its default: it must
+// parse, and parse to exactly the built-in defaults.
+TEST(Config, ExampleFileDocumentsTheDefaults) {
+  Config example = load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
+  Config d;
+  EXPECT_EQ(example.listen, d.listen);
+  EXPECT_EQ(example.state_dir, d.state_dir);
+  EXPECT_EQ(example.socket_mode, d.socket_mode);
+  EXPECT_EQ(example.max_message_bytes, d.max_message_bytes);
+  EXPECT_EQ(example.drain_timeout, d.drain_timeout);
+  EXPECT_EQ(example.engine.max_concurrent_jobs, d.engine.max_concurrent_jobs);
+  EXPECT_EQ(example.engine.admission.capacity, d.engine.admission.capacity);
+  EXPECT_EQ(example.engine.admission.reserved_for_urgent, d.engine.admission.reserved_for_urgent);
+  EXPECT_EQ(example.engine.result_ttl, d.engine.result_ttl);
+  EXPECT_EQ(example.engine.max_demo_log_domain, d.engine.max_demo_log_domain);
+  EXPECT_EQ(example.math_threads, d.math_threads);
+  EXPECT_EQ(example.pipeline_threads, d.pipeline_threads);
+  EXPECT_EQ(example.log_level, d.log_level);
+  EXPECT_EQ(example.log_format, d.log_format);
+}
+
+}  // namespace
+}  // namespace cuzk::daemon

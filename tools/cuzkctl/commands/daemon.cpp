@@ -1,0 +1,448 @@
+// Daemon subcommands: talk to a running cuzkd over its Unix socket.
+//
+//   cuzkctl [--addr unix:///run/cuzkd/cuzkd.sock] [--json] <command>
+//     prove --circuit demo --size N [--count K] [--seed S]   (also: prove-remote)
+//         submit K proofs, await them, verify each locally against the
+//         verifying key the daemon returns and the public inputs recomputed
+//         here (x_0 = seed, y = chain(x_0))
+//     submit --circuit demo --size N [--request-id ID] [--priority P] [--seed S]
+//     await (--job ID | --request-id ID) [--timeout-ms T]
+//     cancel (--job ID | --request-id ID)
+//     status | metrics | preload-srs ID | evict-srs ID
+//     watch [--max-events N]   live job events, one line (or JSON object) each
+//
+// `prove` is shared with the offline prover: naming a built-in circuit with
+// --circuit sends the work to the daemon; --params/--zkey prove offline.
+//
+// Exit statuses: 0 success; 1 a typed daemon error or a proof that does not
+// verify; 2 malformed command line; 3 daemon unreachable. Errors are one line
+// on stderr: "error: <kind>: <message>".
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "circuits/demo.hpp"
+#include "cuzkctl/commands.hpp"
+#include "engine/types.hpp"
+#include "engine/views.hpp"
+#include "groth16/params.hpp"
+#include "groth16/proof.hpp"
+#include "groth16/verifier.hpp"
+#include "rpc/client.hpp"
+#include "rpc/client_impl.hpp"
+#include "rpc/convert.hpp"
+
+namespace cuzkctl {
+namespace {
+
+using nlohmann::json;
+namespace eng = cuzk::engine;
+
+inline constexpr int kExitUnavailable = 3;
+
+struct DaemonArgs {
+  std::string addr;
+  std::string circuit = "demo";
+  std::uint32_t size = 0;
+  std::uint32_t count = 1;
+  std::uint64_t seed = 1;
+  std::string request_id;
+  std::string priority;
+  std::uint64_t job = 0;
+  std::uint64_t timeout_ms = 0;
+  std::string circuit_id;
+  std::uint64_t max_events = 0;
+};
+
+// A typed daemon error: printed as one line, exit 1.
+struct DaemonError {
+  eng::Error error;
+};
+
+std::string default_addr() {
+  const char* env = std::getenv("CUZK_ADDR");
+  return env && *env ? env : "unix:///run/cuzkd/cuzkd.sock";
+}
+
+void print_error(const Context& ctx, const std::string& kind, const std::string& message) {
+  if (ctx.json) std::cout << json{{"error", {{"kind", kind}, {"message", message}}}}.dump() << '\n';
+  std::fprintf(stderr, "error: %s: %s\n", kind.c_str(), message.c_str());
+}
+
+template <class F>
+void guarded(Context& ctx, F&& f) {
+  try {
+    f();
+    ctx.exit_code = kExitOk;
+  } catch (const DaemonError& e) {
+    print_error(ctx, std::string(eng::to_string(e.error.kind)), e.error.message);
+    ctx.exit_code = kExitInvalid;
+  } catch (const cuzk::rpc::ClientError& e) {
+    print_error(ctx, "unavailable", e.what());
+    ctx.exit_code = kExitUnavailable;
+  } catch (const CLI::Error& e) {
+    print_error(ctx, "usage", e.what());
+    ctx.exit_code = kExitMalformed;
+  }
+}
+
+template <class T>
+T unwrap(eng::Result<T> r) {
+  if (!r) throw DaemonError{r.error()};
+  return std::move(r.value());
+}
+
+eng::JobRequest demo_request(const DaemonArgs& a, std::uint64_t seed) {
+  if (a.circuit != "demo") throw CLI::ValidationError("--circuit", "only the built-in 'demo' circuit is served");
+  eng::JobRequest req;
+  req.kind = eng::ProofKind::kGroth16Demo;
+  req.demo_log_domain = a.size;
+  req.demo_seed = seed;
+  req.request_id = a.request_id;
+  if (!a.priority.empty()) {
+    req.priority = eng::parse_priority(a.priority);
+    if (!req.priority) throw CLI::ValidationError("--priority", "expected low, normal, high or critical");
+  }
+  return req;
+}
+
+eng::JobKey job_key(const DaemonArgs& a) {
+  if (!a.request_id.empty()) return a.request_id;
+  if (a.job == 0) throw CLI::ValidationError("--job", "give --job ID or --request-id ID");
+  return a.job;
+}
+
+json job_json(const eng::JobView& v) {
+  return {{"job_id", v.id}, {"request_id", v.request_id}, {"state", eng::to_string(v.state)},
+          {"queue_position", v.queue_position}, {"deduplicated", v.deduplicated}};
+}
+
+std::string hex(const std::vector<std::uint8_t>& b) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (auto x : b) {
+    s += d[x >> 4];
+    s += d[x & 15];
+  }
+  return s;
+}
+
+// Verifies a returned proof locally: the key the daemon reports, and public
+// inputs recomputed here, so a daemon proving the wrong statement fails.
+bool verify_locally(const eng::JobOutcome& o, std::uint32_t log_domain, std::uint64_t seed, std::string& why) {
+  using namespace cuzk;
+  groth16::VerifyingKey vk;
+  try {
+    vk = groth16::decode_vk(o.output.vk_bytes);
+  } catch (const std::exception& e) {
+    why = std::string("bad verifying key: ") + e.what();
+    return false;
+  }
+  auto proofs = groth16::decode_proofs(o.output.proof, &why);
+  if (!proofs || proofs->size() != 1) {
+    if (why.empty()) why = "expected exactly one proof";
+    return false;
+  }
+  ff::Fr x0 = ff::Fr::from_u64(seed);
+  ff::Fr y = circuits::demo_chain(x0, circuits::DemoCircuit::rounds_for_log_domain(log_domain));
+  std::vector<ff::Fr> inputs = {x0, y};
+  if (o.output.public_inputs.size() != inputs.size()) {
+    why = "daemon returned " + std::to_string(o.output.public_inputs.size()) + " public inputs, expected 2";
+    return false;
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    std::array<std::uint8_t, 32> le{};
+    inputs[i].to_bytes_le(le);
+    if (le != o.output.public_inputs[i]) {
+      why = "public input " + std::to_string(i) + " differs from the locally computed statement";
+      return false;
+    }
+  }
+  auto verdict = groth16::verify(groth16::prepare_verifying_key(vk), proofs->at(0), inputs);
+  why = std::string(groth16::to_string(verdict));
+  return verdict == groth16::VerifyResult::kValid;
+}
+
+void prove_remote(Context& ctx, const DaemonArgs& a) {
+  cuzk::rpc::Client client(a.addr);
+  std::uint64_t base_seed = a.seed;
+  std::vector<eng::JobView> jobs;
+  auto t0 = std::chrono::steady_clock::now();
+  for (std::uint32_t i = 0; i < a.count; ++i) {
+    DaemonArgs one = a;
+    if (!a.request_id.empty() && a.count > 1) one.request_id = a.request_id + "-" + std::to_string(i);
+    jobs.push_back(unwrap(client.submit(demo_request(one, base_seed + i))));
+  }
+  json results = json::array();
+  bool all_valid = true;
+  for (std::uint32_t i = 0; i < a.count; ++i) {
+    eng::JobOutcome o = unwrap(client.await(jobs[i].id, a.timeout_ms));
+    std::string why;
+    bool valid = verify_locally(o, a.size, base_seed + i, why);
+    all_valid = all_valid && valid;
+    const eng::Timings& t = o.output.timings;
+    if (ctx.json) {
+      results.push_back({{"job", job_json(o.job)}, {"valid", valid}, {"verdict", why},
+                         {"proof", hex(o.output.proof)},
+                         {"timings_ms", {{"queue", t.queue_ms}, {"params", t.params_ms}, {"synthesis", t.synthesis_ms},
+                                         {"prove", t.prove_ms}, {"verify", t.verify_ms}, {"total", t.total_ms}}}});
+    } else {
+      std::printf("job %llu (%s): %s  total %llu ms "
+                  "(queue %llu, params %llu, synthesis %llu, prove %llu, verify %llu)\n",
+                  static_cast<unsigned long long>(o.job.id), o.job.request_id.c_str(),
+                  valid ? "proof verified locally" : ("INVALID: " + why).c_str(),
+                  static_cast<unsigned long long>(t.total_ms), static_cast<unsigned long long>(t.queue_ms),
+                  static_cast<unsigned long long>(t.params_ms), static_cast<unsigned long long>(t.synthesis_ms),
+                  static_cast<unsigned long long>(t.prove_ms), static_cast<unsigned long long>(t.verify_ms));
+    }
+  }
+  double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (ctx.json) {
+    std::cout << json{{"results", results}, {"all_valid", all_valid}, {"wall_s", wall_s}}.dump() << '\n';
+  } else {
+    std::printf("%u proof(s) in %.3f s: %s\n", a.count, wall_s, all_valid ? "all valid" : "SOME INVALID");
+  }
+  if (!all_valid) throw DaemonError{{eng::ErrorKind::kInternal, "a returned proof did not verify locally"}};
+}
+
+void submit(Context& ctx, const DaemonArgs& a) {
+  cuzk::rpc::Client client(a.addr);
+  eng::JobView v = unwrap(client.submit(demo_request(a, a.seed)));
+  if (ctx.json) std::cout << job_json(v).dump() << '\n';
+  else std::printf("%llu\n", static_cast<unsigned long long>(v.id));
+}
+
+void await_job(Context& ctx, const DaemonArgs& a) {
+  cuzk::rpc::Client client(a.addr);
+  eng::JobOutcome o = unwrap(client.await(job_key(a), a.timeout_ms));
+  if (ctx.json) {
+    std::cout << json{{"job", job_json(o.job)}, {"proof", hex(o.output.proof)},
+                      {"verifying_key", hex(o.output.vk_bytes)}, {"total_ms", o.output.timings.total_ms}}
+                     .dump()
+              << '\n';
+  } else {
+    std::printf("job %llu done: proof %s\n", static_cast<unsigned long long>(o.job.id), hex(o.output.proof).c_str());
+  }
+}
+
+void cancel(Context& ctx, const DaemonArgs& a) {
+  cuzk::rpc::Client client(a.addr);
+  eng::JobView v = unwrap(client.cancel(job_key(a)));
+  if (ctx.json) std::cout << job_json(v).dump() << '\n';
+  else
+    std::printf("job %llu: %s\n", static_cast<unsigned long long>(v.id),
+                std::string(eng::to_string(v.state)).c_str());
+}
+
+void status(Context& ctx, const DaemonArgs& a) {
+  cuzk::rpc::Client client(a.addr);
+  cuzk::rpc::ClientStatus s = client.status();
+  const eng::EngineStatus& e = s.engine;
+  if (ctx.json) {
+    json queues = json::object();
+    for (int p = 0; p < eng::kNumPriorities; ++p)
+      queues[std::string(eng::to_string(static_cast<eng::Priority>(p)))] = e.queued[static_cast<std::size_t>(p)];
+    json jobs = json::array();
+    for (const auto& j : e.jobs) {
+      json jj = job_json(j);
+      jj["kind"] = eng::to_string(j.kind);
+      jj["stage"] = j.stage;
+      jj["age_ms"] = j.age_ms;
+      jobs.push_back(jj);
+    }
+    json workers = json::array();
+    for (const auto& w : e.workers)
+      workers.push_back({{"id", w.id}, {"busy", w.job.has_value()}, {"job", w.job.value_or(0)}});
+    json params = json::array();
+    for (const auto& p : e.loaded_params) params.push_back({{"circuit_id", p.circuit_id}, {"bytes", p.bytes}});
+    std::cout << json{{"schema_version", s.schema_version}, {"uptime_ms", e.uptime_ms}, {"draining", e.draining},
+                      {"queues", queues}, {"queue_capacity", e.queue_capacity}, {"jobs", jobs},
+                      {"workers", workers}, {"loaded_params", params}, {"resident_bytes", e.resident_bytes},
+                      {"params_bytes", s.params_bytes}, {"completed_total", e.completed_total},
+                      {"failed_total", e.failed_total}, {"cancelled_total", e.cancelled_total},
+                      {"max_message_bytes", s.max_message_bytes}}
+                     .dump()
+              << '\n';
+    return;
+  }
+  std::printf("cuzkd schema v%u, up %.1f s%s\n", s.schema_version, static_cast<double>(e.uptime_ms) / 1000.0,
+              e.draining ? " (draining)" : "");
+  std::printf("queue: critical %u, high %u, normal %u, low %u (capacity %u)\n", e.queued[3], e.queued[2], e.queued[1],
+              e.queued[0], e.queue_capacity);
+  for (const auto& w : e.workers)
+    std::printf("worker %u: %s\n", w.id, w.job ? ("job " + std::to_string(*w.job)).c_str() : "idle");
+  for (const auto& j : e.jobs)
+    std::printf("job %llu %s %s stage=%s age=%llu ms\n", static_cast<unsigned long long>(j.id), j.request_id.c_str(),
+                std::string(eng::to_string(j.state)).c_str(), j.stage.c_str(),
+                static_cast<unsigned long long>(j.age_ms));
+  for (const auto& p : e.loaded_params)
+    std::printf("params %s: %llu bytes\n", p.circuit_id.c_str(), static_cast<unsigned long long>(p.bytes));
+  std::printf("done %llu, failed %llu, cancelled %llu; resident %.1f MiB\n",
+              static_cast<unsigned long long>(e.completed_total), static_cast<unsigned long long>(e.failed_total),
+              static_cast<unsigned long long>(e.cancelled_total), static_cast<double>(e.resident_bytes) / (1 << 20));
+}
+
+void metrics(Context& ctx, const DaemonArgs& a) {
+  cuzk::rpc::Client client(a.addr);
+  std::string text = client.metrics();
+  if (ctx.json) std::cout << json{{"metrics", text}}.dump() << '\n';
+  else std::fputs(text.c_str(), stdout);
+}
+
+void preload(Context& ctx, const DaemonArgs& a) {
+  cuzk::rpc::Client client(a.addr);
+  eng::ParamsInfo info = unwrap(client.preload(a.circuit_id));
+  if (ctx.json)
+    std::cout << json{{"circuit_id", a.circuit_id}, {"already_loaded", info.already_loaded}, {"load_ms", info.load_ms}}
+                     .dump()
+              << '\n';
+  else std::printf("%s: %s (%llu ms)\n", a.circuit_id.c_str(), info.already_loaded ? "already loaded" : "loaded",
+                   static_cast<unsigned long long>(info.load_ms));
+}
+
+void evict(Context& ctx, const DaemonArgs& a) {
+  cuzk::rpc::Client client(a.addr);
+  unwrap(client.evict(a.circuit_id));
+  if (ctx.json) std::cout << json{{"circuit_id", a.circuit_id}, {"evicted", true}}.dump() << '\n';
+  else std::printf("%s: evicted\n", a.circuit_id.c_str());
+}
+
+// Prints each event the daemon streams to it.
+class PrintingSink final : public cuzk::rpc::schema::EventSink::Server {
+ public:
+  PrintingSink(const Context& ctx, std::uint64_t& seen) : ctx_(ctx), seen_(seen) {}
+  kj::Promise<void> event(EventContext call) override {
+    auto e = call.getParams().getEvent();
+    std::string state(eng::to_string(cuzk::rpc::from_wire(e.getState())));
+    std::string error = e.hasError() ? std::string(e.getError().getMessage().cStr()) : "";
+    if (ctx_.json) {
+      json j = {{"job_id", e.getJobId()}, {"request_id", e.getRequestId().cStr()}, {"state", state},
+                {"stage", e.getStage().cStr()}, {"elapsed_ms", e.getElapsedMs()}};
+      if (e.hasError()) j["error"] = error;
+      std::cout << j.dump() << std::endl;
+    } else {
+      std::printf("job %llu %s %s/%s +%llu ms%s%s\n", static_cast<unsigned long long>(e.getJobId()),
+                  e.getRequestId().cStr(), state.c_str(), e.getStage().cStr(),
+                  static_cast<unsigned long long>(e.getElapsedMs()), error.empty() ? "" : ": ", error.c_str());
+      std::fflush(stdout);
+    }
+    ++seen_;
+    return kj::READY_NOW;
+  }
+
+ private:
+  const Context& ctx_;
+  std::uint64_t& seen_;
+};
+
+void watch(Context& ctx, const DaemonArgs& a) {
+  cuzk::rpc::Client client(a.addr);
+  auto& impl = client.impl();
+  std::uint64_t seen = 0;
+  try {
+    auto req = impl.cap.watchRequest();
+    req.setSink(kj::heap<PrintingSink>(ctx, seen));
+    auto handle = req.send().wait(impl.ws()).getHandle();
+    // Events arrive while the KJ loop turns; a status call every 500 ms both
+    // turns it and notices a daemon that went away.
+    auto& timer = impl.ez.getIoProvider().getTimer();
+    while (a.max_events == 0 || seen < a.max_events) {
+      timer.afterDelay(500 * kj::MILLISECONDS).wait(impl.ws());
+      impl.cap.statusRequest().send().wait(impl.ws());
+    }
+  } catch (const kj::Exception& e) {
+    throw cuzk::rpc::ClientError(std::string("transport: ") + e.getDescription().cStr());
+  }
+}
+
+}  // namespace
+
+void register_daemon(CLI::App& app, Context& ctx) {
+  // Owned by the callbacks (and so by `app`), not a static.
+  auto args = std::make_shared<DaemonArgs>();
+  args->addr = default_addr();
+  app.add_option("--addr", args->addr, "daemon address (default: $CUZK_ADDR, else unix:///run/cuzkd/cuzkd.sock)");
+
+  auto add_demo = [&args](CLI::App* c) {
+    c->add_option("--circuit", args->circuit, "built-in circuit (demo)");
+    c->add_option("--size", args->size, "demo size: log2 of the domain")->required();
+    c->add_option("--seed", args->seed, "witness x_0 (default 1; --count K uses seed .. seed+K-1)");
+  };
+  auto add_key = [&args](CLI::App* c) {
+    c->add_option("--job", args->job, "job id");
+    c->add_option("--request-id", args->request_id, "client request id");
+  };
+
+  auto* pr = app.add_subcommand("prove-remote", "prove on the daemon (submit + await) and verify locally");
+  add_demo(pr);
+  pr->add_option("--count", args->count, "number of proofs")->check(CLI::Range(1u, 100000u));
+  pr->add_option("--request-id", args->request_id, "request id (suffixed -i when --count > 1)");
+  pr->add_option("--priority", args->priority, "low | normal | high | critical");
+  pr->add_option("--timeout-ms", args->timeout_ms, "per-proof await timeout (0: none)");
+  pr->callback([&ctx, args] { guarded(ctx, [&] { prove_remote(ctx, *args); }); });
+
+  // The CLI contract's `cuzkctl prove --circuit demo --size N [--count K]`:
+  // the offline `prove` subcommand (registered first) proves through the
+  // daemon when --circuit is given.
+  CLI::App* offline = nullptr;
+  try {
+    offline = app.get_subcommand("prove");
+  } catch (const CLI::OptionNotFound&) {
+  }
+  if (offline != nullptr) {
+    CLI::Option* circuit = offline->add_option("--circuit", args->circuit, "built-in circuit: prove through the daemon");
+    offline->add_option("--size", args->size, "demo size: log2 of the domain (with --circuit)");
+    offline->add_option("--count", args->count, "number of proofs (with --circuit)")->check(CLI::Range(1u, 100000u));
+    offline->add_option("--seed", args->seed, "witness x_0 (with --circuit)");
+    offline->add_option("--priority", args->priority, "low | normal | high | critical (with --circuit)");
+    offline->add_option("--request-id", args->request_id, "request id (with --circuit)");
+    offline->add_option("--timeout-ms", args->timeout_ms, "per-proof await timeout (with --circuit)");
+    offline->parse_complete_callback([&ctx, args, circuit] {
+      if (circuit->count() == 0) return;
+      ctx.handled = true;
+      if (args->size == 0) {
+        print_error(ctx, "invalidInput", "--size is required with --circuit");
+        ctx.exit_code = kExitMalformed;
+        return;
+      }
+      guarded(ctx, [&] { prove_remote(ctx, *args); });
+    });
+  }
+
+  auto* su = app.add_subcommand("submit", "submit a proof job; prints its job id");
+  add_demo(su);
+  su->add_option("--request-id", args->request_id, "idempotency key: resubmitting returns the same job");
+  su->add_option("--priority", args->priority, "low | normal | high | critical");
+  su->callback([&ctx, args] { guarded(ctx, [&] { submit(ctx, *args); }); });
+
+  auto* aw = app.add_subcommand("await", "wait for a job's proof");
+  add_key(aw);
+  aw->add_option("--timeout-ms", args->timeout_ms, "give up after T ms (0: wait)");
+  aw->callback([&ctx, args] { guarded(ctx, [&] { await_job(ctx, *args); }); });
+
+  auto* ca = app.add_subcommand("cancel", "cancel a queued or running job");
+  add_key(ca);
+  ca->callback([&ctx, args] { guarded(ctx, [&] { cancel(ctx, *args); }); });
+
+  app.add_subcommand("status", "queues, jobs, workers, parameters, memory")
+      ->callback([&ctx, args] { guarded(ctx, [&] { status(ctx, *args); }); });
+  app.add_subcommand("metrics", "Prometheus metrics text")
+      ->callback([&ctx, args] { guarded(ctx, [&] { metrics(ctx, *args); }); });
+
+  auto* wa = app.add_subcommand("watch", "stream live job events");
+  wa->add_option("--max-events", args->max_events, "exit after N events (0: until the daemon stops)");
+  wa->callback([&ctx, args] { guarded(ctx, [&] { watch(ctx, *args); }); });
+
+  auto* pl = app.add_subcommand("preload-srs", "load (or generate) a circuit's parameters");
+  pl->add_option("circuit_id", args->circuit_id, "e.g. demo-10")->required();
+  pl->callback([&ctx, args] { guarded(ctx, [&] { preload(ctx, *args); }); });
+  auto* ev = app.add_subcommand("evict-srs", "drop a circuit's parameters from memory");
+  ev->add_option("circuit_id", args->circuit_id, "e.g. demo-10")->required();
+  ev->callback([&ctx, args] { guarded(ctx, [&] { evict(ctx, *args); }); });
+}
+
+}  // namespace cuzkctl
