@@ -234,7 +234,9 @@ void prove(Context& ctx, const ProveArgs& a) {
   Proof proof;
   std::vector<Fr> pub;
   if (!a.zkey.empty()) {
+    std::fprintf(stderr, "cuzkctl prove: reading %s\n", a.zkey.c_str());
     Zkey z = read_zkey(a.zkey, pool);
+    std::fprintf(stderr, "cuzkctl prove: proving (domain %u) on %zu threads\n", z.domain_size, pool.size());
     proof = prove_zkey(z, wires, random_blinding(), pool);
     if (wires.size() < z.n_public + 1) throw Malformed("witness shorter than the public inputs");
     pub.assign(wires.begin() + 1, wires.begin() + 1 + z.n_public);
@@ -243,7 +245,10 @@ void prove(Context& ctx, const ProveArgs& a) {
     R1cs r1cs = load_circom_r1cs(a.r1cs).r1cs;
     Witness w = split_wires(r1cs, wires);
     if (!is_satisfied(r1cs, w.inputs, w.aux, pool)) throw Malformed("the witness does not satisfy the circuit");
+    std::fprintf(stderr, "cuzkctl prove: reading %s\n", a.params.c_str());
     Parameters params = read_params(a.params, pool);
+    std::fprintf(stderr, "cuzkctl prove: proving %zu constraints (domain 2^%u) on %zu threads\n",
+                 r1cs.num_constraints(), unsigned(__builtin_ctzll(domain_size(r1cs))), pool.size());
     CpuProver prover(pool);
     std::vector<Witness> ws{w};
     std::vector<Blinding> bl{random_blinding()};
