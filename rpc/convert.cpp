@@ -99,7 +99,13 @@ engine::Result<engine::JobRequest> read(wire::ProofRequest::Reader r) {
       req.demo_seed = g.getSeed();
       break;
     }
-    case wire::ProofRequest::Kind::POREP_C2: req.kind = engine::ProofKind::kPoRepC2; break;
+    case wire::ProofRequest::Kind::POREP_C2: {
+      auto c2 = kind.getPorepC2();
+      req.kind = engine::ProofKind::kPoRepC2;
+      auto data = c2.getVanillaProof();
+      req.c1_json.assign(reinterpret_cast<const char*>(data.begin()), data.size());
+      break;
+    }
     case wire::ProofRequest::Kind::WINDOW_POST: req.kind = engine::ProofKind::kWindowPost; break;
     case wire::ProofRequest::Kind::WINNING_POST: req.kind = engine::ProofKind::kWinningPost; break;
     case wire::ProofRequest::Kind::SNAP_DEALS: req.kind = engine::ProofKind::kSnapDeals; break;
@@ -121,7 +127,11 @@ void fill(wire::ProofRequest::Builder b, const engine::JobRequest& req) {
       g.setSeed(req.demo_seed);
       break;
     }
-    case engine::ProofKind::kPoRepC2: kind.initPorepC2(); break;
+    case engine::ProofKind::kPoRepC2: {
+      auto c2 = kind.initPorepC2();
+      c2.setVanillaProof(kj::arrayPtr(reinterpret_cast<const kj::byte*>(req.c1_json.data()), req.c1_json.size()));
+      break;
+    }
     case engine::ProofKind::kWindowPost: kind.initWindowPost(); break;
     case engine::ProofKind::kWinningPost: kind.initWinningPost(); break;
     case engine::ProofKind::kSnapDeals: kind.initSnapDeals(); break;

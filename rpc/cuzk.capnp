@@ -59,9 +59,9 @@ struct Groth16Builtin {
 }
 
 # Filecoin proof kinds, declared so that clients can be written against the
-# final API; this daemon answers them with `unimplemented` for now.
+# final API. PoRepC2 is served (CPU); the others answer `unimplemented` for now.
 struct PoRepC2 {
-  vanillaProof @0 :Data;  # C1 output
+  vanillaProof @0 :Data;  # C1 output (SealCommitPhase1Output JSON); result: partitions x 192 B
   sectorNumber @1 :UInt64;
   minerId @2 :UInt64;
   registeredProof @3 :UInt64;

@@ -4,10 +4,14 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <mutex>
 #include <sstream>
 #include <system_error>
 
 #include "circuits/demo.hpp"
+#include "circuits/filecoin/c1.hpp"
+#include "circuits/filecoin/porep_c2.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/verifier.hpp"
@@ -41,7 +45,79 @@ std::uint64_t ms_between(steady_clock::time_point a, steady_clock::time_point b)
 
 bool is_cancellation(const std::system_error& e) { return e.code() == asio::error::operation_aborted; }
 
+namespace fc = circuits::filecoin;
+
+// A C2 failure caused by the C1 content is the caller's (do not retry); one
+// caused by parameters or our own prover is internal.
+ErrorKind porep_error_kind(fc::PorepC2ErrorKind k) {
+  switch (k) {
+    case fc::PorepC2ErrorKind::kPartitionCount:
+    case fc::PorepC2ErrorKind::kInputMismatch:
+    case fc::PorepC2ErrorKind::kUnsatisfied:
+    case fc::PorepC2ErrorKind::kSynthesis:
+      return ErrorKind::kInvalidInput;
+    case fc::PorepC2ErrorKind::kShapeMismatch:
+    case fc::PorepC2ErrorKind::kInvalidProof:
+    case fc::PorepC2ErrorKind::kWrongVk:
+    case fc::PorepC2ErrorKind::kParams:
+      return ErrorKind::kInternal;
+  }
+  return ErrorKind::kInternal;
+}
+
+// Runs f (on a worker thread), turning the C2 library's typed exceptions into
+// engine errors there: a job's co_awaits then throw only for cancellation.
+template <class T, class F>
+Result<T> porep_call(F&& f) {
+  try {
+    return f();
+  } catch (const fc::C1Error& e) {
+    return Error{ErrorKind::kInvalidInput, std::string("C1 output: ") + e.what()};
+  } catch (const fc::PorepC2Error& e) {
+    return Error{porep_error_kind(e.kind()), e.what()};
+  } catch (const std::exception& e) {
+    return Error{ErrorKind::kInternal, e.what()};
+  }
+}
+
+std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw fc::PorepC2Error(fc::PorepC2ErrorKind::kParams, "cannot read " + path.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 }  // namespace
+
+// Shapes and parameters of PoRep C2, per sector shape. Loads block (files of
+// GBs, or a development setup of minutes), so they run on the worker pool;
+// the mutex makes concurrent jobs of one size wait for a single load.
+struct Engine::PorepState {
+  explicit PorepState(std::filesystem::path params_dir) : dir(params_dir), shapes(std::move(params_dir)) {}
+
+  struct Ready {
+    std::shared_ptr<const groth16::R1cs> r1cs;
+    fc::LoadedParams loaded;
+    std::vector<std::uint8_t> vk_bytes;  // bellperson .vk encoding
+  };
+
+  std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool) {
+    std::string key = fc::official_param_names(proof).params;  // V1 and V1_1 share parameters
+    std::lock_guard lock(mu);
+    if (auto it = ready.find(key); it != ready.end()) return it->second;
+    std::filesystem::create_directories(dir);
+    auto r = std::make_shared<Ready>();
+    r->r1cs = shapes.compiled_shape(proof);
+    r->loaded = fc::ensure_dev_params(proof, dir, *r->r1cs, pool);
+    r->vk_bytes = read_file_bytes(r->loaded.vk_path);
+    ready.emplace(key, r);
+    return r;
+  }
+
+  std::filesystem::path dir;
+  fc::PorepC2 shapes;
+  std::mutex mu;  // guards ready; held across a load
+  std::map<std::string, std::shared_ptr<const Ready>> ready;
+};
 
 std::uint64_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
@@ -64,9 +140,12 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
       work_available_(loop),
       job_finished_(loop),
       stop_(loop),
+      porep_(std::make_unique<PorepState>(params.dir())),
       tasks_(loop) {
   if (config_.max_concurrent_jobs == 0) config_.max_concurrent_jobs = 1;
 }
+
+Engine::~Engine() = default;
 
 void Engine::start() {
   for (std::uint32_t i = 0; i < config_.max_concurrent_jobs; ++i) {
@@ -85,11 +164,15 @@ Result<JobView> Engine::submit(JobRequest request) {
     return Error{kind, std::move(msg)};
   };
   if (draining_) return reject(ErrorKind::kShuttingDown, "the daemon is shutting down");
-  if (request.kind != ProofKind::kGroth16Demo) {
+  if (request.kind != ProofKind::kGroth16Demo && request.kind != ProofKind::kPoRepC2) {
     return reject(ErrorKind::kUnimplemented,
                   std::string("proof kind ") + std::string(to_string(request.kind)) + " is not implemented yet");
   }
-  if (request.demo_log_domain < kMinDemoLogDomain || request.demo_log_domain > config_.max_demo_log_domain) {
+  if (request.kind == ProofKind::kPoRepC2 && request.c1_json.empty()) {
+    return reject(ErrorKind::kInvalidInput, "PoRep C2 request without C1 output (vanillaProof is empty)");
+  }
+  if (request.kind == ProofKind::kGroth16Demo &&
+      (request.demo_log_domain < kMinDemoLogDomain || request.demo_log_domain > config_.max_demo_log_domain)) {
     return reject(ErrorKind::kInvalidInput, "demo size (log2 of the domain) must be in [" +
                                                 std::to_string(kMinDemoLogDomain) + ", " +
                                                 std::to_string(config_.max_demo_log_domain) +
@@ -276,6 +359,10 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
 }
 
 asio::awaitable<void> Engine::run_job(JobPtr job) {
+  if (job->request.kind == ProofKind::kPoRepC2) {
+    co_await run_porep_c2(job);
+    co_return;
+  }
   job->started_at = steady_clock::now();
   Timings t;
   t.queue_ms = ms_between(job->submitted_at, job->started_at);
@@ -351,6 +438,82 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
       co_return;
     }
     // The engine's coroutines are being torn down: record, then unwind.
+    finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "daemon shutting down"});
+    throw;
+  } catch (const std::exception& e) {
+    finish(*job, JobState::kFailed, Error{ErrorKind::kInternal, std::string(e.what())});
+  }
+}
+
+asio::awaitable<void> Engine::run_porep_c2(JobPtr job) {
+  job->started_at = steady_clock::now();
+  Timings t;
+  t.queue_ms = ms_between(job->submitted_at, job->started_at);
+  auto stage_done = [](steady_clock::time_point& since) {
+    auto now = steady_clock::now();
+    std::uint64_t ms = ms_between(since, now);
+    since = now;
+    return ms;
+  };
+  auto cancelled = [&]() {
+    if (!job->cancel_requested) return false;
+    finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
+    return true;
+  };
+  auto failed = [&](const Error& e) {
+    finish(*job, JobState::kFailed, e);
+  };
+  try {
+    auto since = steady_clock::now();
+    set_stage(*job, JobState::kRunning, "c1");
+    // The closures given to run_on capture plain references only: gcc 12
+    // destroys such a closure temporary twice inside a co_await, so a
+    // captured shared_ptr would lose a reference each time (a use-after-free
+    // of the job under ASan). This frame outlives every closure (run_on).
+    const std::string& c1_json = job->request.c1_json;
+    Result<std::shared_ptr<const fc::C1Output>> c1 = co_await runtime::run_on(cpu_, [&c1_json] {
+      return porep_call<std::shared_ptr<const fc::C1Output>>(
+          [&] { return std::make_shared<const fc::C1Output>(fc::parse_c1(c1_json)); });
+    });
+    t.synthesis_ms = stage_done(since);  // parsing; partition synthesis is inside prove_c2
+    if (!c1) co_return failed(c1.error());
+    if (cancelled()) co_return;
+
+    set_stage(*job, JobState::kRunning, "params");
+    const fc::SealProof proof = c1.value()->registered_proof;
+    Result<std::shared_ptr<const PorepState::Ready>> ready = co_await runtime::run_on(cpu_, [this, proof] {
+      return porep_call<std::shared_ptr<const PorepState::Ready>>([&] { return porep_->get(proof, math_); });
+    });
+    t.params_ms = stage_done(since);
+    if (!ready) co_return failed(ready.error());
+    if (cancelled()) co_return;
+
+    // Synthesis of every partition, proving, and the batch verification of
+    // all partitions against public inputs derived from public data: one
+    // call, which fails rather than return an invalid proof.
+    set_stage(*job, JobState::kRunning, "prove");
+    Result<std::vector<std::uint8_t>> bytes =
+        co_await runtime::run_on(cpu_, [this, &c1_out = *c1.value(), &r = *ready.value()] {
+          return porep_call<std::vector<std::uint8_t>>([&] {
+            groth16::CpuProver prover(math_);
+            return fc::prove_c2(c1_out, r.loaded.params, *r.r1cs, prover, math_);
+          });
+        });
+    t.prove_ms = stage_done(since);
+    if (!bytes) co_return failed(bytes.error());
+
+    ProofOutput out;
+    out.proof = std::move(bytes.value());
+    out.vk_bytes = ready.value()->vk_bytes;
+    t.total_ms = ms_between(job->submitted_at, steady_clock::now());
+    out.timings = t;
+    job->output = std::move(out);
+    finish(*job, JobState::kDone, std::nullopt);
+  } catch (const std::system_error& e) {
+    if (!is_cancellation(e)) {
+      finish(*job, JobState::kFailed, Error{ErrorKind::kInternal, e.what()});
+      co_return;
+    }
     finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "daemon shutting down"});
     throw;
   } catch (const std::exception& e) {

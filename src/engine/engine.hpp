@@ -11,6 +11,8 @@
 //   synthesis (witness generation)
 //   prove     (CPU Groth16 prover)
 //   verify    (every proof is verified before it is returned)
+// A PoRep C2 job runs c1 (parse) -> params -> prove (synthesis, proving and
+// the batch verification of all partitions, inside prove_c2).
 // Cancellation of a running job is cooperative: the flag is checked between
 // stages, so a cancel takes effect within one stage.
 //
@@ -57,7 +59,7 @@ class Engine {
   Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool& math, ParamStore& params,
          runtime::Logger& log, EngineConfig config);
   // Must be drained first if it was started.
-  ~Engine() = default;
+  ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -90,6 +92,7 @@ class Engine {
 
   asio::awaitable<void> worker(std::uint32_t index);
   asio::awaitable<void> run_job(JobPtr job);
+  asio::awaitable<void> run_porep_c2(JobPtr job);  // the kPoRepC2 pipeline
   asio::awaitable<void> expiry_loop();
   JobPtr find(const JobKey& key) const;
   JobView view(const Job& job) const;
@@ -127,6 +130,11 @@ class Engine {
   std::array<std::uint64_t, kLatencyBucketsS.size()> latency_buckets_{};
   double latency_sum_s_ = 0;
   std::array<double, 4> stage_sum_s_{};  // params, synthesis, prove, verify
+
+  // PoRep C2: compiled partition shapes and parameters per sector size,
+  // loaded (or dev-generated) on first use under params_.dir().
+  struct PorepState;
+  std::unique_ptr<PorepState> porep_;
 
   runtime::TaskSet tasks_;  // last: destroyed first, after every coroutine has joined
 };

@@ -66,6 +66,8 @@ class ParamStore {
 
   std::vector<ParamsEntry> loaded() const;
   std::uint64_t loaded_bytes() const;
+  // <state_dir>/params: where every circuit's parameter files live.
+  const std::filesystem::path& dir() const { return dir_; }
 
  private:
   struct Slot {

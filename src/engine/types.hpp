@@ -63,7 +63,7 @@ class Result {
 
 enum class ProofKind : std::uint8_t {
   kGroth16Demo,  // built-in demo circuit (src/circuits/demo.hpp)
-  kPoRepC2,      // declared, not implemented yet
+  kPoRepC2,      // PoRep commit phase 2: C1 JSON in, partitions x 192 B out
   kWindowPost,
   kWinningPost,
   kSnapDeals,
@@ -76,9 +76,13 @@ struct JobRequest {
   ProofKind kind = ProofKind::kGroth16Demo;
   std::uint32_t demo_log_domain = 0;  // kGroth16Demo: size = log2 of the domain (rounds fill it)
   std::uint64_t demo_seed = 0;    // kGroth16Demo: witness x_0
+  // kPoRepC2: the SealCommitPhase1Output JSON (parsed by the job, on a worker
+  // thread: a 32 GiB C1 is tens of MB and must not stall the loop).
+  std::string c1_json;
   // Same proof wanted: the idempotency check compares requests with this.
   bool same_work(const JobRequest& o) const {
-    return kind == o.kind && demo_log_domain == o.demo_log_domain && demo_seed == o.demo_seed;
+    return kind == o.kind && demo_log_domain == o.demo_log_domain && demo_seed == o.demo_seed &&
+           c1_json == o.c1_json;
   }
 };
 

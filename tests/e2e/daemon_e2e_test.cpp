@@ -22,6 +22,9 @@
 #include <thread>
 
 #include "circuits/demo.hpp"
+#include "circuits/filecoin/c1.hpp"
+#include "circuits/filecoin/c1_synth.hpp"
+#include "circuits/filecoin/porep_c2.hpp"
 #include "groth16/params.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/verifier.hpp"
@@ -392,13 +395,19 @@ TEST_F(DaemonE2E, MalformedRequestsGetTypedErrorsWhileOtherJobsComplete) {
     ASSERT_FALSE(r.ok()) << size;
     EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput) << size;
   }
-  for (auto kind : {engine::ProofKind::kPoRepC2, engine::ProofKind::kWindowPost, engine::ProofKind::kWinningPost,
-                    engine::ProofKind::kSnapDeals}) {
+  for (auto kind : {engine::ProofKind::kWindowPost, engine::ProofKind::kWinningPost, engine::ProofKind::kSnapDeals}) {
     JobRequest req;
     req.kind = kind;
     auto r = c.submit(req);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, ErrorKind::kUnimplemented);
+  }
+  {
+    JobRequest req;  // PoRep C2 without its C1 output
+    req.kind = engine::ProofKind::kPoRepC2;
+    auto r = c.submit(req);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput);
   }
   auto missing = c.await(engine::JobId{999999}, 100);
   ASSERT_FALSE(missing.ok());
@@ -591,6 +600,118 @@ TEST_F(DaemonE2E, CuzkctlProvesVerifiesAndReportsTypedErrors) {
   EXPECT_EQ(nowhere.out.rfind("error: unavailable: ", 0), 0u) << nowhere.out;
 }
 #endif
+
+// PoRep C2 ------------------------------------------------------------------
+
+namespace fc = circuits::filecoin;
+
+JobRequest porep(std::string c1_json) {
+  JobRequest r;
+  r.kind = engine::ProofKind::kPoRepC2;
+  r.c1_json = std::move(c1_json);
+  return r;
+}
+
+// The message parse_c1 itself gives for `json` (empty if it parses).
+std::string c1_error_of(const std::string& json) {
+  try {
+    fc::parse_c1(json);
+  } catch (const fc::C1Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(DaemonE2E, MalformedPorepC1IsInvalidInputAndTheDaemonStaysUp) {
+  rpc::Client c(addr());
+  // Valid JSON of the wrong shape, and text that is not JSON at all.
+  for (std::string bad : {std::string(R"({"registered_proof": "StackedDrg2KiBV1_1", "vanilla_proofs": 7})"),
+                          std::string("{not json")}) {
+    const std::string expected = c1_error_of(bad);
+    ASSERT_FALSE(expected.empty()) << bad;
+    auto out = c.prove(porep(bad), 30000);
+    ASSERT_FALSE(out.ok()) << bad;
+    EXPECT_EQ(out.error().kind, ErrorKind::kInvalidInput) << out.error().message;
+    EXPECT_NE(out.error().message.find(expected), std::string::npos)
+        << "daemon said: " << out.error().message << "\nparse_c1 says: " << expected;
+  }
+  auto empty = c.submit(porep(""));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().kind, ErrorKind::kInvalidInput);
+  // Still serving: a demo proof completes and verifies.
+  auto demo_out = c.prove(demo(kSmallSize, 11), 30000);
+  ASSERT_TRUE(demo_out.ok()) << demo_out.error().message;
+  EXPECT_TRUE(verifies(demo_out.value(), kSmallSize, 11));
+#ifdef CUZKCTL_BINARY
+  if (fs::exists(CUZKCTL_BINARY)) {
+    fs::path file = *dir_ / "bad-c1.json";
+    std::ofstream(file) << "{not json";
+    CliRun cli = run_cuzkctl("--addr " + addr() + " prove --porep-c1 " + file.string());
+    EXPECT_EQ(cli.status, 1) << cli.out;
+    EXPECT_EQ(cli.out.rfind("error: invalid_input: ", 0), 0u) << cli.out;
+  }
+#endif
+}
+
+// One genuine 2 KiB sector, end to end: the first PoRep job of the daemon
+// compiles the partition circuit and generates development parameters under
+// <state-dir>/params (minutes on 2 cores), proves, and the test verifies the
+// returned bytes itself against public inputs it derives from the C1's public
+// data.
+TEST_F(DaemonE2E, PorepC2Of2KiBSectorIsProvedThroughTheDaemonAndVerifies) {
+  const fc::SealProof sp = fc::SealProof::StackedDrg2KiBV1_1;
+  fc::SyntheticSealInputs in;
+  in.sector_id = 17;
+  in.prover_id[0] = 3;
+  in.ticket[1] = 8;
+  in.seed[2] = 6;
+  in.data_seed = 5;
+  const fc::C1Output c1 = fc::make_synthetic_c1(sp, in);
+  const std::string c1_json = fc::to_json(c1);
+  const std::size_t partitions = fc::seal_proof_info(sp).partitions;
+
+  std::vector<std::uint8_t> proof;
+  std::vector<std::uint8_t> vk_bytes;
+#ifdef CUZKCTL_BINARY
+  const bool via_cli = fs::exists(CUZKCTL_BINARY);
+#else
+  const bool via_cli = false;
+#endif
+  if (via_cli) {
+#ifdef CUZKCTL_BINARY
+    // Through `cuzkctl prove --porep-c1` (which also verifies locally).
+    fs::path c1_file = *dir_ / "c1.json", proof_file = *dir_ / "c2.proof";
+    std::ofstream(c1_file) << c1_json;
+    CliRun cli = run_cuzkctl("--addr " + addr() + " --json prove --porep-c1 " + c1_file.string() + " --proof " +
+                             proof_file.string());
+    ASSERT_EQ(cli.status, 0) << cli.out;
+    EXPECT_NE(cli.out.find("\"valid\":true"), std::string::npos) << cli.out;
+    std::ifstream pf(proof_file, std::ios::binary);
+    proof.assign(std::istreambuf_iterator<char>(pf), std::istreambuf_iterator<char>());
+    // The key the daemon generated, read from its state dir.
+    fs::path vk_file = *dir_ / "state" / "params" / fc::dev_param_names(sp).vk;
+    ASSERT_TRUE(fs::exists(vk_file)) << vk_file;
+    std::ifstream vf(vk_file, std::ios::binary);
+    vk_bytes.assign(std::istreambuf_iterator<char>(vf), std::istreambuf_iterator<char>());
+#endif
+  } else {
+    rpc::Client c(addr());
+    auto out = c.prove(porep(c1_json), 0);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    proof = out.value().output.proof;
+    vk_bytes = out.value().output.vk_bytes;
+  }
+  ASSERT_EQ(proof.size(), partitions * groth16::kProofBytes);
+  EXPECT_TRUE(fs::exists(*dir_ / "state" / "params" / fc::dev_param_names(sp).params));
+
+  auto pvk = groth16::prepare_verifying_key(groth16::decode_vk(vk_bytes));
+  auto inputs = fc::porep_public_inputs(sp, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed);
+  std::string detail;
+  EXPECT_EQ(fc::verify_porep_proof(pvk, proof, inputs, &detail), groth16::VerifyResult::kValid) << detail;
+  // The check can fail: the same proof for another seed's statement is rejected.
+  auto other = fc::porep_public_inputs(sp, c1.replica_id, c1.comm_d, c1.comm_r, c1.ticket);
+  EXPECT_NE(fc::verify_porep_proof(pvk, proof, other), groth16::VerifyResult::kValid);
+}
 
 }  // namespace
 }  // namespace cuzk

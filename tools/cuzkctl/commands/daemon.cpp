@@ -5,6 +5,10 @@
 //         submit K proofs, await them, verify each locally against the
 //         verifying key the daemon returns and the public inputs recomputed
 //         here (x_0 = seed, y = chain(x_0))
+//     prove --porep-c1 FILE [--proof OUT] [--request-id ID] [--priority P]
+//         PoRep C2 on the daemon: C1 JSON in, partitions x 192 B out; the
+//         proof is verified here too, against the returned verifying key and
+//         public inputs derived from the C1's public data
 //     submit --circuit demo --size N [--request-id ID] [--priority P] [--seed S]
 //     await (--job ID | --request-id ID) [--timeout-ms T]
 //     cancel (--job ID | --request-id ID)
@@ -20,12 +24,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "circuits/demo.hpp"
+#include "circuits/filecoin/c1.hpp"
+#include "circuits/filecoin/porep_c2.hpp"
 #include "cuzkctl/commands.hpp"
 #include "engine/types.hpp"
 #include "engine/views.hpp"
@@ -56,6 +64,8 @@ struct DaemonArgs {
   std::uint64_t timeout_ms = 0;
   std::string circuit_id;
   std::uint64_t max_events = 0;
+  std::string porep_c1;   // prove --porep-c1 FILE
+  std::string proof_out;  // prove --proof OUT (with --porep-c1)
 };
 
 // A typed daemon error: printed as one line, exit 1.
@@ -207,6 +217,69 @@ void prove_remote(Context& ctx, const DaemonArgs& a) {
     std::printf("%u proof(s) in %.3f s: %s\n", a.count, wall_s, all_valid ? "all valid" : "SOME INVALID");
   }
   if (!all_valid) throw DaemonError{{eng::ErrorKind::kInternal, "a returned proof did not verify locally"}};
+}
+
+// Verifies a PoRep C2 proof locally: the daemon's verifying key, and public
+// inputs derived here from the C1's public data (replica_id, comm_d, comm_r,
+// seed), never from anything the daemon computed.
+bool verify_porep_locally(const eng::JobOutcome& o, const std::string& c1_json, std::string& why) {
+  namespace fc = cuzk::circuits::filecoin;
+  try {
+    fc::C1Output c1 = fc::parse_c1(c1_json);
+    auto pvk = cuzk::groth16::prepare_verifying_key(cuzk::groth16::decode_vk(o.output.vk_bytes));
+    auto inputs = fc::porep_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed);
+    std::string detail;
+    auto verdict = fc::verify_porep_proof(pvk, o.output.proof, inputs, &detail);
+    why = std::string(cuzk::groth16::to_string(verdict)) + (detail.empty() ? "" : ": " + detail);
+    return verdict == cuzk::groth16::VerifyResult::kValid;
+  } catch (const std::exception& e) {
+    why = e.what();
+    return false;
+  }
+}
+
+void prove_porep_remote(Context& ctx, const DaemonArgs& a) {
+  std::ifstream in(a.porep_c1, std::ios::binary);
+  if (!in) throw CLI::ValidationError("--porep-c1", "cannot read " + a.porep_c1);
+  std::string c1_json{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  eng::JobRequest req;
+  req.kind = eng::ProofKind::kPoRepC2;
+  req.c1_json = c1_json;
+  req.request_id = a.request_id;
+  if (!a.priority.empty()) {
+    req.priority = eng::parse_priority(a.priority);
+    if (!req.priority) throw CLI::ValidationError("--priority", "expected low, normal, high or critical");
+  }
+  cuzk::rpc::Client client(a.addr);
+  auto t0 = std::chrono::steady_clock::now();
+  eng::JobView job = unwrap(client.submit(req));
+  eng::JobOutcome o = unwrap(client.await(job.id, a.timeout_ms));
+  double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string why;
+  bool valid = verify_porep_locally(o, c1_json, why);
+  if (!a.proof_out.empty()) {
+    std::ofstream out(a.proof_out, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(o.output.proof.data()), static_cast<std::streamsize>(o.output.proof.size()));
+    if (!out) throw CLI::ValidationError("--proof", "cannot write " + a.proof_out);
+  }
+  const eng::Timings& t = o.output.timings;
+  std::size_t partitions = o.output.proof.size() / 192;
+  if (ctx.json) {
+    std::cout << json{{"job", job_json(o.job)}, {"valid", valid}, {"verdict", why}, {"partitions", partitions},
+                      {"proof", hex(o.output.proof)}, {"wall_s", wall_s},
+                      {"timings_ms", {{"queue", t.queue_ms}, {"params", t.params_ms}, {"prove", t.prove_ms},
+                                      {"total", t.total_ms}}}}
+                     .dump()
+              << '\n';
+  } else {
+    std::printf("job %llu (%s): %zu partition(s), %zu bytes: %s  total %llu ms (queue %llu, params %llu, "
+                "prove %llu)\n",
+                static_cast<unsigned long long>(o.job.id), o.job.request_id.c_str(), partitions,
+                o.output.proof.size(), valid ? "proof verified locally" : ("INVALID: " + why).c_str(),
+                static_cast<unsigned long long>(t.total_ms), static_cast<unsigned long long>(t.queue_ms),
+                static_cast<unsigned long long>(t.params_ms), static_cast<unsigned long long>(t.prove_ms));
+  }
+  if (!valid) throw DaemonError{{eng::ErrorKind::kInternal, "the returned proof did not verify locally: " + why}};
 }
 
 void submit(Context& ctx, const DaemonArgs& a) {
@@ -401,7 +474,28 @@ void register_daemon(CLI::App& app, Context& ctx) {
     offline->add_option("--priority", args->priority, "low | normal | high | critical (with --circuit)");
     offline->add_option("--request-id", args->request_id, "request id (with --circuit)");
     offline->add_option("--timeout-ms", args->timeout_ms, "per-proof await timeout (with --circuit)");
-    offline->parse_complete_callback([&ctx, args, circuit] {
+    CLI::Option* porep_c1 =
+        offline->add_option("--porep-c1", args->porep_c1, "C1 output JSON: PoRep C2 through the daemon");
+    // The offline prover owns --proof; with --porep-c1 it names the output.
+    CLI::Option* proof_out = offline->get_option_no_throw("--proof");
+    CLI::App* root = &app;
+    offline->parse_complete_callback([&ctx, args, circuit, porep_c1, proof_out, root] {
+      // This runs before the root app stores its own options into their
+      // variables, so read the global --addr and --json here.
+      if (CLI::Option* o = root->get_option_no_throw("--addr"); o != nullptr && o->count() > 0)
+        args->addr = o->as<std::string>();
+      if (CLI::Option* o = root->get_option_no_throw("--json"); o != nullptr && o->count() > 0) ctx.json = true;
+      if (porep_c1->count() > 0) {
+        ctx.handled = true;
+        if (circuit->count() > 0) {
+          print_error(ctx, "usage", "--porep-c1 and --circuit are exclusive");
+          ctx.exit_code = kExitMalformed;
+          return;
+        }
+        if (proof_out != nullptr && proof_out->count() > 0) args->proof_out = proof_out->as<std::string>();
+        guarded(ctx, [&] { prove_porep_remote(ctx, *args); });
+        return;
+      }
       if (circuit->count() == 0) return;
       ctx.handled = true;
       if (args->size == 0) {
