@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "circuits/filecoin/c1_build.hpp"
 #include "circuits/native/poseidon.hpp"
 
 namespace cuzk::circuits::filecoin {
@@ -299,10 +300,7 @@ struct TreeShape {
 };
 
 TreeShape tree_rc_shape(const SealProofInfo& info) {
-  const MerkleProofKind kind = info.top_arity != 0   ? MerkleProofKind::Top
-                               : info.sub_arity != 0 ? MerkleProofKind::Sub
-                                                     : MerkleProofKind::Single;
-  return TreeShape{kind, info.base_levels, info.base_arity, info.sub_arity, info.top_arity};
+  return TreeShape{tree_rc_kind(info), info.base_levels, info.base_arity, info.sub_arity, info.top_arity};
 }
 
 TreeShape tree_d_shape(const SealProofInfo& info) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "circuits/filecoin/c1_build.hpp"
 #include "circuits/filecoin/derive.hpp"
 #include "circuits/filecoin/graph.hpp"
 #include "circuits/filecoin/labels.hpp"
@@ -80,30 +81,6 @@ class PeriodicShaTree {
   native::Sha256MerkleTree block_;
   std::vector<Digest32> up_;  // up_[i]: the node at level block_levels_ + i
 };
-
-// Splits a flat path (leaf level first) into rfp's base/sub/top parts.
-template <class Node, class Conv>
-MerkleProof to_merkle_proof(const native::MerklePath<Node>& path, const Node& leaf, const Node& root,
-                            MerkleProofKind kind, std::size_t base_levels, Conv conv) {
-  MerkleProof m;
-  m.kind = kind;
-  m.leaf = conv(leaf);
-  m.root = conv(root);
-  for (std::size_t l = 0; l < path.levels.size(); ++l) {
-    PathElement e;
-    e.index = path.levels[l].index;
-    for (const auto& s : path.levels[l].siblings) e.hashes.push_back(conv(s));
-    InclusionPath& dst = l < base_levels ? m.base : l == base_levels ? m.sub : m.top;
-    dst.push_back(std::move(e));
-  }
-  return m;
-}
-
-MerkleProofKind rc_kind(const SealProofInfo& info) {
-  return info.top_arity != 0   ? MerkleProofKind::Top
-         : info.sub_arity != 0 ? MerkleProofKind::Sub
-                               : MerkleProofKind::Single;
-}
 
 // The 6 DRG labels of layer l and (l > 1) the 8 expander labels of layer
 // l - 1, from the parents' columns (row l - 1 holds layer l).
@@ -221,7 +198,7 @@ C1Output make_sparse_synthetic_c1(SealProof proof, const SyntheticSealInputs& in
   c1.comm_r = fr_to_le_bytes(native::poseidon2(tree_c.root(), tree_r.root()));
 
   // 6. Vanilla proofs (trees are read-only from here: paths in parallel).
-  const MerkleProofKind kind = rc_kind(info);
+  const MerkleProofKind kind = tree_rc_kind(info);
   auto fr_bytes = [](const Fr& f) { return fr_to_le_bytes(f); };
   auto same = [](const Digest32& d) { return d; };
   auto column_proof = [&](std::uint32_t node) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "circuits/filecoin/c1_build.hpp"
 #include "circuits/filecoin/derive.hpp"
 #include "circuits/filecoin/graph.hpp"
 #include "circuits/filecoin/labels.hpp"
@@ -15,25 +16,6 @@ namespace {
 using ff::Fr;
 using native::fr_from_le_bytes;
 using native::fr_to_le_bytes;
-
-// Splits a flat native path (leaf level first) into the base/sub/top parts
-// rust-fil-proofs serialises.
-template <class Node, class Conv>
-MerkleProof to_proof(const native::MerklePath<Node>& path, const Node& leaf, const Node& root,
-                     MerkleProofKind kind, std::size_t base_levels, Conv conv) {
-  MerkleProof m;
-  m.kind = kind;
-  m.leaf = conv(leaf);
-  m.root = conv(root);
-  for (std::size_t l = 0; l < path.levels.size(); ++l) {
-    PathElement e;
-    e.index = path.levels[l].index;
-    for (const auto& s : path.levels[l].siblings) e.hashes.push_back(conv(s));
-    InclusionPath& dst = l < base_levels ? m.base : l == base_levels ? m.sub : m.top;
-    dst.push_back(std::move(e));
-  }
-  return m;
-}
 
 }  // namespace
 
@@ -92,16 +74,14 @@ C1Output make_synthetic_c1(SealProof proof, const SyntheticSealInputs& in, Threa
   const native::PoseidonMerkleTree tree_r(native::PoseidonTreeHasher{}, arities, replica, pool);
   c1.comm_r = fr_to_le_bytes(native::poseidon2(tree_c.root(), tree_r.root()));
 
-  const MerkleProofKind rc_kind = info.top_arity != 0   ? MerkleProofKind::Top
-                                  : info.sub_arity != 0 ? MerkleProofKind::Sub
-                                                        : MerkleProofKind::Single;
+  const MerkleProofKind rc_kind = tree_rc_kind(info);
   auto fr_bytes = [](const Fr& f) { return fr_to_le_bytes(f); };
   auto same = [](const Digest32& d) { return d; };
   auto column_proof = [&](std::uint32_t node) {
     ColumnProof c;
     c.column.index = node;
     for (std::size_t l = 0; l < info.layers; ++l) c.column.rows.push_back(labels[l][node]);
-    c.inclusion_proof = to_proof(tree_c.path(node), tree_c.leaf(node), tree_c.root(), rc_kind,
+    c.inclusion_proof = to_merkle_proof(tree_c.path(node), tree_c.leaf(node), tree_c.root(), rc_kind,
                                  info.base_levels, fr_bytes);
     return c;
   };
@@ -112,9 +92,9 @@ C1Output make_synthetic_c1(SealProof proof, const SyntheticSealInputs& in, Threa
                                                    info.challenges_per_partition, k)) {
       const auto node = std::uint32_t(ch);
       ChallengeProof p;
-      p.comm_d_proofs = to_proof(tree_d.path(node), tree_d.leaf(node), tree_d.root(),
+      p.comm_d_proofs = to_merkle_proof(tree_d.path(node), tree_d.leaf(node), tree_d.root(),
                                  MerkleProofKind::Single, info.comm_d_levels, same);
-      p.comm_r_last_proof = to_proof(tree_r.path(node), tree_r.leaf(node), tree_r.root(), rc_kind,
+      p.comm_r_last_proof = to_merkle_proof(tree_r.path(node), tree_r.leaf(node), tree_r.root(), rc_kind,
                                      info.base_levels, fr_bytes);
       p.replica_column_proofs.c_x = column_proof(node);
       const Parents parents = graph.parents(node);

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <exception>
 
+#include "circuits/gadgets/uint_bits.hpp"
+
 namespace cuzk::circuits::gadgets {
 
 namespace {
@@ -39,48 +41,30 @@ void MultiEq::accumulate() {
 
 UInt32 UInt32::constant(std::uint32_t v) {
   UInt32 r;
-  for (unsigned i = 0; i < 32; ++i) r.bits_[i] = Boolean::constant(((v >> i) & 1) != 0);
+  r.bits_ = detail::constant_bits<32>(v);
   r.value_ = v;
   return r;
 }
 
 UInt32 UInt32::alloc(ConstraintSystem& cs, std::optional<std::uint32_t> value) {
   UInt32 r;
-  for (unsigned i = 0; i < 32; ++i) {
-    std::optional<bool> b;
-    if (value) b = ((*value >> i) & 1) != 0;
-    auto ns = cs.ns("allocated bit", i);
-    r.bits_[i] = AllocatedBit::alloc(cs, b);
-  }
+  r.bits_ = detail::alloc_bits<32>(cs, value);
   r.value_ = value;
   return r;
 }
 
 UInt32 UInt32::from_bits_be(std::span<const Boolean> bits) {
   if (bits.size() != 32) die("from_bits_be needs 32 bits");
-  UInt32 r;
-  std::optional<std::uint32_t> v = 0;
-  for (std::size_t i = 0; i < 32; ++i) {
-    auto b = bits[i].value();
-    if (!b) v.reset();
-    if (v) *v = (*v << 1) | (*b ? 1u : 0u);
-    r.bits_[31 - i] = bits[i];
-  }
-  r.value_ = v;
-  return r;
+  std::array<Boolean, 32> le;
+  for (std::size_t i = 0; i < 32; ++i) le[i] = bits[31 - i];
+  return from_bits(le);
 }
 
 UInt32 UInt32::from_bits(std::span<const Boolean> bits) {
   if (bits.size() != 32) die("from_bits needs 32 bits");
   UInt32 r;
-  std::optional<std::uint32_t> v = 0;
-  for (std::size_t i = 0; i < 32; ++i) {
-    auto b = bits[i].value();
-    if (!b) v.reset();
-    if (v && *b) *v |= 1u << i;
-    r.bits_[i] = bits[i];
-  }
-  r.value_ = v;
+  for (std::size_t i = 0; i < 32; ++i) r.bits_[i] = bits[i];
+  r.value_ = detail::value_of_bits_le<32, std::uint32_t>(bits);
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "circuits/gadgets/multipack.hpp"
+#include "circuits/gadgets/uint_bits.hpp"
 
 namespace cuzk::circuits::gadgets {
 
@@ -18,19 +19,14 @@ namespace {
 
 UInt64 UInt64::constant(std::uint64_t v) {
   UInt64 r;
-  for (unsigned i = 0; i < 64; ++i) r.bits_[i] = Boolean::constant(((v >> i) & 1) != 0);
+  r.bits_ = detail::constant_bits<64>(v);
   r.value_ = v;
   return r;
 }
 
 UInt64 UInt64::alloc(ConstraintSystem& cs, std::optional<std::uint64_t> value) {
   UInt64 r;
-  for (unsigned i = 0; i < 64; ++i) {
-    std::optional<bool> b;
-    if (value) b = ((*value >> i) & 1) != 0;
-    auto ns = cs.ns("allocated bit", i);
-    r.bits_[i] = AllocatedBit::alloc(cs, b);
-  }
+  r.bits_ = detail::alloc_bits<64>(cs, value);
   r.value_ = value;
   return r;
 }
@@ -45,15 +41,8 @@ UInt64 UInt64::from_bits_be(std::span<const Boolean> bits) {
 UInt64 UInt64::from_bits(std::span<const Boolean> bits) {
   if (bits.size() != 64) die("from_bits needs 64 bits");
   UInt64 r;
-  std::uint64_t v = 0;
-  bool known = true;
-  for (std::size_t i = 0; i < 64; ++i) {
-    auto b = bits[i].value();
-    known = known && b.has_value();
-    if (known && *b) v |= std::uint64_t{1} << i;
-    r.bits_[i] = bits[i];
-  }
-  if (known) r.value_ = v;
+  for (std::size_t i = 0; i < 64; ++i) r.bits_[i] = bits[i];
+  r.value_ = detail::value_of_bits_le<64, std::uint64_t>(bits);
   return r;
 }
 

@@ -59,6 +59,26 @@ struct MerklePath {
   std::vector<Level> levels;      // leaf level first
 };
 
+// The authentication path of leaf `leaf_index` in a tree with level arities
+// `arities` whose node (level, index) is node_at(level, index).
+template <class Node, class NodeAt>
+MerklePath<Node> make_path(std::span<const std::size_t> arities, std::uint64_t leaf_index, NodeAt node_at) {
+  MerklePath<Node> p;
+  std::uint64_t idx = leaf_index;
+  for (std::size_t l = 0; l < arities.size(); ++l) {
+    const std::size_t a = arities[l];
+    typename MerklePath<Node>::Level lv;
+    lv.index = std::uint32_t(idx % a);
+    const std::uint64_t first = idx - lv.index;
+    for (std::size_t k = 0; k < a; ++k) {
+      if (k != lv.index) lv.siblings.push_back(node_at(l, first + k));
+    }
+    p.levels.push_back(std::move(lv));
+    idx /= a;
+  }
+  return p;
+}
+
 // Level arities for rfp's tree shapes: base levels of `base_arity` covering
 // leaves / (sub * top) leaves each, then one sub and one top level when
 // non-zero. Aborts when the leaf count does not fit the shape.
@@ -129,20 +149,8 @@ class MerkleTree {
   const std::vector<std::size_t>& arities() const { return arities_; }
 
   MerklePath<Node> path(std::uint64_t leaf_index) const {
-    MerklePath<Node> p;
-    std::uint64_t idx = leaf_index;
-    for (std::size_t l = 0; l < arities_.size(); ++l) {
-      const std::size_t a = arities_[l];
-      typename MerklePath<Node>::Level lv;
-      lv.index = std::uint32_t(idx % a);
-      const std::uint64_t first = idx - lv.index;
-      for (std::size_t k = 0; k < a; ++k) {
-        if (k != lv.index) lv.siblings.push_back(levels_[l][first + k]);
-      }
-      p.levels.push_back(std::move(lv));
-      idx /= a;
-    }
-    return p;
+    return make_path<Node>(arities_, leaf_index,
+                           [this](std::size_t l, std::uint64_t i) { return levels_[l][i]; });
   }
 
  private:
@@ -208,20 +216,7 @@ class SparseMerkleTree {
   const Node& root() const { return node(arities_.size(), 0); }
 
   MerklePath<Node> path(std::uint64_t leaf_index) const {
-    MerklePath<Node> p;
-    std::uint64_t idx = leaf_index;
-    for (std::size_t l = 0; l < arities_.size(); ++l) {
-      const std::size_t a = arities_[l];
-      typename MerklePath<Node>::Level lv;
-      lv.index = std::uint32_t(idx % a);
-      const std::uint64_t first = idx - lv.index;
-      for (std::size_t k = 0; k < a; ++k) {
-        if (k != lv.index) lv.siblings.push_back(node(l, first + k));
-      }
-      p.levels.push_back(std::move(lv));
-      idx /= a;
-    }
-    return p;
+    return make_path<Node>(arities_, leaf_index, [this](std::size_t l, std::uint64_t i) { return node(l, i); });
   }
 
  private:
