@@ -1,4 +1,5 @@
-// cuzk-bench: inputs and helpers for benchmarking the prover.
+// cuzk-bench: inputs for benchmarking the prover, and load against a
+// running cuzkd.
 //
 //   cuzk-bench gen-c1 --sector-size 32GiB [--v1] --seed N [--zero-data]
 //                     [--threads T] [--verify] [-o c1.json]
@@ -7,14 +8,31 @@
 // input) for any registered PoRep size without sealing a sector: see
 // src/circuits/filecoin/c1_sparse.hpp for what it satisfies. The JSON goes to
 // stdout (or -o); timings and sizes go to stderr.
+//
+// Load modes (bench/load_run.hpp), each against the daemon at --addr
+// (default $CUZK_ADDR, else unix:///run/cuzkd/cuzkd.sock):
+//   cuzk-bench single (--circuit demo --size N | --porep-c1 FILE) [--priority P]
+//   cuzk-bench batch --count N [--concurrency C] (--size N | --porep-c1 FILE) [--priority P]
+//   cuzk-bench mixed --duration-s S --mix demo:14:normal=3,demo:12:high=1 [--porep-c1 FILE]
+//                    [--concurrency C]
+// common: [--seed S] [--timeout-ms T] [--warmup] [--json] [--no-progress]
+// A progress bar goes to stderr when it is a terminal; the report (table, or
+// one JSON object with --json) to stdout. Exit status: 0 every proof
+// succeeded, 1 some failed, 2 bad usage, 3 daemon unreachable.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
 #include "circuits/filecoin/c1.hpp"
 #include "circuits/filecoin/c1_sparse.hpp"
+#include "load_report.hpp"
+#include "load_run.hpp"
 #include "util/thread_pool.hpp"
 
 namespace {
@@ -85,10 +103,85 @@ int gen_c1(const GenC1Args& a) {
   return 0;
 }
 
+struct LoadCli {
+  cuzk::bench::LoadOptions run;
+  std::string circuit = "demo";
+  std::uint32_t size = 0;
+  std::string priority;
+  std::string mix;
+  std::string porep_c1;
+  bool json = false;
+};
+
+// The classes a single or batch run draws from: one, from --circuit/--size
+// or --porep-c1.
+std::optional<std::vector<cuzk::bench::LoadClass>> one_class(const LoadCli& c, std::string* why) {
+  cuzk::bench::LoadClass k;
+  if (!c.priority.empty()) {
+    k.priority = cuzk::engine::parse_priority(c.priority);
+    if (!k.priority) {
+      *why = "--priority: expected low, normal, high or critical";
+      return std::nullopt;
+    }
+  }
+  if (!c.porep_c1.empty()) {
+    k.kind = cuzk::engine::ProofKind::kPoRepC2;
+    return std::vector<cuzk::bench::LoadClass>{k};
+  }
+  if (c.circuit != "demo" || c.size == 0) {
+    *why = "give --circuit demo --size N, or --porep-c1 FILE";
+    return std::nullopt;
+  }
+  k.demo_log_domain = c.size;
+  return std::vector<cuzk::bench::LoadClass>{k};
+}
+
+int run_load(const std::string& mode, LoadCli& c) {
+  std::string why;
+  std::optional<std::vector<cuzk::bench::LoadClass>> classes;
+  if (mode == "mixed") {
+    classes = cuzk::bench::parse_mix(c.mix, &why);
+    if (classes && !c.porep_c1.empty() &&
+        std::none_of(classes->begin(), classes->end(),
+                     [](const auto& k) { return k.kind == cuzk::engine::ProofKind::kPoRepC2; }))
+      classes->push_back(cuzk::bench::LoadClass{cuzk::engine::ProofKind::kPoRepC2, 0, std::nullopt, 1});
+  } else {
+    classes = one_class(c, &why);
+  }
+  if (!classes) {
+    std::fprintf(stderr, "error: usage: %s\n", why.c_str());
+    return 2;
+  }
+  for (const auto& k : *classes) {
+    if (k.kind == cuzk::engine::ProofKind::kPoRepC2 && c.porep_c1.empty()) {
+      std::fprintf(stderr, "error: usage: a porep class needs --porep-c1 FILE\n");
+      return 2;
+    }
+  }
+  if (!c.porep_c1.empty()) {
+    std::ifstream in(c.porep_c1, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "error: usage: cannot read %s\n", c.porep_c1.c_str());
+      return 2;
+    }
+    c.run.c1_json.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  c.run.mode = mode;
+  cuzk::bench::LoadOutcome out = cuzk::bench::run_load(c.run, *classes);
+  if (out.unreachable) std::fprintf(stderr, "error: unavailable: %s\n", out.unreachable_message.c_str());
+  if (c.json) {
+    std::printf("%s\n", cuzk::bench::report_json(out.report).c_str());
+  } else {
+    for (const auto& line : cuzk::bench::report_table(out.report)) std::printf("%s\n", line.c_str());
+  }
+  if (out.unreachable) return 3;
+  return out.report.failed == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"cuzk-bench - benchmark inputs for cuzk"};
+  CLI::App app{"cuzk-bench - benchmark inputs for cuzk, and load against a running cuzkd"};
   app.require_subcommand(1);
 
   GenC1Args gen;
@@ -101,7 +194,54 @@ int main(int argc, char** argv) {
   gen_cmd->add_flag("--verify", gen.verify, "re-parse the JSON and check the circuit relations");
   gen_cmd->add_option("-o,--output", gen.out_path, "write to this file instead of stdout");
 
+  LoadCli load;
+  const char* env = std::getenv("CUZK_ADDR");
+  load.run.addr = env && *env ? env : "unix:///run/cuzkd/cuzkd.sock";
+  auto add_common = [&load](CLI::App* c) {
+    c->add_option("--addr", load.run.addr, "daemon address (default: $CUZK_ADDR, else unix:///run/cuzkd/cuzkd.sock)");
+    c->add_option("--seed", load.run.seed, "demo witness of the first proof; proof k uses seed + k (default 1)");
+    c->add_option("--timeout-ms", load.run.timeout_ms, "per-proof timeout (0: none)");
+    c->add_option("--porep-c1", load.porep_c1, "C1 output JSON: PoRep C2 proofs");
+    c->add_flag("--warmup", load.run.warmup, "one untimed proof per class first (loads or generates parameters)");
+    c->add_flag("--json", load.json, "one JSON object instead of the table");
+    c->add_flag("--no-progress", load.run.no_progress, "no progress bar on stderr");
+  };
+  auto add_one_class = [&load](CLI::App* c) {
+    c->add_option("--circuit", load.circuit, "built-in circuit (demo)");
+    c->add_option("--size", load.size, "demo size: log2 of the domain");
+    c->add_option("--priority", load.priority, "low | normal | high | critical (default: the kind's)");
+  };
+  CLI::App* single_cmd = app.add_subcommand("single", "one proof: latency and stage timings");
+  add_common(single_cmd);
+  add_one_class(single_cmd);
+  CLI::App* batch_cmd = app.add_subcommand("batch", "N proofs of one class, C in flight at a time");
+  add_common(batch_cmd);
+  add_one_class(batch_cmd);
+  batch_cmd->add_option("--count", load.run.count, "number of proofs (default 3)")->check(CLI::Range(1u, 1000000u));
+  batch_cmd->add_option("--concurrency", load.run.concurrency, "proofs in flight (default 1)")
+      ->check(CLI::Range(1u, 1024u));
+  CLI::App* mixed_cmd = app.add_subcommand("mixed", "a weighted mix of classes for a duration");
+  add_common(mixed_cmd);
+  mixed_cmd->add_option("--duration-s", load.run.duration_s, "start proofs for this long, then drain")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  mixed_cmd->add_option("--mix", load.mix, "KIND[:SIZE][:PRIORITY][=WEIGHT],... e.g. demo:14:normal=3,demo:12:high=1")
+      ->required();
+  mixed_cmd->add_option("--concurrency", load.run.concurrency, "proofs in flight (default 4)")
+      ->check(CLI::Range(1u, 1024u));
+
   CLI11_PARSE(app, argc, argv);
   if (gen_cmd->parsed()) return gen_c1(gen);
+  if (single_cmd->parsed()) {
+    load.run.count = 1;
+    load.run.concurrency = 1;
+    return run_load("single", load);
+  }
+  if (batch_cmd->parsed()) return run_load("batch", load);
+  if (mixed_cmd->parsed()) {
+    if (!mixed_cmd->get_option("--concurrency")->count()) load.run.concurrency = 4;
+    load.run.count = 0;
+    return run_load("mixed", load);
+  }
   return 2;
 }

@@ -2,21 +2,26 @@
 // computed with the host field code, uploads, and result conversion.
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ec/curve.hpp"
 #include "gpu/cuda_rt.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/ntt/ntt_tables.hpp"
+#include "gpu/upload_points.hpp"
 #include "gpu/testing.hpp"
 
 namespace cuzk::gpu {
 
 using detail::DeviceBuffer;
 using detail::DeviceGuard;
+using detail::NttTables;
 using kernels::u32;
 
 // The device reads host Montgomery limbs unchanged (see gpu/ff/field.cuh).
@@ -28,8 +33,6 @@ static_assert(std::endian::native == std::endian::little);
 namespace {
 
 constexpr int kNttLogMax = 27;
-// Points packed per host-to-device staging copy.
-constexpr std::size_t kUploadChunkPoints = std::size_t{1} << 18;
 
 }  // namespace
 
@@ -53,6 +56,8 @@ DeviceFrVector::DeviceFrVector(DeviceFrVector&&) noexcept = default;
 DeviceFrVector& DeviceFrVector::operator=(DeviceFrVector&&) noexcept = default;
 DeviceFrVector::~DeviceFrVector() = default;
 std::size_t DeviceFrVector::size() const { return impl_ ? impl_->size : 0; }
+std::uint32_t* DeviceFrVector::device_limbs() { return impl_ ? impl_->limbs.get() : nullptr; }
+const std::uint32_t* DeviceFrVector::device_limbs() const { return impl_ ? impl_->limbs.get() : nullptr; }
 
 struct G1Bases::Impl {
   DeviceBuffer<u32> limbs;  // 24 per point: x, y
@@ -78,15 +83,6 @@ std::size_t G2Bases::size() const { return impl_ ? impl_->size : 0; }
 
 namespace {
 
-// Per-size NTT tables. Twiddles w^j for j < n/2 (2 GiB at n = 2^27); coset
-// factors g^i (and n^-1 g^-i) as two small tables hi[i >> lo_bits] * lo[i & mask].
-struct NttTables {
-  DeviceBuffer<u32> twiddles;
-  DeviceBuffer<u32> n_inv;
-  DeviceBuffer<u32> coset_hi, coset_lo, coset_inv_hi, coset_inv_lo;
-  int coset_lo_bits = 0;
-};
-
 DeviceBuffer<u32> upload_fr(cudaStream_t s, const std::vector<ff::Fr>& v, const char* what) {
   DeviceBuffer<u32> buf(v.size() * 8, what);
   CUZK_CUDA_CHECK(cudaMemcpyAsync(buf.get(), v.data(), buf.bytes(), cudaMemcpyHostToDevice, s));
@@ -106,15 +102,65 @@ void power_tables(const ff::Fr& base, const ff::Fr& hi_factor, std::size_t count
   for (std::size_t i = 1; i < hi_count; ++i) hi[i] = hi[i - 1] * step;
 }
 
+// CUZK_MSM_ALGO selects the initial MSM accumulation (bench sweeps, and the
+// lead's validation of a new path inside the full prover).
+MsmAlgorithm msm_algorithm_from_env() {
+  const char* v = std::getenv("CUZK_MSM_ALGO");
+  if (v == nullptr || *v == 0) return MsmAlgorithm::kBucketPerThread;
+  const std::string s = v;
+  if (s == "bucket") return MsmAlgorithm::kBucketPerThread;
+  if (s == "balanced") return MsmAlgorithm::kBalancedRuns;
+  throw Error(ErrorKind::kInvalidArgument, "CUZK_MSM_ALGO=" + s + ": expected bucket or balanced");
+}
+
+// CUZK_MSM_SCRATCH_MIB overrides the MSM scratch limit (e.g. a small value
+// forces chunked MSMs inside the prover, to validate that path).
+std::size_t msm_scratch_limit_from_env() {
+  const char* v = std::getenv("CUZK_MSM_SCRATCH_MIB");
+  if (v == nullptr || *v == 0) return kDefaultMsmScratchBytes;
+  char* end = nullptr;
+  const unsigned long long mib = std::strtoull(v, &end, 10);
+  if (end == v || *end != 0 || mib == 0 || mib > (std::size_t{1} << 24)) {
+    throw Error(ErrorKind::kInvalidArgument, std::string("CUZK_MSM_SCRATCH_MIB=") + v + ": expected a MiB count");
+  }
+  return std::size_t(mib) << 20;
+}
+
 }  // namespace
 
+NttAlgorithm ntt_algorithm_from_env() {
+  const char* v = std::getenv("CUZK_NTT_ALGO");
+  if (v == nullptr || *v == 0) return NttAlgorithm::kRadix2;
+  const std::string s = v;
+  for (NttAlgorithm a : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix8Wide}) {
+    if (s == to_string(a)) return a;
+  }
+  throw Error(ErrorKind::kInvalidArgument, "CUZK_NTT_ALGO=" + s + ": expected radix2, radix4, radix8 or radix8w");
+}
+
+const char* to_string(NttAlgorithm algorithm) {
+  switch (algorithm) {
+    case NttAlgorithm::kRadix2: return "radix2";
+    case NttAlgorithm::kRadix4: return "radix4";
+    case NttAlgorithm::kRadix8: return "radix8";
+    case NttAlgorithm::kRadix8Wide: return "radix8w";
+  }
+  return "?";
+}
+
 struct Device::Impl {
-  explicit Impl(int ordinal_in) : ordinal(ordinal_in) {}
+  explicit Impl(int ordinal_in) : ordinal(ordinal_in) {
+    msm_tuning.algorithm = msm_algorithm_from_env();
+    msm_tuning.scratch_limit_bytes = msm_scratch_limit_from_env();
+  }
   int ordinal;
   DeviceInfo info;
   detail::Stream stream;
   std::map<int, NttTables> ntt_tables;  // by log2 size
+  NttAlgorithm ntt_algorithm = ntt_algorithm_from_env();
+  DeviceBuffer<u32> ntt_scratch;  // the fused NTT's out-of-place output (swapped into the vector)
   Device::MsmTuning msm_tuning;
+  kernels::MsmScratch msm_scratch;  // grown on demand up to msm_tuning.scratch_limit_bytes
 
   const NttTables& tables(int log_n) {
     auto it = ntt_tables.find(log_n);
@@ -145,6 +191,10 @@ struct Device::Impl {
     power_tables(g.inverse(), n_inv, n, t.coset_lo_bits, hi, lo);
     t.coset_inv_hi = upload_fr(s, hi, "ntt coset table");
     t.coset_inv_lo = upload_fr(s, lo, "ntt coset table");
+    power_tables(g, n_inv, n, t.coset_lo_bits, hi, lo);
+    t.coset_ninv_hi = upload_fr(s, hi, "ntt coset table");
+    t.coset_ninv_lo = upload_fr(s, lo, "ntt coset table");
+    t.vanishing_inv = (g.pow(std::uint64_t(n)) - ff::Fr::one()).inverse();
     return ntt_tables.emplace(log_n, std::move(t)).first->second;
   }
 };
@@ -187,6 +237,15 @@ void Device::synchronize() {
   impl_->stream.sync();
 }
 
+DeviceFrVector Device::allocate(std::size_t n) {
+  DeviceGuard guard(impl_->ordinal);
+  DeviceFrVector v;
+  v.impl_ = std::make_unique<DeviceFrVector::Impl>();
+  v.impl_->limbs = DeviceBuffer<u32>(n * 8, "Fr vector");
+  v.impl_->size = n;
+  return v;
+}
+
 DeviceFrVector Device::upload(std::span<const ff::Fr> values) {
   DeviceGuard guard(impl_->ordinal);
   DeviceFrVector v;
@@ -223,6 +282,27 @@ void Device::ntt(DeviceFrVector& values, NttDirection direction, NttDomain domai
   u32* data = values.impl_->limbs.get();
   const bool inverse = direction == NttDirection::kInverse;
   const bool coset = domain == NttDomain::kCoset;
+  if (impl_->ntt_algorithm != NttAlgorithm::kRadix2 && log_n >= kernels::kNttFusedLogMin) {
+    // DIF passes, the last one writing natural order into the scratch buffer,
+    // which then becomes the vector's storage (same size, swapped).
+    if (impl_->ntt_scratch.size() != n * 8) {
+      impl_->ntt_scratch.reset();
+      impl_->ntt_scratch = DeviceBuffer<u32>(n * 8, "ntt scratch");
+    }
+    kernels::NttFusedArgs a;
+    detail::set_fused_radix(impl_->ntt_algorithm, a);
+    a.log_n = log_n;
+    a.data = data;
+    a.out = impl_->ntt_scratch.get();
+    a.store_bitrev = true;
+    a.twiddles = t.twiddles.get();
+    a.inverse = inverse;
+    if (!inverse && coset) a.load_scale = t.coset();
+    if (inverse) a.store_scale = coset ? t.coset_inv() : t.inv_size();
+    kernels::ntt_fused(s, a);
+    std::swap(values.impl_->limbs, impl_->ntt_scratch);
+    return;
+  }
   if (!inverse && coset) kernels::ntt_scale(s, data, n, t.coset_hi.get(), t.coset_lo.get(), t.coset_lo_bits);
   kernels::ntt_dif(s, data, t.twiddles.get(), log_n, inverse);
   if (!inverse) {
@@ -234,6 +314,20 @@ void Device::ntt(DeviceFrVector& values, NttDirection direction, NttDomain domai
   }
 }
 
+void Device::set_ntt_algorithm(NttAlgorithm algorithm) { impl_->ntt_algorithm = algorithm; }
+NttAlgorithm Device::ntt_algorithm() const { return impl_->ntt_algorithm; }
+void Device::release_ntt_scratch() {
+  DeviceGuard guard(impl_->ordinal);
+  impl_->ntt_scratch.reset();
+}
+
+namespace detail {
+const NttTables& ntt_tables(Device& device, int log_n) {
+  DeviceGuard guard(device.impl().ordinal);
+  return device.impl().tables(log_n);
+}
+}  // namespace detail
+
 void Device::ntt(std::span<ff::Fr> values, NttDirection direction, NttDomain domain) {
   DeviceFrVector v = upload(values);
   ntt(v, direction, domain);
@@ -242,31 +336,12 @@ void Device::ntt(std::span<ff::Fr> values, NttDirection direction, NttDomain dom
 
 namespace {
 
-// Packs affine points into the device layout (coordinates, identity = zeros)
-// through a pinned staging buffer, chunk by chunk.
+// A device buffer holding `points` in the packed layout (gpu/upload_points.hpp).
 template <class HostPoint, std::size_t kLimbsPerCoord>
 DeviceBuffer<u32> upload_points(cudaStream_t s, std::span<const HostPoint> points, const char* what) {
-  constexpr std::size_t kLimbsPerPoint = 2 * kLimbsPerCoord;
-  constexpr std::size_t kCoordBytes = kLimbsPerCoord * 4;
-  static_assert(sizeof(points[0].x) == kCoordBytes);
-  DeviceBuffer<u32> buf(points.size() * kLimbsPerPoint, what);
-  detail::PinnedBuffer<u32> stage(std::min(points.size(), kUploadChunkPoints) * kLimbsPerPoint);
-  for (std::size_t off = 0; off < points.size(); off += kUploadChunkPoints) {
-    const std::size_t m = std::min(kUploadChunkPoints, points.size() - off);
-    for (std::size_t i = 0; i < m; ++i) {
-      const HostPoint& p = points[off + i];
-      u32* dst = stage.get() + i * kLimbsPerPoint;
-      if (p.infinity) {
-        std::memset(dst, 0, 2 * kCoordBytes);
-      } else {
-        std::memcpy(dst, &p.x, kCoordBytes);
-        std::memcpy(dst + kLimbsPerCoord, &p.y, kCoordBytes);
-      }
-    }
-    CUZK_CUDA_CHECK(cudaMemcpyAsync(buf.get() + off * kLimbsPerPoint, stage.get(), m * kLimbsPerPoint * 4,
-                                    cudaMemcpyHostToDevice, s));
-    CUZK_CUDA_CHECK(cudaStreamSynchronize(s));  // the stage is reused
-  }
+  static_assert(sizeof(points[0].x) == kLimbsPerCoord * 4);
+  DeviceBuffer<u32> buf(points.size() * 2 * kLimbsPerCoord, what);
+  detail::upload_points(s, points, buf.get());
   return buf;
 }
 
@@ -318,33 +393,34 @@ G2Bases Device::upload_g2_bases(std::span<const ec::G2Affine> points) {
 }
 
 int Device::msm_window_bits(std::size_t n) {
-  // Work model in mixed-add units: n*W bucket adds plus about 3 adds per
-  // bucket in the reduction (two full adds of ~1.4 mixed adds each).
-  int best_c = 2;
-  double best = -1;
-  for (int c = 2; c <= 22; ++c) {
-    const double windows = (256 + c - 1) / c;
-    const double cost = double(n) * windows + 3.0 * windows * double(std::size_t{1} << (c - 1));
-    if (best < 0 || cost < best) {
-      best = cost;
-      best_c = c;
-    }
-  }
-  return best_c;
+  constexpr int kH200Sms = 132;
+  return msm::default_window_bits(n, msm::resident_threads(kH200Sms));
 }
 
 void Device::set_msm_tuning(const MsmTuning& tuning) { impl_->msm_tuning = tuning; }
+const Device::MsmTuning& Device::msm_tuning() const { return impl_->msm_tuning; }
+kernels::MsmScratch& Device::msm_scratch() { return impl_->msm_scratch; }
+void Device::release_msm_scratch() {
+  DeviceGuard guard(impl_->ordinal);
+  impl_->msm_scratch.release();
+}
 
 namespace {
-int window_bits_for(const Device::MsmTuning& t, std::size_t n) {
-  return t.window_bits > 0 ? t.window_bits : Device::msm_window_bits(n);
+kernels::MsmConfig msm_config(const Device::MsmTuning& t) {
+  kernels::MsmConfig c;
+  c.window_bits = t.window_bits;
+  c.algorithm = t.algorithm;
+  c.scratch_limit_bytes = t.scratch_limit_bytes;
+  return c;
 }
-void copy_phases(const kernels::MsmPhaseMs& k, Device::MsmPhaseTimes* out) {
+void copy_phases(const kernels::MsmPhaseMs& k, const kernels::MsmWindows& w, Device::MsmPhaseTimes* out) {
   if (out == nullptr) return;
   out->digits_ms = k.digits_ms;
   out->sort_ms = k.sort_ms;
   out->accumulate_ms = k.accumulate_ms;
   out->reduce_ms = k.reduce_ms;
+  out->window_bits = w.window_bits;
+  out->chunks = w.chunks;
 }
 }  // namespace
 
@@ -352,13 +428,13 @@ ec::G1Jacobian Device::msm(const G1Bases& bases, const DeviceFrVector& scalars, 
   if (scalars.size() > bases.size()) throw Error(ErrorKind::kInvalidArgument, "msm: more scalars than bases");
   DeviceGuard guard(impl_->ordinal);
   const std::size_t n = scalars.size();
-  const int c = window_bits_for(impl_->msm_tuning, n);
   kernels::MsmPhaseMs k;
-  const std::vector<u32> windows =
+  const kernels::MsmWindows w =
       kernels::msm_g1(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, c, phases ? &k : nullptr);
-  copy_phases(k, phases);
-  return combine_windows<ff::Fp>(windows, c);
+                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning), impl_->msm_scratch,
+                      phases ? &k : nullptr);
+  copy_phases(k, w, phases);
+  return combine_windows<ff::Fp>(w.sums, w.window_bits);
 }
 
 ec::G1Jacobian Device::msm(const G1Bases& bases, std::span<const ff::Fr> scalars) {
@@ -369,13 +445,13 @@ ec::G2Jacobian Device::msm(const G2Bases& bases, const DeviceFrVector& scalars, 
   if (scalars.size() > bases.size()) throw Error(ErrorKind::kInvalidArgument, "msm: more scalars than bases");
   DeviceGuard guard(impl_->ordinal);
   const std::size_t n = scalars.size();
-  const int c = window_bits_for(impl_->msm_tuning, n);
   kernels::MsmPhaseMs k;
-  const std::vector<u32> windows =
+  const kernels::MsmWindows w =
       kernels::msm_g2(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, c, phases ? &k : nullptr);
-  copy_phases(k, phases);
-  return combine_windows<ff::Fp2>(windows, c);
+                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning), impl_->msm_scratch,
+                      phases ? &k : nullptr);
+  copy_phases(k, w, phases);
+  return combine_windows<ff::Fp2>(w.sums, w.window_bits);
 }
 
 ec::G2Jacobian Device::msm(const G2Bases& bases, std::span<const ff::Fr> scalars) {
@@ -436,6 +512,38 @@ std::vector<T> run_field_op(Device& device, kernels::FieldKind kind, FieldOp op,
 }
 
 }  // namespace
+
+void ntt_fused(Device& device, std::span<ff::Fr> values, NttAlgorithm algorithm, NttDirection direction,
+               NttOrder order) {
+  const std::size_t n = values.size();
+  if (!std::has_single_bit(n) || std::bit_width(n) - 1 < kernels::kNttFusedLogMin ||
+      std::bit_width(n) - 1 > kNttLogMax || algorithm == NttAlgorithm::kRadix2) {
+    throw Error(ErrorKind::kInvalidArgument, "ntt_fused: size 2^6..2^27 and a fused algorithm");
+  }
+  const int log_n = std::bit_width(n) - 1;
+  const NttTables& t = detail::ntt_tables(device, log_n);
+  Device::Impl& d = device.impl();
+  DeviceGuard guard(d.ordinal);
+  const cudaStream_t s = d.stream.get();
+  DeviceBuffer<u32> data(n * 8, "test ntt"), out;
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(data.get(), values.data(), values.size_bytes(), cudaMemcpyHostToDevice, s));
+  kernels::NttFusedArgs a;
+  detail::set_fused_radix(algorithm, a);
+  a.log_n = log_n;
+  a.data = data.get();
+  a.twiddles = t.twiddles.get();
+  a.inverse = direction == NttDirection::kInverse;
+  a.dit = order == NttOrder::kBitrevToNatural;
+  if (order == NttOrder::kNaturalToNatural) {
+    out = DeviceBuffer<u32>(n * 8, "test ntt out");
+    a.out = out.get();
+    a.store_bitrev = true;
+  }
+  kernels::ntt_fused(s, a);
+  const u32* result = order == NttOrder::kNaturalToNatural ? out.get() : data.get();
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(values.data(), result, values.size_bytes(), cudaMemcpyDeviceToHost, s));
+  CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
+}
 
 std::vector<ff::Fp> field_op(Device& device, FieldOp op, std::span<const ff::Fp> a, std::span<const ff::Fp> b) {
   return run_field_op(device, kernels::FieldKind::kFp, op, a, b);

@@ -21,6 +21,7 @@
 
 #include "ec/point.hpp"
 #include "gpu/error.hpp"
+#include "gpu/msm/msm_plan.hpp"
 #include "ff/fp.hpp"
 #include "ff/fp2.hpp"
 
@@ -42,8 +43,24 @@ enum class NttDirection { kForward, kInverse };
 // kCoset evaluates on g * <w> with g = 7 (ff::kFrGenerator): forward scales
 // coefficient i by g^i first, inverse scales by g^-i last.
 enum class NttDomain { kStandard, kCoset };
+// Fr NTT kernels. kRadix2 (gpu/ntt/ntt.cu): one radix-2 stage per round
+// through shared memory, separate bit-reversal and scaling passes; the default
+// until the others are validated on the H200. kRadix4 / kRadix8
+// (gpu/ntt/ntt_fused.cu): 2 / 3 stages per round in registers, scaling and the
+// bit reversal fused into the first / last pass (out of place); kRadix8Wide:
+// kRadix8 without its 128-register cap (fewer warps, no spills). Sizes below
+// 2^6 always run kRadix2.
+enum class NttAlgorithm { kRadix2, kRadix4, kRadix8, kRadix8Wide };
+// CUZK_NTT_ALGO = radix2 | radix4 | radix8 | radix8w sets the initial algorithm
+// of every Device (bench sweeps); unset or empty: kRadix2. Throws
+// Error{kInvalidArgument} on another value.
+NttAlgorithm ntt_algorithm_from_env();
+const char* to_string(NttAlgorithm algorithm);
 
 class Device;
+namespace kernels {
+class MsmScratch;
+}
 
 // A vector of Fr (Montgomery form) resident in device memory.
 class DeviceFrVector {
@@ -53,6 +70,10 @@ class DeviceFrVector {
   DeviceFrVector& operator=(DeviceFrVector&&) noexcept;
   ~DeviceFrVector();
   std::size_t size() const;
+  // Device address of the elements (8 little-endian 32-bit limbs each, the
+  // layout of gpu/ff/field.cuh), for cuzk_gpu's own kernels; null when empty.
+  std::uint32_t* device_limbs();
+  const std::uint32_t* device_limbs() const;
 
  private:
   friend class Device;
@@ -103,6 +124,7 @@ class Device {
   void synchronize();
 
   DeviceFrVector upload(std::span<const ff::Fr> values);
+  DeviceFrVector allocate(std::size_t n);  // uninitialized
   void download(const DeviceFrVector& values, std::span<ff::Fr> out);
 
   // In-place NTT of size 2^k (1 <= k <= 27), natural order in and out:
@@ -110,15 +132,23 @@ class Device {
   // inverse returns x (the 1/n is included).
   void ntt(DeviceFrVector& values, NttDirection direction, NttDomain domain);
   void ntt(std::span<ff::Fr> values, NttDirection direction, NttDomain domain);  // host round trip
+  // Kernels the NTTs above (and GpuProver's H stage) use; see NttAlgorithm.
+  void set_ntt_algorithm(NttAlgorithm algorithm);
+  NttAlgorithm ntt_algorithm() const;
+  // The fused algorithms keep one n-element scratch vector (the out-of-place
+  // last pass) for the next call of the same size; this frees it.
+  void release_ntt_scratch();
 
   G1Bases upload_g1_bases(std::span<const ec::G1Affine> points);
   G2Bases upload_g2_bases(std::span<const ec::G2Affine> points);
   // Device time of the MSM's phases (filled when a pointer is passed).
   struct MsmPhaseTimes {
     float digits_ms = 0;      // Montgomery conversion and signed-digit recoding
-    float sort_ms = 0;        // allocation of the sort scratch and the radix sort, bucket bounds
+    float sort_ms = 0;        // radix sort and bucket bounds (all phases summed over the chunks)
     float accumulate_ms = 0;  // bucket accumulation (mixed adds)
     float reduce_ms = 0;      // buckets to window sums, copied back (the host combines the windows)
+    int window_bits = 0;      // the window the plan chose
+    std::size_t chunks = 0;   // point chunks the scratch limit required
   };
   // sum_i scalars[i] * bases[i] over the first scalars.size() bases. Scalars are
   // Fr in Montgomery form (converted on the device).
@@ -127,14 +157,31 @@ class Device {
   ec::G2Jacobian msm(const G2Bases& bases, const DeviceFrVector& scalars, MsmPhaseTimes* phases = nullptr);
   ec::G2Jacobian msm(const G2Bases& bases, std::span<const ff::Fr> scalars);
 
-  // Window size in bits the MSM uses for n points by default.
+  // Window size in bits the MSM uses for n points by default (modelled for a
+  // 132-SM H200 when memory is not the limit; the MSM itself plans with this
+  // device's SM count and its scratch limit).
   static int msm_window_bits(std::size_t n);
 
-  // Tuning knobs of the MSM.
+  // Tuning knobs of the MSM. The environment variables CUZK_MSM_ALGO
+  // ("bucket" or "balanced") and CUZK_MSM_SCRATCH_MIB set the initial
+  // algorithm and scratch limit of every Device (bench sweeps, validation of
+  // chunked MSMs inside the prover); a malformed value makes the constructor
+  // throw kInvalidArgument.
   struct MsmTuning {
-    int window_bits = 0;  // 0: msm_window_bits(n); otherwise 2..24
+    int window_bits = 0;  // 0: chosen by gpu/msm/msm_plan.hpp; otherwise 2..24
+    MsmAlgorithm algorithm = MsmAlgorithm::kBucketPerThread;
+    // Device scratch of one MSM (sort pairs, buckets, bounds), allocated once
+    // per Device and reused; larger MSMs are processed in chunks of points
+    // that fit. The MSM also stays within the free device memory.
+    std::size_t scratch_limit_bytes = kDefaultMsmScratchBytes;
   };
   void set_msm_tuning(const MsmTuning& tuning);
+  const MsmTuning& msm_tuning() const;
+  // The MSM's scratch arena (for cuzk_gpu's own code: gpu/groth16 runs MSMs on
+  // its own stream through kernels::msm_g1/g2). Released by release_msm_scratch()
+  // or with the Device.
+  kernels::MsmScratch& msm_scratch();
+  void release_msm_scratch();
 
   // Internal state (defined in device.cpp); for cuzk_gpu's own code.
   struct Impl;

@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "gpu/cuda_rt.hpp"
+#include "gpu/msm/msm_plan.hpp"
+
 namespace cuzk::gpu::kernels {
 
 using u32 = std::uint32_t;
@@ -29,19 +32,93 @@ void ntt_bitrev_scale(cudaStream_t s, u32* data, int log_n, const u32* hi, const
 // data[i] *= hi[i >> lo_bits] * lo[i & mask].
 void ntt_scale(cudaStream_t s, u32* data, std::size_t n, const u32* hi, const u32* lo, int lo_bits);
 
+// ---- Fused radix-4/8 NTT (gpu/ntt/ntt_fused.cu) ------------------------------
+// Smallest log2 size the fused kernels take (callers fall back to radix-2 below).
+inline constexpr int kNttFusedLogMin = 6;
+// Element p is scaled by hi[i >> lo_bits] * lo[i mod 2^lo_bits] with
+// i = p, or bitrev(p) when bitrev_index (lo == nullptr: the constant hi[0]).
+struct NttScaleTable {
+  const u32* hi = nullptr;
+  const u32* lo = nullptr;
+  int lo_bits = 0;
+  bool bitrev_index = false;
+};
+struct NttFusedArgs {
+  int radix_log = 3;  // 2: radix-4, 3: radix-8 register butterflies
+  bool wide_registers = false;  // radix-8 only: no 128-register cap (1 block per SM)
+  int log_n = 0;      // kNttFusedLogMin..32
+  u32* data = nullptr;  // input, and output unless store_bitrev
+  // DIF (dit = false): natural-order input; output bit-reversed in data, or
+  // natural-order in out (!= data) when store_bitrev (fused into the last pass).
+  // DIT (dit = true): bit-reversed input, natural-order output in data.
+  u32* out = nullptr;
+  bool dit = false;
+  bool store_bitrev = false;
+  const u32* twiddles = nullptr;  // w^j, j < n/2 (as ntt_dif's)
+  bool inverse = false;           // w^-1 instead of w (no 1/n: put it in a scale table)
+  // Before the transform: when quotient_b is set, x_p <- (x_p b_p - c_p) z
+  // (z = quotient_z, Montgomery limbs); then x_p <- x_p * load_scale(p).
+  const u32* quotient_b = nullptr;
+  const u32* quotient_c = nullptr;
+  u32 quotient_z[8] = {};
+  NttScaleTable load_scale;
+  // After the transform: the element stored at position q is scaled by store_scale(q).
+  NttScaleTable store_scale;
+};
+// Runs ntt_fused_passes(log_n, radix_log) kernels on s.
+void ntt_fused(cudaStream_t s, const NttFusedArgs& args);
+int ntt_fused_passes(int log_n, int radix_log);
+
 // ---- MSM (gpu/msm/msm.cu) --------------------------------------------------
+// Device scratch of the MSM (gpu/msm/msm_plan.hpp lays it out): one device
+// allocation, grown when a call needs more and otherwise reused, so an MSM
+// makes no cudaMalloc/cudaFree (which synchronize the device). One per Device;
+// callers serialize their MSMs (each MSM waits for its stream before it
+// returns, so the next call, on any stream, finds the arena idle).
+class MsmScratch {
+ public:
+  std::size_t capacity_bytes() const { return buffer_.bytes(); }
+  // At least `bytes` of device memory; the old contents are not kept.
+  unsigned char* reserve(std::size_t bytes) {
+    if (bytes > buffer_.bytes()) {
+      buffer_.reset();  // cudaFree waits for the device: no MSM is using it
+      buffer_ = detail::DeviceBuffer<unsigned char>(bytes, "msm scratch arena");
+    }
+    return buffer_.get();
+  }
+  void release() { buffer_.reset(); }
+
+ private:
+  detail::DeviceBuffer<unsigned char> buffer_;
+};
+
+struct MsmConfig {
+  int window_bits = 0;  // 0: chosen by msm::plan
+  MsmAlgorithm algorithm = MsmAlgorithm::kBucketPerThread;
+  // Upper bound on the arena; the MSM also stays within the free device memory
+  // (less detail::kDeviceMemoryReserveBytes) and chunks the points to fit.
+  std::size_t scratch_limit_bytes = kDefaultMsmScratchBytes;
+};
+
 // bases: n packed affine points (x, y; identity = zeros); scalars: n Fr in
 // Montgomery form. Returns the W = ceil(256 / window_bits) window sums in XYZZ
 // form (x, y, zz, zzz; 4 * 12 limbs each for G1, 4 * 24 for G2), window 0
 // first, after waiting for the stream; the MSM is sum_w 2^(w c) window_w.
-// phases (may be null) receives per-phase device times.
+// phases (may be null) receives per-phase device times (summed over chunks).
+// Throws Error{kOutOfDeviceMemory} when not even the smallest chunking fits,
+// Error{kInvalidArgument} for a window size out of 2..24.
 struct MsmPhaseMs {
   float digits_ms = 0, sort_ms = 0, accumulate_ms = 0, reduce_ms = 0;
 };
-std::vector<u32> msm_g1(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, int window_bits,
-                        MsmPhaseMs* phases);
-std::vector<u32> msm_g2(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, int window_bits,
-                        MsmPhaseMs* phases);
+struct MsmWindows {
+  std::vector<u32> sums;  // W XYZZ points, window 0 first (empty for n = 0)
+  int window_bits = 0;
+  std::size_t chunks = 0;
+};
+MsmWindows msm_g1(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, const MsmConfig& config,
+                  MsmScratch& scratch, MsmPhaseMs* phases);
+MsmWindows msm_g2(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, const MsmConfig& config,
+                  MsmScratch& scratch, MsmPhaseMs* phases);
 
 // ---- Field self-tests (gpu/ff/field_ops.cu) --------------------------------
 enum class FieldKind { kFp, kFr, kFp2 };

@@ -1,6 +1,13 @@
 #include "rpc/client.hpp"
 
+#include <capnp/message.h>
 #include <kj/exception.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "rpc/client_impl.hpp"
 #include "rpc/convert.hpp"
@@ -28,16 +35,101 @@ engine::Result<engine::JobOutcome> read_await(Response r) {
 
 }  // namespace
 
-Client::Client(const std::string& addr, std::uint64_t max_message_bytes) {
-  std::filesystem::path path;
+std::string read_token_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ClientError("cannot read token file " + path, ClientErrorKind::kConfig);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  return token;
+}
+
+ClientOptions ClientOptions::from_env() {
+  ClientOptions o;
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+  };
+  o.tls_ca_file = env("CUZK_TLS_CA");
+  o.tls_server_name = env("CUZK_TLS_SERVER_NAME");
+  o.token = env("CUZK_TOKEN");
+  if (o.token.empty() && !env("CUZK_TOKEN_FILE").empty()) o.token = read_token_file(env("CUZK_TOKEN_FILE"));
+  return o;
+}
+
+Client::Client(const std::string& addr) : Client(addr, ClientOptions::from_env()) {}
+
+Client::Client(const std::string& addr, ClientOptions options) {
+  std::string kj_addr;
+  std::optional<TcpAddress> tcp;
   try {
-    path = parse_unix_address(addr);
+    if (addr.rfind("tcp://", 0) == 0) {
+      tcp = parse_tcp_address(addr);
+      kj_addr = (tcp->host.find(':') != std::string::npos ? "[" + tcp->host + "]" : tcp->host) + ":" +
+                std::to_string(tcp->port);
+    } else {
+      kj_addr = "unix:" + parse_unix_address(addr).string();
+    }
   } catch (const ServerError& e) {
-    throw ClientError(e.what());
+    throw ClientError(e.what(), ClientErrorKind::kConfig);
   }
-  capnp::ReaderOptions options;
-  options.traversalLimitInWords = max_message_bytes / sizeof(capnp::word);
-  impl_ = transport([&] { return std::make_unique<Impl>("unix:" + path.string(), options); });
+  std::string ca_pem;
+  if (tcp && !options.tls_ca_file.empty()) {
+    std::ifstream in(options.tls_ca_file, std::ios::binary);
+    if (!in) throw ClientError("cannot read CA file " + options.tls_ca_file, ClientErrorKind::kConfig);
+    std::stringstream text;
+    text << in.rdbuf();
+    ca_pem = text.str();
+  }
+  capnp::ReaderOptions reader;
+  reader.traversalLimitInWords = options.max_message_bytes / sizeof(capnp::word);
+  impl_ = transport([&] {
+    auto impl = std::make_unique<Impl>();
+    auto& ws = impl->ws();
+    auto address = impl->io.provider->getNetwork().parseAddress(kj_addr).wait(ws);
+    kj::Own<kj::AsyncIoStream> stream = address->connect().wait(ws);
+    if (!ca_pem.empty()) {
+      kj::TlsCertificate ca = [&] {
+        try {
+          return kj::TlsCertificate(kj::StringPtr(ca_pem.c_str()));
+        } catch (const kj::Exception& e) {
+          throw ClientError(options.tls_ca_file + ": not a PEM certificate: " + e.getDescription().cStr(),
+                            ClientErrorKind::kConfig);
+        }
+      }();
+      kj::TlsContext::Options tls_options;
+      tls_options.useSystemTrustStore = false;  // trust exactly the configured CA
+      tls_options.trustedCertificates = kj::arrayPtr(&ca, 1);
+      tls_options.minVersion = kj::TlsVersion::TLS_1_2;
+      impl->tls = kj::heap<kj::TlsContext>(kj::mv(tls_options));
+      std::string name = options.tls_server_name.empty() ? tcp->host : options.tls_server_name;
+      stream = impl->tls->wrapClient(kj::mv(stream), name).wait(ws);
+    }
+    impl->stream = kj::mv(stream);
+    impl->network =
+        kj::heap<capnp::TwoPartyVatNetwork>(*impl->stream, capnp::rpc::twoparty::Side::CLIENT, reader);
+    impl->rpc = kj::heap(capnp::makeRpcClient(*impl->network));
+    capnp::MallocMessageBuilder vat_message(8);
+    auto vat = vat_message.initRoot<capnp::rpc::twoparty::VatId>();
+    vat.setSide(capnp::rpc::twoparty::Side::SERVER);
+    auto bootstrap = impl->rpc->bootstrap(vat);
+    if (!tcp) {
+      impl->cap = bootstrap.castAs<schema::ProvingV1>();
+      return impl;
+    }
+    // TCP: the bootstrap is the Login gate.
+    auto login = bootstrap.castAs<schema::Login>().loginRequest();
+    login.setToken(kj::arrayPtr(reinterpret_cast<const kj::byte*>(options.token.data()), options.token.size()));
+    auto answer = login.send().wait(ws);
+    auto response = answer.getResponse();
+    if (response.isError()) {
+      throw ClientError(std::string("unauthenticated: ") + response.getError().getMessage().cStr(),
+                        ClientErrorKind::kUnauthenticated);
+    }
+    impl->cap = response.getService();
+    return impl;
+  });
 }
 
 Client::~Client() = default;
@@ -122,6 +214,36 @@ ClientStatus Client::status() {
     e.completed_total = s.getCompletedTotal();
     e.failed_total = s.getFailedTotal();
     e.cancelled_total = s.getCancelledTotal();
+    for (auto d : s.getDevices()) {
+      engine::DeviceWorkerView v;
+      v.index = d.getIndex();
+      v.name = d.getName().cStr();
+      v.ordinal = d.getOrdinal();
+      if (d.getBusy()) {
+        v.job = d.getJobId();
+        v.partition = d.getPartition();
+      }
+      v.stage = d.getStage().cStr();
+      v.jobs_placed = d.getJobsPlaced();
+      v.proofs_done = d.getProofsDone();
+      v.verify_failures = d.getVerifyFailures();
+      v.resident_srs = d.getResidentSrs().cStr();
+      v.resident_srs_bytes = d.getResidentSrsBytes();
+      v.memory_total_bytes = d.getMemoryTotalBytes();
+      v.memory_free_bytes = d.getMemoryFreeBytes();
+      e.devices.push_back(std::move(v));
+    }
+    for (auto r : s.getSrsResidency()) {
+      e.srs.push_back({r.getSrs().cStr(), r.getTier().cStr(), r.getDevice(), r.getBytes()});
+    }
+    auto m = s.getMemoryBudget();
+    e.memory.total_bytes = m.getTotalBytes();
+    e.memory.reserved_bytes = m.getReservedBytes();
+    e.memory.available_bytes = m.getAvailableBytes();
+    e.memory.peak_reserved_bytes = m.getPeakReservedBytes();
+    e.memory.waiting = m.getWaiting();
+    e.memory.waiting_bytes = m.getWaitingBytes();
+    e.cpu_retries_total = s.getCpuRetriesTotal();
     return out;
   });
 }

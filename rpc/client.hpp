@@ -1,7 +1,13 @@
 // A synchronous client for cuzkd (cuzkctl and tests): one connection, KJ's own
-// event loop on the calling thread (EzRpcClient), calls block until answered.
-// Daemon errors come back as engine::Error values; transport failures (no
-// daemon, connection lost) throw ClientError.
+// event loop on the calling thread, calls block until answered. Daemon errors
+// come back as engine::Error values; transport failures (no daemon,
+// connection lost, TLS refused) and a refused login throw ClientError.
+//
+// Addresses: unix:///path.sock, or tcp://host:port. Over TCP the client
+// speaks TLS when a CA file is given (it verifies the daemon's certificate
+// against that CA and the host name), else plain TCP (only a daemon with
+// tcp_insecure_loopback accepts that), then logs in with the bearer token
+// (cuzk.capnp Login) before any other call.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +20,35 @@
 
 namespace cuzk::rpc {
 
+enum class ClientErrorKind : std::uint8_t {
+  kTransport,        // unreachable, disconnected, TLS handshake or certificate failure
+  kUnauthenticated,  // the daemon refused the token (typed `unauthenticated` answer)
+  kConfig,           // bad address, unreadable CA or token file
+};
+
 class ClientError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ClientError(const std::string& what, ClientErrorKind kind = ClientErrorKind::kTransport)
+      : std::runtime_error(what), kind_(kind) {}
+  ClientErrorKind kind() const { return kind_; }
+
+ private:
+  ClientErrorKind kind_;
 };
+
+struct ClientOptions {
+  std::uint64_t max_message_bytes = 128ull << 20;  // largest answer accepted
+  std::string tls_ca_file;      // tcp://: PEM CA (or the self-signed cert) to trust; empty: plain TCP
+  std::string tls_server_name;  // name the certificate must carry; empty: the address's host
+  std::string token;            // tcp://: bearer token sent in Login
+  // CUZK_TLS_CA, CUZK_TLS_SERVER_NAME, CUZK_TOKEN, else the first line of
+  // the file named by CUZK_TOKEN_FILE. Throws ClientError(kConfig) for an
+  // unreadable token file.
+  static ClientOptions from_env();
+};
+
+// The token in a token file: its content without trailing whitespace.
+std::string read_token_file(const std::string& path);
 
 struct ClientStatus {
   engine::EngineStatus engine;
@@ -28,8 +59,10 @@ struct ClientStatus {
 
 class Client {
  public:
-  // addr: unix:///path.sock
-  explicit Client(const std::string& addr, std::uint64_t max_message_bytes = 64ull << 20);
+  // addr: unix:///path.sock or tcp://host:port; TLS and token from the
+  // environment (ClientOptions::from_env).
+  explicit Client(const std::string& addr);
+  Client(const std::string& addr, ClientOptions options);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;

@@ -30,6 +30,9 @@ ErrorKind from_wire(wire::ErrorKind k) {
     case wire::ErrorKind::INTERNAL: return ErrorKind::kInternal;
     case wire::ErrorKind::TIMEOUT: return ErrorKind::kTimeout;
     case wire::ErrorKind::SHUTTING_DOWN: return ErrorKind::kShuttingDown;
+    // Only Login answers it (the client turns it into ClientError); as a
+    // job error it would mean "this request cannot succeed as sent".
+    case wire::ErrorKind::UNAUTHENTICATED: return ErrorKind::kInvalidInput;
   }
   return ErrorKind::kInternal;  // a newer server's kind: treat as internal
 }
@@ -251,6 +254,39 @@ void fill(wire::Status::Builder b, const engine::EngineStatus& s, std::uint64_t 
   b.setFailedTotal(s.failed_total);
   b.setCancelledTotal(s.cancelled_total);
   b.setMaxMessageBytes(max_message_bytes);
+  auto devices = b.initDevices(static_cast<unsigned>(s.devices.size()));
+  for (unsigned i = 0; i < devices.size(); ++i) {
+    const engine::DeviceWorkerView& d = s.devices[i];
+    devices[i].setIndex(d.index);
+    devices[i].setName(d.name);
+    devices[i].setOrdinal(d.ordinal);
+    devices[i].setBusy(d.job.has_value());
+    devices[i].setJobId(d.job.value_or(0));
+    devices[i].setPartition(d.partition.value_or(0));
+    devices[i].setStage(d.stage);
+    devices[i].setJobsPlaced(d.jobs_placed);
+    devices[i].setProofsDone(d.proofs_done);
+    devices[i].setVerifyFailures(d.verify_failures);
+    devices[i].setResidentSrs(d.resident_srs);
+    devices[i].setResidentSrsBytes(d.resident_srs_bytes);
+    devices[i].setMemoryTotalBytes(d.memory_total_bytes);
+    devices[i].setMemoryFreeBytes(d.memory_free_bytes);
+  }
+  auto srs = b.initSrsResidency(static_cast<unsigned>(s.srs.size()));
+  for (unsigned i = 0; i < srs.size(); ++i) {
+    srs[i].setSrs(s.srs[i].srs);
+    srs[i].setTier(s.srs[i].tier);
+    srs[i].setDevice(s.srs[i].device);
+    srs[i].setBytes(s.srs[i].bytes);
+  }
+  auto m = b.initMemoryBudget();
+  m.setTotalBytes(s.memory.total_bytes);
+  m.setReservedBytes(s.memory.reserved_bytes);
+  m.setAvailableBytes(s.memory.available_bytes);
+  m.setPeakReservedBytes(s.memory.peak_reserved_bytes);
+  m.setWaiting(s.memory.waiting);
+  m.setWaitingBytes(s.memory.waiting_bytes);
+  b.setCpuRetriesTotal(s.cpu_retries_total);
 }
 
 void fill(wire::JobEvent::Builder b, const engine::JobEvent& e) {

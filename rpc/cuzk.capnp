@@ -24,6 +24,7 @@ enum ErrorKind {
   internal @5;       # a bug or an unexpected failure inside the daemon
   timeout @6;        # await: the timeout elapsed before the job finished (the job continues)
   shuttingDown @7;   # the daemon is draining and accepts no new work
+  unauthenticated @8; # TCP login: missing or wrong token (do not retry with the same token)
 }
 
 struct Error {
@@ -190,6 +191,44 @@ struct Status {
   failedTotal @11 :UInt64;
   cancelledTotal @12 :UInt64;
   maxMessageBytes @13 :UInt64;
+  devices @14 :List(DeviceStatus);       # proving back ends: GPUs, then the CPU
+  srsResidency @15 :List(SrsResidency);   # parameters held, per tier
+  memoryBudget @16 :MemoryBudgetStatus;   # host-memory budget of the daemon
+  cpuRetriesTotal @17 :UInt64;            # GPU proofs re-proved on the CPU after failing verification
+}
+
+# One proving back end (a GPU or the CPU) and what it is doing.
+struct DeviceStatus {
+  index @0 :UInt32;
+  name @1 :Text;               # "cpu" or "cuda:<ordinal> <device name>"
+  ordinal @2 :Int32;           # CUDA ordinal; -1 for the CPU
+  busy @3 :Bool;
+  jobId @4 :UInt64;            # when busy
+  partition @5 :UInt32;        # when busy
+  stage @6 :Text;
+  jobsPlaced @7 :UInt32;
+  proofsDone @8 :UInt64;
+  verifyFailures @9 :UInt64;
+  residentSrs @10 :Text;       # parameters resident on the device ("" none)
+  residentSrsBytes @11 :UInt64;
+  memoryTotalBytes @12 :UInt64;
+  memoryFreeBytes @13 :UInt64;
+}
+
+struct SrsResidency {
+  srs @0 :Text;                # circuit id or parameter file
+  tier @1 :Text;               # "host" or "device"
+  device @2 :Int32;            # device index for tier "device", else -1
+  bytes @3 :UInt64;
+}
+
+struct MemoryBudgetStatus {
+  totalBytes @0 :UInt64;       # 0: unlimited
+  reservedBytes @1 :UInt64;
+  availableBytes @2 :UInt64;
+  peakReservedBytes @3 :UInt64;
+  waiting @4 :UInt32;          # requests queued for memory
+  waitingBytes @5 :UInt64;
 }
 
 struct ParamsResponse {
@@ -231,3 +270,19 @@ interface ProvingV1 {
 }
 
 interface WatchHandle {}
+
+# The bootstrap capability of a TCP listener (Unix sockets bootstrap
+# ProvingV1 directly: file permissions authenticate there). Nothing but
+# `login` is served until the shared bearer token matched; the connection is
+# closed if no login succeeds within the daemon's auth timeout. Over TLS the
+# token travels encrypted; the comparison is constant-time.
+interface Login {
+  login @0 (token :Data) -> (response :LoginResponse);
+}
+
+struct LoginResponse {
+  union {
+    service @0 :ProvingV1;
+    error @1 :Error;          # kind = unauthenticated
+  }
+}

@@ -33,7 +33,42 @@ void AsioEventPort::run_slice() {
   if (loop_->isRunnable()) schedule();
 }
 
-AsioStream::AsioStream(Socket socket) : socket_(std::move(socket)) { socket_.non_blocking(true); }
+AsioStream::AsioStream(Socket socket) : socket_(std::move(socket)) {
+  asio::error_code ec;
+  socket_.non_blocking(true, ec);  // fails only for a closed socket, whose first read reports it
+}
+
+namespace {
+// Moves an accepted socket's descriptor into a generic socket (no async
+// operation is pending on a freshly accepted socket, so release() is safe).
+// (Never throws for a peer that already hung up: a network event must not
+// become an exception in the accept loop.)
+template <class Proto>
+AsioStream::Socket to_generic(asio::basic_stream_socket<Proto> s, asio::generic::stream_protocol proto) {
+  auto executor = s.get_executor();
+  asio::error_code ec;
+  auto fd = s.release(ec);
+  if (ec) return AsioStream::Socket(executor);  // closed: the first read reports the failure
+  return AsioStream::Socket(executor, proto, fd);
+}
+asio::generic::stream_protocol tcp_protocol(const asio::ip::tcp::socket& s) {
+  asio::error_code ec;
+  auto local = s.local_endpoint(ec);
+  int family = !ec && local.address().is_v6() ? AF_INET6 : AF_INET;
+  return asio::generic::stream_protocol(family, IPPROTO_TCP);
+}
+AsioStream::Socket tcp_to_generic(asio::ip::tcp::socket s) {
+  auto proto = tcp_protocol(s);
+  asio::error_code ec;
+  s.set_option(asio::ip::tcp::no_delay(true), ec);  // best effort
+  return to_generic(std::move(s), proto);
+}
+}  // namespace
+
+AsioStream::AsioStream(asio::local::stream_protocol::socket socket)
+    : AsioStream(to_generic(std::move(socket), asio::generic::stream_protocol(AF_UNIX, 0))) {}
+AsioStream::AsioStream(asio::ip::tcp::socket socket)
+    : AsioStream(tcp_to_generic(std::move(socket))) {}
 
 AsioStream::~AsioStream() noexcept(false) {
   asio::error_code ec;

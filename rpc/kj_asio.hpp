@@ -73,10 +73,14 @@ struct KjOnAsio {
   kj::WaitScope ws;
 };
 
+// The socket is protocol-generic (Unix or TCP): the server accepts on both
+// and the readiness logic does not depend on the family.
 class AsioStream final : public kj::AsyncIoStream {
  public:
-  using Socket = asio::local::stream_protocol::socket;
+  using Socket = asio::generic::stream_protocol::socket;
   explicit AsioStream(Socket socket);
+  explicit AsioStream(asio::local::stream_protocol::socket socket);
+  explicit AsioStream(asio::ip::tcp::socket socket);  // sets TCP_NODELAY (RPC: many small messages)
   ~AsioStream() noexcept(false);
 
   kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override;

@@ -1,9 +1,10 @@
 // GpuProver and ResidentSrs: host orchestration of the device stages.
 //
 // The device work goes through cuzk_gpu's kernel launchers (gpu/kernels.hpp)
-// on raw device buffers rather than through gpu::Device's DeviceFrVector, so
-// that the fused quotient kernel can run in place between the NTTs and the H
-// MSM can read its scalars where the coset iNTT left them (no host round trip).
+// on the device addresses of DeviceFrVectors (and the Device's NTT tables), on
+// this prover's own streams, so that the quotient step can run between the
+// NTTs and the H MSM can read its scalars where the coset iNTT left them (no
+// host round trip).
 #include "gpu/groth16/gpu_prover.hpp"
 
 #include <algorithm>
@@ -11,7 +12,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <string>
 #include <type_traits>
 
@@ -20,12 +20,15 @@
 #include "gpu/groth16/point_sum.hpp"
 #include "gpu/groth16/quotient_kernel.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/ntt/ntt_tables.hpp"
+#include "gpu/upload_points.hpp"
 
 namespace cuzk::gpu {
 
 using detail::DeviceBuffer;
 using detail::DeviceGuard;
 using detail::PinnedBuffer;
+using detail::upload_points;
 using ff::Fr;
 using kernels::u32;
 
@@ -39,8 +42,6 @@ constexpr std::size_t kG2PointLimbs = 48;  // x.c0, x.c1, y.c0, y.c1
 constexpr std::size_t kG1PointBytes = kG1PointLimbs * 4;
 constexpr std::size_t kG2PointBytes = kG2PointLimbs * 4;
 constexpr std::size_t kFrLimbs = 8;
-// Points packed per staging copy of the SRS upload (two stages alternate).
-constexpr std::size_t kStagePoints = std::size_t{1} << 16;
 
 std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
@@ -51,39 +52,6 @@ void require_fits(Device& device, std::size_t bytes, const char* what) {
                                                    mib(free_bytes) + " free (" +
                                                    mib(detail::kDeviceMemoryReserveBytes) + " kept in reserve)");
   }
-}
-
-// Packs affine points into the device layout (coordinates; the identity as
-// zeros, which is on neither curve) and copies them to `dst`. Two pinned
-// stages alternate so that packing one chunk overlaps the copy of the last.
-template <class HostPoint>
-void upload_points(cudaStream_t s, std::span<const HostPoint> points, u32* dst) {
-  constexpr std::size_t kCoordBytes = sizeof(points[0].x);
-  constexpr std::size_t kPointLimbs = 2 * kCoordBytes / 4;
-  if (points.empty()) return;
-  const std::size_t stage_points = std::min(points.size(), kStagePoints);
-  PinnedBuffer<u32> stages[2] = {PinnedBuffer<u32>(stage_points * kPointLimbs),
-                                 PinnedBuffer<u32>(stage_points * kPointLimbs)};
-  detail::Event copied[2];
-  for (std::size_t off = 0, k = 0; off < points.size(); off += stage_points, ++k) {
-    const std::size_t count = std::min(stage_points, points.size() - off);
-    PinnedBuffer<u32>& stage = stages[k % 2];
-    if (k >= 2) copied[k % 2].sync();  // the copy two chunks ago read this stage
-    for (std::size_t i = 0; i < count; ++i) {
-      const HostPoint& p = points[off + i];
-      u32* out = stage.get() + i * kPointLimbs;
-      if (p.infinity) {
-        std::memset(out, 0, 2 * kCoordBytes);
-      } else {
-        std::memcpy(out, &p.x, kCoordBytes);
-        std::memcpy(out + kPointLimbs / 2, &p.y, kCoordBytes);
-      }
-    }
-    CUZK_CUDA_CHECK(cudaMemcpyAsync(dst + off * kPointLimbs, stage.get(), count * kPointLimbs * 4,
-                                    cudaMemcpyHostToDevice, s));
-    copied[k % 2].record(s);
-  }
-  CUZK_CUDA_CHECK(cudaStreamSynchronize(s));  // the stages die here
 }
 
 // XYZZ (x = X/ZZ, y = Y/ZZZ) to Jacobian (x = X'/Z'^2, y = Y'/Z'^3) without an
@@ -111,16 +79,28 @@ ec::Jacobian<F> combine_windows(const std::vector<u32>& limbs, int window_bits) 
   return acc;
 }
 
-ec::G1Jacobian device_msm_g1(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n) {
-  if (n == 0) return ec::G1Jacobian::identity();
-  const int c = Device::msm_window_bits(n);
-  return combine_windows<ff::Fp>(kernels::msm_g1(s, bases, scalars, n, c, nullptr), c);
+// The MSMs use the Device's tuning and its scratch arena (allocated once,
+// chunked to stay within the tuning's scratch limit and the free memory).
+kernels::MsmConfig msm_config(const Device& device) {
+  kernels::MsmConfig c;
+  c.window_bits = device.msm_tuning().window_bits;
+  c.algorithm = device.msm_tuning().algorithm;
+  c.scratch_limit_bytes = device.msm_tuning().scratch_limit_bytes;
+  return c;
 }
 
-ec::G2Jacobian device_msm_g2(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n) {
+ec::G1Jacobian device_msm_g1(Device& device, cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n) {
+  if (n == 0) return ec::G1Jacobian::identity();
+  const kernels::MsmWindows w =
+      kernels::msm_g1(s, bases, scalars, n, msm_config(device), device.msm_scratch(), nullptr);
+  return combine_windows<ff::Fp>(w.sums, w.window_bits);
+}
+
+ec::G2Jacobian device_msm_g2(Device& device, cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n) {
   if (n == 0) return ec::G2Jacobian::identity();
-  const int c = Device::msm_window_bits(n);
-  return combine_windows<ff::Fp2>(kernels::msm_g2(s, bases, scalars, n, c, nullptr), c);
+  const kernels::MsmWindows w =
+      kernels::msm_g2(s, bases, scalars, n, msm_config(device), device.msm_scratch(), nullptr);
+  return combine_windows<ff::Fp2>(w.sums, w.window_bits);
 }
 
 // out[offset ..] = the xs[i] whose density bit is set, in index order; split
@@ -247,8 +227,8 @@ struct Group<ff::Fp> {
   static std::vector<u32> sum(cudaStream_t s, const u32* bases, const u32* idx, std::size_t n) {
     return groth16_kernels::sum_points_g1(s, bases, idx, n);
   }
-  static ec::G1Jacobian msm(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n) {
-    return device_msm_g1(s, bases, scalars, n);
+  static ec::G1Jacobian msm(Device& device, cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n) {
+    return device_msm_g1(device, s, bases, scalars, n);
   }
 };
 template <>
@@ -257,35 +237,22 @@ struct Group<ff::Fp2> {
   static std::vector<u32> sum(cudaStream_t s, const u32* bases, const u32* idx, std::size_t n) {
     return groth16_kernels::sum_points_g2(s, bases, idx, n);
   }
-  static ec::G2Jacobian msm(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n) {
-    return device_msm_g2(s, bases, scalars, n);
+  static ec::G2Jacobian msm(Device& device, cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n) {
+    return device_msm_g2(device, s, bases, scalars, n);
   }
 };
 
 // sum_i s_i P_i = sum_{s_i = 1} P_i + MSM over the tail (its bases gathered
 // into a contiguous scratch buffer, as the MSM kernel reads them in order).
 template <class F>
-ec::Jacobian<F> split_msm(cudaStream_t s, const u32* bases, const DeviceSplit& d) {
+ec::Jacobian<F> split_msm(Device& device, cudaStream_t s, const u32* bases, const DeviceSplit& d) {
   ec::Jacobian<F> r = xyzz_to_jacobian<F>(Group<F>::sum(s, bases, d.ones.get(), d.n_ones).data());
   if (d.n_tail > 0) {
     DeviceBuffer<u32> gathered(d.n_tail * Group<F>::kPointLimbs, "split: tail bases");
     groth16_kernels::gather_points(s, bases, d.tail_idx.get(), d.n_tail, Group<F>::kPointLimbs, gathered.get());
-    r = ec::add(r, Group<F>::msm(s, gathered.get(), d.tail.get(), d.n_tail));
+    r = ec::add(r, Group<F>::msm(device, s, gathered.get(), d.tail.get(), d.n_tail));
   }
   return r;
-}
-
-// base^i for i < count as two tables, hi[i >> lo_bits] * lo[i & mask] (with
-// hi[0] = factor), so the device builds or applies the powers with one product.
-void power_tables(const Fr& base, const Fr& factor, std::size_t count, int lo_bits, std::vector<Fr>& hi,
-                  std::vector<Fr>& lo) {
-  const std::size_t lo_count = std::size_t{1} << lo_bits;
-  lo.assign(lo_count, Fr::one());
-  for (std::size_t i = 1; i < lo_count; ++i) lo[i] = lo[i - 1] * base;
-  const Fr step = lo[lo_count - 1] * base;  // base^(2^lo_bits)
-  const std::size_t hi_count = std::max<std::size_t>(1, (count + lo_count - 1) / lo_count);
-  hi.assign(hi_count, factor);
-  for (std::size_t i = 1; i < hi_count; ++i) hi[i] = hi[i - 1] * step;
 }
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -353,98 +320,178 @@ bool ResidentSrs::matches(const groth16::Parameters& p) const {
          p.vk == q.vk;
 }
 
-// ---- GpuProver -------------------------------------------------------------
+// ---- ReplicatedSrs ---------------------------------------------------------
+
+struct ReplicatedSrs::Impl {
+  int ordinal = 0;
+  std::size_t a_count = 0, b_count = 0, bytes = 0;
+  DeviceBuffer<u32> h, l, a, b_g1, b_g2;
+};
 
 namespace {
 
-// Device tables of one domain size m = 2^log_m.
-struct DomainTables {
-  DeviceBuffer<u32> twiddles;  // w^j, j < m/2 (the DIF kernel's table)
-  // m^-1 g^i: ends the iNTT and starts the coset NTT in one scaling pass.
-  DeviceBuffer<u32> to_coset_hi, to_coset_lo;
-  // m^-1 g^-i: ends the coset iNTT.
-  DeviceBuffer<u32> from_coset_hi, from_coset_lo;
-  int lo_bits = 0;
-  Fr z_inv;  // (g^m - 1)^-1, 1/Z on the coset
-
-  static std::size_t twiddle_bytes(int log_m) { return (std::size_t{1} << log_m) / 2 * 32; }
-};
+// dst[0, count) = points[i mod points.size()]: the distinct points once over
+// PCIe, then device-to-device copies doubling the filled prefix.
+template <class HostPoint>
+DeviceBuffer<u32> replicate_points(cudaStream_t s, std::span<const HostPoint> points, std::size_t count,
+                                   const char* what) {
+  constexpr std::size_t kPointLimbs = 2 * sizeof(points[0].x) / 4;
+  DeviceBuffer<u32> buf(count * kPointLimbs, what);
+  if (count == 0) return buf;
+  if (points.empty()) throw Error(ErrorKind::kInvalidArgument, "ReplicatedSrs: no points to replicate");
+  std::size_t have = std::min(points.size(), count);
+  upload_points<HostPoint>(s, points.first(have), buf.get());
+  while (have < count) {
+    const std::size_t n = std::min(have, count - have);
+    CUZK_CUDA_CHECK(cudaMemcpyAsync(buf.get() + have * kPointLimbs, buf.get(), n * kPointLimbs * 4,
+                                    cudaMemcpyDeviceToDevice, s));
+    have += n;
+  }
+  return buf;
+}
 
 }  // namespace
+
+ReplicatedSrs::ReplicatedSrs(Device& device, std::span<const ec::G1Affine> g1, std::span<const ec::G2Affine> g2,
+                             std::size_t h_count, std::size_t l_count, std::size_t a_count, std::size_t b_count) {
+  DeviceGuard guard(device.info().ordinal);
+  const std::size_t need = kG1PointBytes * (h_count + l_count + a_count + b_count) + kG2PointBytes * b_count;
+  require_fits(device, need, "replicated SRS");
+  auto impl = std::make_unique<Impl>();
+  impl->ordinal = device.info().ordinal;
+  impl->a_count = a_count;
+  impl->b_count = b_count;
+  impl->bytes = need;
+  detail::Stream stream;
+  impl->h = replicate_points<ec::G1Affine>(stream.get(), g1, h_count, "replicated SRS h");
+  impl->l = replicate_points<ec::G1Affine>(stream.get(), g1, l_count, "replicated SRS l");
+  impl->a = replicate_points<ec::G1Affine>(stream.get(), g1, a_count, "replicated SRS a");
+  impl->b_g1 = replicate_points<ec::G1Affine>(stream.get(), g1, b_count, "replicated SRS b_g1");
+  impl->b_g2 = replicate_points<ec::G2Affine>(stream.get(), g2, b_count, "replicated SRS b_g2");
+  stream.sync();
+  impl_ = std::move(impl);
+}
+ReplicatedSrs::~ReplicatedSrs() {
+  if (!impl_) return;
+  DeviceGuard guard(impl_->ordinal);  // cudaFree on the owning device
+  impl_.reset();
+}
+ReplicatedSrs::ReplicatedSrs(ReplicatedSrs&&) noexcept = default;
+ReplicatedSrs& ReplicatedSrs::operator=(ReplicatedSrs&&) noexcept = default;
+std::size_t ReplicatedSrs::bytes() const { return impl_->bytes; }
+
+DeviceSrsBases ReplicatedSrs::bases() const {
+  DeviceSrsBases d;
+  d.h = impl_->h.get();
+  d.l = impl_->l.get();
+  d.a = impl_->a.get();
+  d.a_count = impl_->a_count;
+  d.b_g1 = impl_->b_g1.get();
+  d.b_g2 = impl_->b_g2.get();
+  d.b_count = impl_->b_count;
+  return d;
+}
+
+// ---- GpuProver -------------------------------------------------------------
 
 struct GpuProver::Impl {
   int ordinal = 0;
   detail::Stream compute;
   detail::Stream copy;  // uploads of a, b, c overlap the NTTs of the previous vector
-  std::map<int, DomainTables> tables;
   PinnedBuffer<Fr> host_abc;  // 3 m evaluations, reused across proofs of one size
 
-  const DomainTables& tables_for(int log_m) {
-    if (auto it = tables.find(log_m); it != tables.end()) return it->second;
-    const cudaStream_t s = compute.get();
+  // Stage 2: returns m elements whose first m - 1 are the coefficients of H.
+  // `abc` holds a, b, c (m each, zero-padded) on the host. The NTT tables are
+  // the Device's (gpu/ntt/ntt_tables.hpp), its algorithm picks the kernels.
+  // Device times of the uploads and of the NTT pipeline go to `stats` (may be null).
+  DeviceFrVector quotient(Device& device, const Fr* abc, int log_m, bool uploads_first, GpuProveStats* stats) {
     const std::size_t m = std::size_t{1} << log_m;
-    DomainTables t;
-    std::vector<Fr> hi, lo;
-    // w_m = 7^((r-1)/2^32) squared 32 - log_m times, as the CPU's ntt::Domain.
-    Fr w = Fr::from_u64(ff::kFrGenerator).pow(Fr::kTrace);
-    for (int i = log_m; i < 32; ++i) w = w.square();
-    const int tw_lo_bits = log_m / 2;
-    power_tables(w, Fr::one(), m / 2, tw_lo_bits, hi, lo);
-    {
-      DeviceBuffer<u32> dhi = upload_fr(s, hi, "NTT twiddle seeds"), dlo = upload_fr(s, lo, "NTT twiddle seeds");
-      t.twiddles = DeviceBuffer<u32>(m / 2 * kFrLimbs, "NTT twiddles");
-      kernels::ntt_power_table(s, t.twiddles.get(), dhi.get(), dlo.get(), tw_lo_bits, m / 2);
-      compute.sync();  // the seeds die here
-    }
-    const Fr g = Fr::from_u64(ff::kFrGenerator);
-    const Fr m_inv = Fr::from_u64(m).inverse();
-    t.lo_bits = (log_m + 1) / 2;
-    power_tables(g, m_inv, m, t.lo_bits, hi, lo);
-    t.to_coset_hi = upload_fr(s, hi, "coset table");
-    t.to_coset_lo = upload_fr(s, lo, "coset table");
-    compute.sync();
-    power_tables(g.inverse(), m_inv, m, t.lo_bits, hi, lo);
-    t.from_coset_hi = upload_fr(s, hi, "coset table");
-    t.from_coset_lo = upload_fr(s, lo, "coset table");
-    compute.sync();
-    t.z_inv = (g.pow(std::uint64_t(m)) - Fr::one()).inverse();
-    return tables.emplace(log_m, std::move(t)).first->second;
-  }
-
-  // Stage 2: returns the device buffer of m elements whose first m - 1 are the
-  // coefficients of H. `abc` holds a, b, c (m each, zero-padded) on the host.
-  DeviceBuffer<u32> quotient(Device& device, const Fr* abc, int log_m) {
-    const std::size_t m = std::size_t{1} << log_m;
-    const bool have_tables = tables.count(log_m) != 0;
-    require_fits(device, 3 * m * 32 + (have_tables ? 0 : 2 * DomainTables::twiddle_bytes(log_m)),
-                 "H polynomial (a, b, c and NTT tables)");
-    const DomainTables& t = tables_for(log_m);
+    const detail::NttTables& t = detail::ntt_tables(device, log_m);
+    require_fits(device, 3 * m * 32, "H polynomial (a, b, c)");
     const cudaStream_t s = compute.get();
-    DeviceBuffer<u32> v[3] = {DeviceBuffer<u32>(m * kFrLimbs, "a"), DeviceBuffer<u32>(m * kFrLimbs, "b"),
-                              DeviceBuffer<u32>(m * kFrLimbs, "c")};
-    detail::Event uploaded[3];
+    DeviceFrVector v[3] = {device.allocate(m), device.allocate(m), device.allocate(m)};
+    detail::Event uploaded[3], upload_begin, begin, end;
+    upload_begin.record(copy.get());
     for (int k = 0; k < 3; ++k) {
-      CUZK_CUDA_CHECK(cudaMemcpyAsync(v[k].get(), abc + k * m, m * 32, cudaMemcpyHostToDevice, copy.get()));
+      CUZK_CUDA_CHECK(
+          cudaMemcpyAsync(v[k].device_limbs(), abc + k * m, m * 32, cudaMemcpyHostToDevice, copy.get()));
       uploaded[k].record(copy.get());
     }
-    for (int k = 0; k < 3; ++k) {
-      u32* x = v[k].get();
-      CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, uploaded[k].get(), 0));
-      // iNTT (DIF: bit-reversed out), then the bit reversal scaled by m^-1 g^i
-      // (coefficients of the coset), then the forward NTT: evaluations on g<w>.
-      kernels::ntt_dif(s, x, t.twiddles.get(), log_m, /*inverse=*/true);
-      kernels::ntt_bitrev_scale(s, x, log_m, t.to_coset_hi.get(), t.to_coset_lo.get(), t.lo_bits);
-      kernels::ntt_dif(s, x, t.twiddles.get(), log_m, /*inverse=*/false);
-      kernels::ntt_bitrev_scale(s, x, log_m, nullptr, nullptr, 0);
-    }
+    CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, uploaded[uploads_first ? 2 : 0].get(), 0));
+    begin.record(s);
+    // Device times, read after the final synchronization.
+    auto record_times = [&] {
+      end.record(s);
+      compute.sync();
+      if (stats == nullptr) return;
+      float ms = 0;
+      CUZK_CUDA_CHECK(cudaEventElapsedTime(&ms, upload_begin.get(), uploaded[2].get()));
+      stats->h_upload_ms = ms;
+      CUZK_CUDA_CHECK(cudaEventElapsedTime(&ms, begin.get(), end.get()));
+      stats->h_gpu_ms = ms;
+    };
+    const NttAlgorithm algorithm =
+        log_m >= kernels::kNttFusedLogMin ? device.ntt_algorithm() : NttAlgorithm::kRadix2;
     u32 z_inv[8];
-    std::memcpy(z_inv, &t.z_inv, sizeof(z_inv));
-    groth16_kernels::quotient_on_coset(s, v[0].get(), v[1].get(), v[2].get(), z_inv, m);
-    // Coset iNTT: back to coefficients, scaled by m^-1 g^-i.
-    kernels::ntt_dif(s, v[0].get(), t.twiddles.get(), log_m, /*inverse=*/true);
-    kernels::ntt_bitrev_scale(s, v[0].get(), log_m, t.from_coset_hi.get(), t.from_coset_lo.get(), t.lo_bits);
-    compute.sync();  // b and c are freed on return; the host may reuse abc
-    return std::move(v[0]);
+    std::memcpy(z_inv, &t.vanishing_inv, sizeof(z_inv));
+    if (algorithm == NttAlgorithm::kRadix2) {
+      for (int k = 0; k < 3; ++k) {
+        u32* x = v[k].device_limbs();
+        CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, uploaded[k].get(), 0));
+        // iNTT (DIF: bit-reversed out), then the bit reversal scaled by m^-1 g^i
+        // (coefficients of the coset), then the forward NTT: evaluations on g<w>.
+        kernels::ntt_dif(s, x, t.twiddles.get(), log_m, /*inverse=*/true);
+        kernels::ntt_bitrev_scale(s, x, log_m, t.coset_ninv_hi.get(), t.coset_ninv_lo.get(), t.coset_lo_bits);
+        kernels::ntt_dif(s, x, t.twiddles.get(), log_m, /*inverse=*/false);
+        kernels::ntt_bitrev_scale(s, x, log_m, nullptr, nullptr, 0);
+      }
+      groth16_kernels::quotient_on_coset(s, v[0].device_limbs(), v[1].device_limbs(), v[2].device_limbs(), z_inv, m);
+      // Coset iNTT: back to coefficients, scaled by m^-1 g^-i.
+      kernels::ntt_dif(s, v[0].device_limbs(), t.twiddles.get(), log_m, /*inverse=*/true);
+      kernels::ntt_bitrev_scale(s, v[0].device_limbs(), log_m, t.coset_inv_hi.get(), t.coset_inv_lo.get(),
+                                t.coset_lo_bits);
+      record_times();  // synchronizes: b and c are freed on return; the host may reuse abc
+      return std::move(v[0]);
+    }
+    // Fused kernels: 7 transforms of ntt_fused_passes(log_m) passes each and
+    // nothing else (radix-2: 7 x (passes + a bit-reversal pass) + the quotient
+    // kernel). Every element is read and written once per pass.
+    kernels::NttFusedArgs base;
+    detail::set_fused_radix(algorithm, base);
+    base.log_n = log_m;
+    base.twiddles = t.twiddles.get();
+    for (int k = 0; k < 3; ++k) {
+      CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, uploaded[k].get(), 0));
+      // iNTT, DIF: natural evaluations in, m * coefficients out in bit-reversed
+      // order (position p holds coefficient bitrev(p)).
+      kernels::NttFusedArgs a = base;
+      a.data = v[k].device_limbs();
+      a.inverse = true;
+      kernels::ntt_fused(s, a);
+      // Coset NTT, DIT: its first pass scales position p by m^-1 g^bitrev(p)
+      // (1/m and the coset shift of coefficient bitrev(p)); natural-order
+      // evaluations on g<w> out, in place.
+      a.inverse = false;
+      a.dit = true;
+      a.load_scale = t.coset_ninv();
+      a.load_scale.bitrev_index = true;
+      kernels::ntt_fused(s, a);
+    }
+    // Coset iNTT, DIF: the first pass loads (a b - c) / Z(g w^i); the last
+    // writes coefficient j (bit reversal fused, out of place into b's storage,
+    // which only the first pass reads) scaled by m^-1 g^-j.
+    kernels::NttFusedArgs a = base;
+    a.data = v[0].device_limbs();
+    a.inverse = true;
+    a.quotient_b = v[1].device_limbs();
+    a.quotient_c = v[2].device_limbs();
+    std::memcpy(a.quotient_z, z_inv, sizeof(z_inv));
+    a.out = v[1].device_limbs();  // >= 2 passes (ntt_fused_passes), so the first pass is done reading b
+    a.store_bitrev = true;
+    a.store_scale = t.coset_inv();
+    kernels::ntt_fused(s, a);
+    record_times();  // synchronizes: a and c are freed on return; the host may reuse abc
+    return std::move(v[1]);
   }
 };
 
@@ -484,8 +531,8 @@ std::vector<Fr> GpuProver::compute_h(const groth16::R1cs& r1cs, const groth16::W
   groth16::evaluate_into(r1cs, w.inputs, w.aux, {abc, m}, {abc + m, m}, {abc + 2 * m, m}, pool_);
   std::vector<Fr> h(m - 1);
   if (m == 1) return h;
-  DeviceBuffer<u32> dh = impl_->quotient(device_, abc, log_m);
-  CUZK_CUDA_CHECK(cudaMemcpy(h.data(), dh.get(), (m - 1) * 32, cudaMemcpyDeviceToHost));
+  const DeviceFrVector dh = impl_->quotient(device_, abc, log_m, options_.h_uploads_first, nullptr);
+  CUZK_CUDA_CHECK(cudaMemcpy(h.data(), dh.device_limbs(), (m - 1) * 32, cudaMemcpyDeviceToHost));
   return h;
 }
 
@@ -493,61 +540,96 @@ groth16::Proof GpuProver::prove_one(const ResidentSrs& srs, const groth16::R1cs&
                                     const groth16::Blinding& blinding) {
   using Clock = std::chrono::steady_clock;
   const ResidentSrs::Impl& bases = srs.impl();
-  const cudaStream_t s = impl_->compute.get();
   const int log_m = log_domain(r1cs);
   const std::size_t m = std::size_t{1} << log_m;
-  GpuProveStats stats;
 
   auto t0 = Clock::now();
   if (impl_->host_abc.size() != 3 * m) impl_->host_abc = PinnedBuffer<Fr>(3 * m);
   Fr* abc = impl_->host_abc.get();
   groth16::evaluate_into(r1cs, w.inputs, w.aux, {abc, m}, {abc + m, m}, {abc + 2 * m, m}, pool_);
-  stats.evaluate_ms = ms_since(t0);
+  const double evaluate_ms = ms_since(t0);
+
+  DeviceSrsBases d;
+  d.h = bases.h.get();
+  d.l = bases.l.get();
+  d.a = bases.a.get();
+  d.a_count = srs.params().a.size();
+  d.b_g1 = bases.b_g1.get();
+  d.b_g2 = bases.b_g2.get();
+  d.b_count = srs.params().b_g1.size();
+  const groth16::MsmResults r =
+      device_stages(d, {log_m, {abc, 3 * m}, w.inputs, w.aux, &r1cs.a_aux_density(), &r1cs.b_input_density(),
+                        &r1cs.b_aux_density()});
+  last_stats_.evaluate_ms = evaluate_ms;
 
   t0 = Clock::now();
+  groth16::Proof proof = groth16::assemble_proof(srs.params().vk, r, blinding);
+  last_stats_.assemble_ms = ms_since(t0);
+  return proof;
+}
+
+groth16::MsmResults GpuProver::device_stages(const DeviceSrsBases& bases, const DeviceStageInputs& in) {
+  using Clock = std::chrono::steady_clock;
+  const cudaStream_t s = impl_->compute.get();
+  const int log_m = in.log_m;
+  const std::size_t m = std::size_t{1} << log_m;
+  if (log_m < 0 || log_m > kLogDomainMax || in.abc.size() != 3 * m || in.a_aux_density == nullptr ||
+      in.b_input_density == nullptr || in.b_aux_density == nullptr ||
+      bases.a_count != in.inputs.size() + in.a_aux_density->popcount() ||
+      bases.b_count != in.b_input_density->popcount() + in.b_aux_density->popcount()) {
+    throw Error(ErrorKind::kInvalidArgument, "device_stages: inconsistent shapes");
+  }
+  DeviceGuard guard(impl_->ordinal);
+  GpuProveStats stats;
+  const Fr* abc = in.abc.data();
+
+  auto t0 = Clock::now();
   groth16::MsmResults r;
   {
     // H over h: m - 1 scalars straight from the coset iNTT's output.
-    DeviceBuffer<u32> h = m > 1 ? impl_->quotient(device_, abc, log_m) : DeviceBuffer<u32>();
+    const DeviceFrVector h =
+        m > 1 ? impl_->quotient(device_, abc, log_m, options_.h_uploads_first, &stats) : DeviceFrVector();
     stats.h_ms = ms_since(t0);
     t0 = Clock::now();
-    r.h = device_msm_g1(s, bases.h.get(), h.get(), m - 1);
+    r.h = device_msm_g1(device_, s, bases.h, h.device_limbs(), m - 1);
     stats.h_msm_ms = ms_since(t0);
   }
-
   // One witness MSM over G1 (and G2 when g2_bases is given) with the same scalars.
   auto witness_msm = [&](std::span<const Fr> scalars, const u32* g1_bases, const u32* g2_bases, ec::G1Jacobian& g1,
-                         ec::G2Jacobian* g2, GpuSplitCounts& counts) {
+                         ec::G2Jacobian* g2, GpuSplitCounts& counts, double& host_ms) {
     counts = {0, 0, scalars.size(), false};
     if (options_.witness_split == WitnessScalarSplit::kAuto) {
+      const auto split_t0 = Clock::now();
       const ScalarSplit split = split_scalars(scalars, pool_);
+      host_ms += ms_since(split_t0);
       counts = {split.zeros, split.ones.size(), split.tail.size(), 2 * split.tail.size() <= scalars.size()};
       if (counts.split) {
         const DeviceSplit d = upload_split(s, split);
-        g1 = split_msm<ff::Fp>(s, g1_bases, d);
-        if (g2 != nullptr) *g2 = split_msm<ff::Fp2>(s, g2_bases, d);
+        g1 = split_msm<ff::Fp>(device_, s, g1_bases, d);
+        if (g2 != nullptr) *g2 = split_msm<ff::Fp2>(device_, s, g2_bases, d);
         return;
       }
     }
     const DeviceBuffer<u32> d = upload_fr(s, scalars, "witness MSM scalars");
-    g1 = device_msm_g1(s, g1_bases, d.get(), scalars.size());
-    if (g2 != nullptr) *g2 = device_msm_g2(s, g2_bases, d.get(), scalars.size());
+    g1 = device_msm_g1(device_, s, g1_bases, d.get(), scalars.size());
+    if (g2 != nullptr) *g2 = device_msm_g2(device_, s, g2_bases, d.get(), scalars.size());
   };
 
   // L over l: the aux assignment as is.
   t0 = Clock::now();
-  witness_msm(w.aux, bases.l.get(), nullptr, r.l, nullptr, stats.l);
+  witness_msm(in.aux, bases.l, nullptr, r.l, nullptr, stats.l, stats.l_host_ms);
   stats.l_msm_ms = ms_since(t0);
 
   // A over a: every input, then the aux selected by a_aux density (one MSM over
   // the concatenation; the CPU sums two MSMs, the same group element).
   t0 = Clock::now();
   {
-    const std::size_t n_in = w.inputs.size();
-    std::vector<Fr> scalars(srs.params().a.size());
-    std::copy(w.inputs.begin(), w.inputs.end(), scalars.begin());
-    select_into(w.aux, r1cs.a_aux_density(), std::span<Fr>(scalars).subspan(n_in), pool_);
-    witness_msm(scalars, bases.a.get(), nullptr, r.a, nullptr, stats.a);
+    const std::size_t n_in = in.inputs.size();
+    std::vector<Fr> scalars(bases.a_count);
+    std::copy(in.inputs.begin(), in.inputs.end(), scalars.begin());
+    select_into(in.aux, *in.a_aux_density, std::span<Fr>(scalars).subspan(n_in), pool_);
+    stats.a_host_ms = ms_since(t0);
+    witness_msm(scalars, bases.a, nullptr, r.a, nullptr, stats.a, stats.a_host_ms);
   }
   stats.a_msm_ms = ms_since(t0);
 
@@ -555,19 +637,17 @@ groth16::Proof GpuProver::prove_one(const ResidentSrs& srs, const groth16::R1cs&
   // b_aux density; one selection (and split) serves both groups.
   t0 = Clock::now();
   {
-    const std::size_t n_b_in = r1cs.b_input_density().popcount();
-    std::vector<Fr> scalars(srs.params().b_g1.size());
-    select_into(w.inputs, r1cs.b_input_density(), std::span<Fr>(scalars).subspan(0, n_b_in), pool_);
-    select_into(w.aux, r1cs.b_aux_density(), std::span<Fr>(scalars).subspan(n_b_in), pool_);
-    witness_msm(scalars, bases.b_g1.get(), bases.b_g2.get(), r.b_g1, &r.b_g2, stats.b);
+    const std::size_t n_b_in = in.b_input_density->popcount();
+    std::vector<Fr> scalars(bases.b_count);
+    select_into(in.inputs, *in.b_input_density, std::span<Fr>(scalars).subspan(0, n_b_in), pool_);
+    select_into(in.aux, *in.b_aux_density, std::span<Fr>(scalars).subspan(n_b_in), pool_);
+    stats.b_host_ms = ms_since(t0);
+    witness_msm(scalars, bases.b_g1, bases.b_g2, r.b_g1, &r.b_g2, stats.b, stats.b_host_ms);
   }
   stats.b_msm_ms = ms_since(t0);
 
-  t0 = Clock::now();
-  groth16::Proof proof = groth16::assemble_proof(srs.params().vk, r, blinding);
-  stats.assemble_ms = ms_since(t0);
   last_stats_ = stats;
-  return proof;
+  return r;
 }
 
 std::vector<groth16::Proof> GpuProver::prove(const ResidentSrs& srs, const groth16::R1cs& r1cs,

@@ -6,7 +6,12 @@
 //   2. device: for each of a, b, c: iNTT, then coset NTT (the iNTT's 1/m and the
 //              coset's g^i are one scaling pass); a <- (a.b - c) * (g^m - 1)^-1
 //              in one fused kernel; coset iNTT; H = the first m - 1 coefficients,
-//              left on the device as the H MSM's scalars;
+//              left on the device as the H MSM's scalars. With a fused NTT
+//              algorithm (Device::set_ntt_algorithm, CUZK_NTT_ALGO) the scaling,
+//              the quotient and the final bit reversal ride on the NTT passes:
+//              iNTT as DIF (bit-reversed out), coset NTT as DIT (bit-reversed
+//              in, scaled on load), coset iNTT as DIF with the quotient in its
+//              first pass and bit reversal + m^-1 g^-j in its last;
 //   3. device: MSMs H, L (aux), A (inputs ++ aux selected by a_aux density),
 //              B_G1 and B_G2 (inputs by b_input density ++ aux by b_aux density)
 //              over SRS bases kept resident across proofs (ResidentSrs); the
@@ -86,6 +91,10 @@ enum class WitnessScalarSplit { kAuto, kOff };
 
 struct GpuProverOptions {
   WitnessScalarSplit witness_split = WitnessScalarSplit::kAuto;
+  // Start the H stage's NTTs only after all of a, b, c are on the device
+  // (benchmarks: h_gpu_ms is then the NTT pipeline alone). Default: the NTTs
+  // of a overlap the uploads of b and c.
+  bool h_uploads_first = false;
 };
 
 // How a witness MSM's scalars were split (all tail when the split is off).
@@ -99,12 +108,60 @@ struct GpuSplitCounts {
 struct GpuProveStats {
   double evaluate_ms = 0;  // host: a, b, c
   double h_ms = 0;         // uploads of a, b, c, 7 NTTs, quotient kernel
+  double h_upload_ms = 0;  // device time of the a, b, c uploads (copy stream, CUDA events)
+  double h_gpu_ms = 0;     // device time of the NTTs + quotient (compute stream; includes
+                           // waiting for b, c unless h_uploads_first)
   double h_msm_ms = 0;     // H MSM
   double l_msm_ms = 0;     // L: split, uploads, sum of ones, tail MSM
   double a_msm_ms = 0;     // A: selection, split, uploads, sum of ones, tail MSM
   double b_msm_ms = 0;     // B_G1 and B_G2 (one selection and split)
+  double l_host_ms = 0, a_host_ms = 0, b_host_ms = 0;  // host selection / split inside the three above
   double assemble_ms = 0;  // host: blinding and affine conversion
   GpuSplitCounts l, a, b;
+};
+
+// Device addresses of one SRS's packed affine bases (gpu/ec layout: x, y; the
+// identity as zeros). For SRS that exist only on the device (the partition
+// benchmark's replicated random points); prove() builds one from a ResidentSrs.
+struct DeviceSrsBases {
+  const std::uint32_t* h = nullptr;     // >= m - 1 G1 points
+  const std::uint32_t* l = nullptr;     // >= aux.size() G1 points
+  const std::uint32_t* a = nullptr;     // a_count G1 points
+  std::size_t a_count = 0;              // inputs + popcount(a_aux_density)
+  const std::uint32_t* b_g1 = nullptr;  // b_count G1 points
+  const std::uint32_t* b_g2 = nullptr;  // b_count G2 points
+  std::size_t b_count = 0;              // popcount(b_input_density) + popcount(b_aux_density)
+};
+
+// The device stages' inputs: a, b, c evaluated on the host over the domain of
+// size 2^log_m (3 * 2^log_m values, a then b then c; pinned memory uploads
+// faster), and the witness with the circuit's densities (non-null).
+struct DeviceStageInputs {
+  int log_m = 0;
+  std::span<const ff::Fr> abc;
+  std::span<const ff::Fr> inputs, aux;
+  const groth16::BitVec* a_aux_density = nullptr;
+  const groth16::BitVec* b_input_density = nullptr;
+  const groth16::BitVec* b_aux_density = nullptr;
+};
+
+// SRS bases for shape benchmarks that exist only on the device: a few
+// distinct points replicated to each vector's length (device-to-device
+// doubling copies; the MSM bench's method), so the 44 GiB PoRep SRS needs no
+// host memory. Throws Error{kOutOfDeviceMemory} when it does not fit.
+class ReplicatedSrs {
+ public:
+  ReplicatedSrs(Device& device, std::span<const ec::G1Affine> g1, std::span<const ec::G2Affine> g2,
+                std::size_t h_count, std::size_t l_count, std::size_t a_count, std::size_t b_count);
+  ~ReplicatedSrs();
+  ReplicatedSrs(ReplicatedSrs&&) noexcept;
+  ReplicatedSrs& operator=(ReplicatedSrs&&) noexcept;
+  DeviceSrsBases bases() const;
+  std::size_t bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 class GpuProver final : public groth16::Prover {
@@ -128,6 +185,12 @@ class GpuProver final : public groth16::Prover {
   std::vector<groth16::Proof> prove(const ResidentSrs& srs, const groth16::R1cs& r1cs,
                                     std::span<const groth16::Witness> witnesses,
                                     std::span<const groth16::Blinding> blinding);
+
+  // Stages 2 and 3 (H, then the MSMs H, L, A, B_G1, B_G2) without an R1CS or
+  // Parameters: what prove() runs between evaluation and assembly. Fills
+  // last_stats() (evaluate_ms and assemble_ms 0). Throws Error{kInvalidArgument}
+  // when the sizes disagree.
+  groth16::MsmResults device_stages(const DeviceSrsBases& bases, const DeviceStageInputs& in);
 
   // Stage 2 alone, downloaded: the m - 1 coefficients of H (as groth16::compute_h).
   std::vector<ff::Fr> compute_h(const groth16::R1cs& r1cs, const groth16::Witness& w);

@@ -1,15 +1,22 @@
 // Pippenger MSM over G1 (Fp) and G2 (Fp2), one template over the point field.
 //
+// The points are processed in chunks that fit the scratch arena (window choice
+// and layout: gpu/msm/msm_plan.hpp); the buckets live across the chunks.
+// Per chunk:
 // 1. digits: each scalar (from Montgomery form) is cut into W = ceil(256/c)
 //    signed c-bit digits in [-2^(c-1), 2^(c-1)] (a digit above 2^(c-1) becomes
 //    digit - 2^c with a carry into the next window). Bit 255 of a scalar < r is
 //    0, so the top window never carries out. Entry (window w, point i) gets the
-//    key w << c | |digit| and the value i | sign << 31.
-// 2. CUB radix sort of all n*W (key, value) pairs on the low c + log2(W) bits
+//    key w << c | |digit| (the sentinel W << c for digit 0, which sorts last)
+//    and the value i | sign << 31, i the index within the chunk.
+// 2. CUB radix sort of the m*W (key, value) pairs on the low key_bits bits
 //    groups points by bucket; a pass over the sorted keys records each
-//    bucket's [start, end). Digit-0 entries sort first and are never read.
-// 3. accumulation: one thread per (window, bucket) walks its points with
-//    XYZZ mixed adds (8M + 2S), negating y for negative digits.
+//    bucket's [start, end) and where the digit-0 entries begin.
+// 3. accumulation into the running buckets with XYZZ mixed adds (8M + 2S),
+//    negating y for negative digits, by one of two schemes (MsmAlgorithm):
+//    one thread per bucket, or equal runs of sorted entries per thread plus a
+//    fix-up pass for the buckets that straddle runs.
+// After the last chunk:
 // 4. reduction sum_b b * B_b per window: threads own segments of seg_len
 //    buckets and run the running-sum trick from the top bucket down, which
 //    gives sum (b - lo + 1) B_b; adding (lo - 1) * (sum of the segment) by
@@ -19,14 +26,15 @@
 //    for that chain of ~250 dependent doublings, the host takes well under 1 ms.
 #include <cub/device/device_radix_sort.cuh>
 
-#include <bit>
-#include <cstring>
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "gpu/cuda_rt.hpp"
 #include "gpu/ec/xyzz.cuh"
 #include "gpu/ff/field.cuh"
 #include "gpu/kernels.hpp"
+#include "gpu/msm/msm_plan.hpp"
 
 namespace cuzk::gpu::kernels {
 namespace {
@@ -36,9 +44,6 @@ using u64 = std::uint64_t;
 
 constexpr u32 kSignBit = 0x80000000u;
 constexpr int kWindowSumThreads = 64;
-// Segments in the bucket reduction, all windows together: enough threads to
-// fill 132 SMs a few times over.
-constexpr u64 kReductionSegmentsTarget = u64{1} << 16;
 
 __global__ void digits_kernel(const Fr* scalars, u64 n, int c, int windows, u32* keys, u32* vals) {
   const u64 i = u64(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -46,6 +51,7 @@ __global__ void digits_kernel(const Fr* scalars, u64 n, int c, int windows, u32*
   const Fr s = scalars[i].from_mont();
   const u32 full = 1u << c;
   const u32 half = full >> 1;
+  const u32 sentinel = u32(windows) << c;
   u32 carry = 0;
   for (int w = 0; w < windows; ++w) {
     const int bit = w * c;
@@ -60,44 +66,140 @@ __global__ void digits_kernel(const Fr* scalars, u64 n, int c, int windows, u32*
     const bool neg = d > half;
     if (neg) d = full - d;  // digit d - 2^c, magnitude 2^c - d
     carry = neg ? 1u : 0u;
-    keys[u64(w) * n + i] = (u32(w) << c) | d;
+    keys[u64(w) * n + i] = d == 0 ? sentinel : ((u32(w) << c) | d);
     vals[u64(w) * n + i] = u32(i) | (neg ? kSignBit : 0u);
   }
 }
 
-__global__ void bucket_bounds_kernel(const u32* keys, u64 total, u32* start, u32* end) {
+// Bucket bounds over the sorted keys, and nonzero[0] = the number of entries
+// before the sentinel keys (digit 0), written by exactly one thread.
+__global__ void bucket_bounds_kernel(const u32* keys, u64 total, u32 sentinel, u32* start, u32* end, u32* nonzero) {
   const u64 p = u64(blockIdx.x) * blockDim.x + threadIdx.x;
   if (p >= total) return;
   const u32 k = keys[p];
+  if (k == sentinel) {
+    if (p == 0 || keys[p - 1] != sentinel) *nonzero = u32(p);
+    return;
+  }
   if (p == 0 || keys[p - 1] != k) start[k] = u32(p);
   if (p + 1 == total || keys[p + 1] != k) end[k] = u32(p + 1);
+  if (p + 1 == total) *nonzero = u32(total);
 }
 
-// ptxas gives the G1 version 130 registers (3 blocks of 128 threads per SM).
-// Capping it at 4 or 5 blocks per SM (__launch_bounds__) was measured 13%
-// slower on H200 (2^24: 279 ms vs 248 ms of accumulation).
+// Bucket index of a (non-sentinel) key w << c | d: window-major, digit d at d - 1.
+__device__ __forceinline__ u64 bucket_index(u32 key, int c, u32 buckets_per_window) {
+  return u64(key >> c) * buckets_per_window + (key & ((1u << c) - 1)) - 1;
+}
+
+// kLowReg selects the mixed add ordered for fewer live registers (G1 only;
+// G2's add stays out of line, its body is too large to inline).
+template <bool kLowReg, class F>
+__device__ __forceinline__ void add_entry(dev::Xyzz<F>& acc, const dev::Affine<F>* bases, u32 v) {
+  const dev::Affine<F> a = bases[v & ~kSignBit];
+  const F y = (v & kSignBit) ? -a.y : a.y;
+  if constexpr (sizeof(F) != sizeof(dev::Fp)) {
+    acc.add_affine(a.x, y);
+  } else if constexpr (kLowReg) {
+    acc.add_affine_lowreg(a.x, y);
+  } else {
+    acc.add_affine_inline(a.x, y);
+  }
+}
+
+// One thread per (window, bucket): loads the running bucket, adds this chunk's
+// points, stores it. Thread t serves window W - 1 - t / buckets_per_window:
+// the top window (fewest digits, so the most points per bucket) starts first.
+// ptxas gives the G1 version 158 registers (130 before it loaded the running
+// bucket): 3 blocks of 128 threads per SM either way (<= 170 registers).
+// Capping the 130-register version at 4 or 5 blocks per SM (__launch_bounds__)
+// was measured 13% slower on H200 (2^24: 279 ms vs 248 ms of accumulation).
 template <class F>
-__global__ void __launch_bounds__(128) accumulate_kernel(const dev::Affine<F>* bases, const u32* vals, const u32* start, const u32* end,
-                                  int c, u32 buckets_per_window, u32 windows, dev::Xyzz<F>* buckets) {
+__global__ void __launch_bounds__(128)
+    accumulate_buckets_kernel(const dev::Affine<F>* bases, const u32* vals, const u32* start, const u32* end, int c,
+                              u32 buckets_per_window, u32 windows, dev::Xyzz<F>* buckets) {
   const u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= u64(windows) * buckets_per_window) return;
-  const u32 w = u32(t / buckets_per_window);
+  const u32 w = windows - 1 - u32(t / buckets_per_window);
   const u32 b = u32(t % buckets_per_window) + 1;
   const u32 key = (w << c) | b;
-  dev::Xyzz<F> acc = dev::Xyzz<F>::identity();
   const u32 e = end[key];
-  for (u32 p = start[key]; p < e; ++p) {
-    const u32 v = vals[p];
-    const dev::Affine<F> a = bases[v & ~kSignBit];
-    const F y = (v & kSignBit) ? -a.y : a.y;
-    // The hot loop of the MSM: inline for G1; G2's body is too large to inline.
-    if constexpr (sizeof(F) == sizeof(dev::Fp)) {
-      acc.add_affine_inline(a.x, y);
-    } else {
-      acc.add_affine(a.x, y);
+  u32 p = start[key];
+  if (p == e) return;  // no point of this chunk (bounds were zeroed)
+  const u64 idx = u64(w) * buckets_per_window + (b - 1);
+  dev::Xyzz<F> acc = buckets[idx];
+  for (; p < e; ++p) add_entry<false>(acc, bases, vals[p]);
+  buckets[idx] = acc;
+}
+
+// Balanced accumulation: thread j takes the sorted entries [lo, hi) =
+// [j L, min(j L + L, nz)). It keeps one accumulator and, when its bucket ends
+// (or the run does), stores it where msm::run_flush says:
+//   bucket starts in the run -> the bucket itself (the accumulator began from
+//                               the running bucket value; complete unless the
+//                               bucket goes on into later runs);
+//   bucket started before    -> first_partials[j] (began at 0), added to the
+//                               bucket by fixup_runs_kernel.
+// Whether a bucket started before the run is read off the neighbouring key,
+// so the kernel needs no bucket bounds and few live registers besides the
+// point arithmetic. One flat loop over the run (not a loop per bucket) keeps
+// the warp's threads converged on the add whatever their bucket boundaries;
+// only the flush (a load and a store) diverges. G1 uses the low-register
+// mixed add; __launch_bounds__(128, 4) asks ptxas for <= 128 registers
+// (4 blocks = 16 warps per SM instead of 12; ptxas: 128 registers, 32 B spill).
+template <class F>
+__global__ void __launch_bounds__(128, sizeof(F) == sizeof(dev::Fp) ? 4 : 1)
+    accumulate_runs_kernel(const dev::Affine<F>* bases, const u32* keys, const u32* vals, const u32* nonzero,
+                           u32 run_len, int c, u32 buckets_per_window, dev::Xyzz<F>* buckets,
+                           dev::Xyzz<F>* first_partials) {
+  const u64 j = u64(blockIdx.x) * blockDim.x + threadIdx.x;
+  const u32 nz = *nonzero;
+  if (j * run_len >= nz) return;
+  const u32 lo = u32(j * run_len);
+  const u32 hi = min(lo + run_len, nz);  // lo < nz < 2^31 and run_len < 2^31: no wrap
+  u32 cur = keys[lo];
+  bool started_before = lo > 0 && keys[lo - 1] == cur;
+  dev::Xyzz<F> acc = msm::run_loads_bucket(started_before) ? buckets[bucket_index(cur, c, buckets_per_window)]
+                                                           : dev::Xyzz<F>::identity();
+  for (u32 q = lo; q < hi; ++q) {
+    const u32 k = keys[q];
+    if (k != cur) {
+      if (msm::run_flush(started_before) == msm::RunFlush::kFirstPartial) {
+        first_partials[j] = acc;
+      } else {
+        buckets[bucket_index(cur, c, buckets_per_window)] = acc;
+      }
+      cur = k;
+      started_before = false;  // k starts at q > lo
+      acc = buckets[bucket_index(k, c, buckets_per_window)];
     }
+    add_entry<true>(acc, bases, vals[q]);
   }
-  buckets[t] = acc;
+  if (msm::run_flush(started_before) == msm::RunFlush::kFirstPartial) {
+    first_partials[j] = acc;
+  } else {
+    buckets[bucket_index(cur, c, buckets_per_window)] = acc;
+  }
+}
+
+// For every bucket straddling runs j0 < ... < j1: the run j0 holding its
+// start adds first_partials[j0 + 1 .. j1] to the bucket (full adds, one per
+// run the bucket covers; the bucket already holds run j0's part).
+template <class F>
+__global__ void fixup_runs_kernel(const u32* keys, const u32* start, const u32* end, const u32* nonzero, u32 run_len,
+                                  int c, u32 buckets_per_window, dev::Xyzz<F>* buckets,
+                                  const dev::Xyzz<F>* first_partials) {
+  const u64 j = u64(blockIdx.x) * blockDim.x + threadIdx.x;
+  const u32 nz = *nonzero;
+  const u64 lo = j * run_len;
+  if (lo >= nz) return;
+  const u64 hi = min(lo + run_len, u64(nz));
+  const u32 k = keys[hi - 1];
+  const u32 s = start[k], e = end[k];
+  if (!msm::run_owns_straddler(s, e, lo, hi)) return;
+  const u64 idx = bucket_index(k, c, buckets_per_window);
+  dev::Xyzz<F> acc = buckets[idx];
+  for (u64 jj = j + 1; jj * run_len < e; ++jj) acc.add(first_partials[jj]);
+  buckets[idx] = acc;
 }
 
 template <class F>
@@ -146,100 +248,183 @@ __global__ void window_sum_kernel(const dev::Xyzz<F>* segs, u32 segs_per_window,
   if (threadIdx.x == 0) window_out[w] = partial[0];
 }
 
+// CUB's scratch for sorting `entries` pairs on the low key_bits bits.
+std::size_t sort_temp_bytes(std::size_t entries, int key_bits, cudaStream_t s) {
+  cub::DoubleBuffer<u32> dk(nullptr, nullptr), dv(nullptr, nullptr);
+  std::size_t bytes = 0;
+  CUZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, int(entries), 0, key_bits, s));
+  return bytes;
+}
+
+std::string mib(std::size_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+// Device memory the MSM's kernels may need for thread stacks (local memory):
+// the runtime sizes it at launch for every thread that can be resident
+// (SMs * max threads per SM), and a launch fails when it does not fit, so the
+// plan leaves it free (counted again when already reserved: a few hundred MiB
+// at most).
 template <class F>
-std::vector<u32> msm_run(cudaStream_t s, const u32* bases_raw, const u32* scalars_raw, std::size_t n, int c,
-                         MsmPhaseMs* phases) {
-  using Point = dev::Xyzz<F>;
-  // Events between the phases, read only when the caller asked for timings.
-  detail::Event ev[5];
-  auto mark = [&](int i) {
-    if (phases != nullptr) ev[i].record(s);
-  };
-  if (n == 0) return {};
-  if (c < 2 || c > 24) throw Error(ErrorKind::kInvalidArgument, "msm: window bits out of range");
-  const int windows = (256 + c - 1) / c;
-  const u32 buckets_per_window = 1u << (c - 1);
-  const u64 total = u64(n) * windows;
-  if (n >= kSignBit || total >= (u64{1} << 31)) {
-    throw Error(ErrorKind::kInvalidArgument, "msm: too many points for one call");
+std::size_t local_memory_margin_bytes(int ordinal, int sm_count) {
+  int threads_per_sm = 0;
+  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ordinal));
+  std::size_t per_thread = 0;
+  const void* kernels[] = {reinterpret_cast<const void*>(&accumulate_buckets_kernel<F>),
+                           reinterpret_cast<const void*>(&accumulate_runs_kernel<F>),
+                           reinterpret_cast<const void*>(&fixup_runs_kernel<F>),
+                           reinterpret_cast<const void*>(&segment_kernel<F>),
+                           reinterpret_cast<const void*>(&window_sum_kernel<F>)};
+  for (const void* k : kernels) {
+    cudaFuncAttributes attr{};
+    CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
+    per_thread = std::max(per_thread, attr.localSizeBytes);
   }
+  return per_thread * std::size_t(sm_count) * std::size_t(threads_per_sm);
+}
+
+template <class F>
+msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmScratch& scratch) {
+  const std::size_t xyzz_bytes = sizeof(dev::Xyzz<F>);
+  const int c_given = config.window_bits;
+  if (c_given != 0 && (c_given < msm::kMinWindowBits || c_given > msm::kMaxWindowBits)) {
+    throw Error(ErrorKind::kInvalidArgument, "msm: window bits " + std::to_string(c_given) + " out of 2..24");
+  }
+  int ordinal = 0, sm_count = 0;
+  CUZK_CUDA_CHECK(cudaGetDevice(&ordinal));
+  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUZK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  // The arena's own memory is available to this call (it is reallocated to grow).
+  const std::size_t usable = free_bytes + scratch.capacity_bytes();
+  const std::size_t keep = detail::kDeviceMemoryReserveBytes + local_memory_margin_bytes<F>(ordinal, sm_count);
+  const std::size_t available = usable > keep ? usable - keep : 0;
+  const std::size_t limit = std::min(config.scratch_limit_bytes, available);
+  const auto sort_temp = [s](std::size_t entries, int key_bits) { return sort_temp_bytes(entries, key_bits, s); };
+  msm::Plan p = msm::plan(n, xyzz_bytes, c_given, config.algorithm, limit, msm::resident_threads(sm_count), sort_temp);
+  if (p.total_bytes == 0) {
+    std::size_t need = SIZE_MAX;
+    for (int c = c_given ? c_given : msm::kAutoWindowBitsMin; c <= (c_given ? c_given : msm::kAutoWindowBitsMax); ++c) {
+      need = std::min(need, msm::minimum_bytes(c, n, xyzz_bytes, config.algorithm, sort_temp));
+    }
+    throw Error(ErrorKind::kOutOfDeviceMemory,
+                "msm of " + std::to_string(n) + " points needs at least " + mib(need) + " of device scratch; limit " +
+                    mib(config.scratch_limit_bytes) + ", " + mib(free_bytes) + " free + " +
+                    mib(scratch.capacity_bytes()) + " arena (" + mib(keep) +
+                    " kept for the CUDA context and thread stacks)");
+  }
+  return p;
+}
+
+template <class F>
+MsmWindows msm_run(cudaStream_t s, const u32* bases_raw, const u32* scalars_raw, std::size_t n,
+                   const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases) {
+  using Point = dev::Xyzz<F>;
+  MsmWindows out;
+  if (n == 0) return out;
+  // A limit lowered since the arena grew: give the excess back first.
+  if (scratch.capacity_bytes() > config.scratch_limit_bytes) scratch.release();
+  const msm::Plan plan = plan_for<F>(s, n, config, scratch);
+  unsigned char* arena = scratch.reserve(plan.total_bytes);
+  const int c = plan.window_bits;
+  const int windows = plan.windows;
+  const u32 bpw = u32(plan.buckets_per_window);
+  const u32 sentinel = u32(msm::sentinel_key(c));
+  auto* buckets = reinterpret_cast<Point*>(arena + plan.buckets_off);
+  auto* start = reinterpret_cast<u32*>(arena + plan.starts_off);
+  auto* end = reinterpret_cast<u32*>(arena + plan.ends_off);
+  auto* nonzero = reinterpret_cast<u32*>(arena + plan.nonzero_off);
+  auto* segs = reinterpret_cast<Point*>(arena + plan.segs_off);
+  auto* window_sums = reinterpret_cast<Point*>(arena + plan.window_sums_off);
+  auto* first_partials = reinterpret_cast<Point*>(arena + plan.first_partials_off);
+  u32* keys[2] = {reinterpret_cast<u32*>(arena + plan.keys_off[0]), reinterpret_cast<u32*>(arena + plan.keys_off[1])};
+  u32* vals[2] = {reinterpret_cast<u32*>(arena + plan.vals_off[0]), reinterpret_cast<u32*>(arena + plan.vals_off[1])};
+  unsigned char* sort_temp = arena + plan.sort_temp_off;
   const auto* bases = reinterpret_cast<const dev::Affine<F>*>(bases_raw);
   const auto* scalars = reinterpret_cast<const Fr*>(scalars_raw);
-  const int key_bits = c + std::bit_width(unsigned(windows - 1));
-  const u64 key_count = u64(windows) << c;
 
-  detail::DeviceBuffer<u32> start(key_count, "msm bucket starts");
-  detail::DeviceBuffer<u32> end(key_count, "msm bucket ends");
-  detail::DeviceBuffer<u32> vals_sorted_owner;
-  const u32* vals_sorted = nullptr;
-  {
-    detail::DeviceBuffer<u32> keys(total, "msm keys"), keys_alt(total, "msm keys");
-    detail::DeviceBuffer<u32> vals(total, "msm values"), vals_alt(total, "msm values");
-    mark(0);
-    digits_kernel<<<detail::grid_for(n, 256), 256, 0, s>>>(scalars, n, c, windows, keys.get(), vals.get());
+  // Phase events: 4 per chunk (digits, sort, accumulate, end) and 2 for the reduction.
+  std::vector<detail::Event> ev(phases != nullptr ? 4 * plan.chunks + 2 : 0);
+  auto mark = [&](std::size_t i) {
+    if (phases != nullptr) ev[i].record(s);
+  };
+
+  CUZK_CUDA_CHECK(cudaMemsetAsync(buckets, 0, plan.bucket_count * sizeof(Point), s));  // all identity (ZZ = 0)
+  for (std::size_t k = 0; k < plan.chunks; ++k) {
+    const std::size_t off = k * plan.chunk_points;
+    const std::size_t m = std::min(plan.chunk_points, n - off);
+    const u64 total = u64(m) * windows;
+    mark(4 * k);
+    digits_kernel<<<detail::grid_for(m, 256), 256, 0, s>>>(scalars + off, m, c, windows, keys[0], vals[0]);
     CUZK_CUDA_CHECK_LAUNCH();
-    cub::DoubleBuffer<u32> dk(keys.get(), keys_alt.get());
-    cub::DoubleBuffer<u32> dv(vals.get(), vals_alt.get());
-    std::size_t temp_bytes = 0;
-    CUZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, dk, dv, int(total), 0, key_bits, s));
-    detail::DeviceBuffer<unsigned char> temp(temp_bytes, "msm sort scratch");
-    mark(1);
-    CUZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, dk, dv, int(total), 0, key_bits, s));
-    CUZK_CUDA_CHECK(cudaMemsetAsync(start.get(), 0, start.bytes(), s));
-    CUZK_CUDA_CHECK(cudaMemsetAsync(end.get(), 0, end.bytes(), s));
-    bucket_bounds_kernel<<<detail::grid_for(total, 256), 256, 0, s>>>(dk.Current(), total, start.get(), end.get());
+    mark(4 * k + 1);
+    cub::DoubleBuffer<u32> dk(keys[0], keys[1]);
+    cub::DoubleBuffer<u32> dv(vals[0], vals[1]);
+    std::size_t temp_bytes = plan.sort_temp_bytes;
+    CUZK_CUDA_CHECK(
+        cub::DeviceRadixSort::SortPairs(sort_temp, temp_bytes, dk, dv, int(total), 0, msm::key_bits(c), s));
+    CUZK_CUDA_CHECK(cudaMemsetAsync(start, 0, plan.key_count * 4, s));
+    CUZK_CUDA_CHECK(cudaMemsetAsync(end, 0, plan.key_count * 4, s));
+    bucket_bounds_kernel<<<detail::grid_for(total, 256), 256, 0, s>>>(dk.Current(), total, sentinel, start, end,
+                                                                       nonzero);
     CUZK_CUDA_CHECK_LAUNCH();
-    // Keep the sorted values; the other three arrays go when this scope ends
-    // (cudaFree waits for the device, so the stream's work has finished).
-    if (dv.Current() == vals.get()) {
-      vals_sorted_owner = std::move(vals);
+    mark(4 * k + 2);
+    const auto* chunk_bases = bases + off;
+    if (config.algorithm == MsmAlgorithm::kBalancedRuns) {
+      const u64 run_len = (total + plan.runs_max - 1) / plan.runs_max;
+      const u64 runs = (total + run_len - 1) / run_len;
+      accumulate_runs_kernel<F><<<detail::grid_for(runs, 128), 128, 0, s>>>(
+          chunk_bases, dk.Current(), dv.Current(), nonzero, u32(run_len), c, bpw, buckets, first_partials);
+      CUZK_CUDA_CHECK_LAUNCH();
+      fixup_runs_kernel<F><<<detail::grid_for(runs, 64), 64, 0, s>>>(dk.Current(), start, end, nonzero, u32(run_len),
+                                                                      c, bpw, buckets, first_partials);
+      CUZK_CUDA_CHECK_LAUNCH();
     } else {
-      vals_sorted_owner = std::move(vals_alt);
+      accumulate_buckets_kernel<F><<<detail::grid_for(plan.bucket_count, 128), 128, 0, s>>>(
+          chunk_bases, dv.Current(), start, end, c, bpw, u32(windows), buckets);
+      CUZK_CUDA_CHECK_LAUNCH();
     }
-    vals_sorted = vals_sorted_owner.get();
+    mark(4 * k + 3);
   }
 
-  const u64 bucket_count = u64(windows) * buckets_per_window;
-  detail::DeviceBuffer<Point> buckets(bucket_count, "msm buckets");
-  mark(2);
-  accumulate_kernel<F><<<detail::grid_for(bucket_count, 128), 128, 0, s>>>(
-      bases, vals_sorted, start.get(), end.get(), c, buckets_per_window, u32(windows), buckets.get());
+  mark(4 * plan.chunks);
+  segment_kernel<F><<<detail::grid_for(plan.segments, 64), 64, 0, s>>>(buckets, bpw, u32(plan.seg_len),
+                                                                       u32(plan.segments), c, segs);
   CUZK_CUDA_CHECK_LAUNCH();
-  mark(3);
-  u64 seg_len = 1;
-  while (seg_len < buckets_per_window && bucket_count / seg_len > kReductionSegmentsTarget) seg_len *= 2;
-  const u32 segs_per_window = u32(buckets_per_window / seg_len);
-  const u32 segments_total = segs_per_window * u32(windows);
-  detail::DeviceBuffer<Point> segs(segments_total, "msm segments");
-  segment_kernel<F><<<detail::grid_for(segments_total, 64), 64, 0, s>>>(buckets.get(), buckets_per_window, u32(seg_len),
-                                                                        segments_total, c, segs.get());
+  window_sum_kernel<F><<<unsigned(windows), kWindowSumThreads, 0, s>>>(segs, u32(plan.segments / windows),
+                                                                       window_sums);
   CUZK_CUDA_CHECK_LAUNCH();
-  detail::DeviceBuffer<Point> window_sums(windows, "msm window sums");
-  window_sum_kernel<F><<<unsigned(windows), kWindowSumThreads, 0, s>>>(segs.get(), segs_per_window, window_sums.get());
-  CUZK_CUDA_CHECK_LAUNCH();
-  std::vector<u32> result(windows * sizeof(Point) / sizeof(u32));
-  CUZK_CUDA_CHECK(cudaMemcpyAsync(result.data(), window_sums.get(), windows * sizeof(Point), cudaMemcpyDeviceToHost, s));
-  mark(4);
+  out.sums.resize(windows * sizeof(Point) / sizeof(u32));
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(out.sums.data(), window_sums, windows * sizeof(Point), cudaMemcpyDeviceToHost, s));
+  mark(4 * plan.chunks + 1);
   CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
+  out.window_bits = c;
+  out.chunks = plan.chunks;
   if (phases != nullptr) {
-    CUZK_CUDA_CHECK(cudaEventElapsedTime(&phases->digits_ms, ev[0].get(), ev[1].get()));
-    CUZK_CUDA_CHECK(cudaEventElapsedTime(&phases->sort_ms, ev[1].get(), ev[2].get()));
-    CUZK_CUDA_CHECK(cudaEventElapsedTime(&phases->accumulate_ms, ev[2].get(), ev[3].get()));
-    CUZK_CUDA_CHECK(cudaEventElapsedTime(&phases->reduce_ms, ev[3].get(), ev[4].get()));
+    *phases = MsmPhaseMs{};
+    auto elapsed = [&](std::size_t a, std::size_t b) {
+      float ms = 0;
+      CUZK_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[a].get(), ev[b].get()));
+      return ms;
+    };
+    for (std::size_t k = 0; k < plan.chunks; ++k) {
+      phases->digits_ms += elapsed(4 * k, 4 * k + 1);
+      phases->sort_ms += elapsed(4 * k + 1, 4 * k + 2);
+      phases->accumulate_ms += elapsed(4 * k + 2, 4 * k + 3);
+    }
+    phases->reduce_ms = elapsed(4 * plan.chunks, 4 * plan.chunks + 1);
   }
-  return result;
+  return out;
 }
 
 }  // namespace
 
-std::vector<u32> msm_g1(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, int window_bits,
-                        MsmPhaseMs* phases) {
-  return msm_run<dev::Fp>(s, bases, scalars, n, window_bits, phases);
+MsmWindows msm_g1(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, const MsmConfig& config,
+                  MsmScratch& scratch, MsmPhaseMs* phases) {
+  return msm_run<dev::Fp>(s, bases, scalars, n, config, scratch, phases);
 }
 
-std::vector<u32> msm_g2(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, int window_bits,
-                        MsmPhaseMs* phases) {
-  return msm_run<dev::Fp2>(s, bases, scalars, n, window_bits, phases);
+MsmWindows msm_g2(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, const MsmConfig& config,
+                  MsmScratch& scratch, MsmPhaseMs* phases) {
+  return msm_run<dev::Fp2>(s, bases, scalars, n, config, scratch, phases);
 }
 
 }  // namespace cuzk::gpu::kernels

@@ -2,6 +2,8 @@
 
 #include <toml++/toml.h>
 
+#include "policy/memory_budget.hpp"
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -54,7 +56,8 @@ class Reader {
   }
 
  private:
-  inline static const std::set<std::string> kSections = {"daemon", "engine", "cpu", "logging"};
+  inline static const std::set<std::string> kSections = {"daemon", "engine", "cpu",    "logging",
+                                                         "gpu",    "memory", "porep"};
   const toml::table& root_;
   std::string origin_;
   std::set<std::string> known_;
@@ -91,6 +94,25 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     c.max_message_bytes = *v;
   }
   if (auto v = r.get<std::uint64_t>("daemon", "drain_timeout_ms")) c.drain_timeout = std::chrono::milliseconds(*v);
+  if (auto v = r.get<std::string>("daemon", "listen_tcp")) c.listen_tcp = *v;
+  if (auto v = r.get<std::string>("daemon", "tls_cert_file")) c.tls_cert_file = *v;
+  if (auto v = r.get<std::string>("daemon", "tls_key_file")) c.tls_key_file = *v;
+  if (auto v = r.get<std::string>("daemon", "token_file")) c.token_file = *v;
+  if (auto v = r.get<bool>("daemon", "tcp_insecure_loopback")) c.tcp_insecure_loopback = *v;
+  if (auto v = r.get<std::uint64_t>("daemon", "auth_timeout_ms")) {
+    if (*v < 100 || *v > 600'000) r.fail("daemon.auth_timeout_ms", "must be in [100, 600000]");
+    c.auth_timeout = std::chrono::milliseconds(*v);
+  }
+  if (auto v = r.get<std::uint32_t>("daemon", "max_calls_per_connection")) {
+    if (*v == 0 || *v > 1'000'000) r.fail("daemon.max_calls_per_connection", "must be in [1, 1000000]");
+    c.max_calls_per_connection = *v;
+  }
+  if (!c.listen_tcp.empty() && !c.tcp_insecure_loopback &&
+      (c.tls_cert_file.empty() || c.tls_key_file.empty() || c.token_file.empty())) {
+    r.fail("daemon.listen_tcp",
+           "TCP needs tls_cert_file, tls_key_file and token_file (or tcp_insecure_loopback = true on a loopback "
+           "address)");
+  }
   if (auto v = r.get<std::size_t>("engine", "max_concurrent_jobs")) {
     if (*v == 0 || *v > 256) r.fail("engine.max_concurrent_jobs", "must be in [1, 256]");
     c.engine.max_concurrent_jobs = *v;
@@ -109,12 +131,46 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     }
   }
   if (auto v = r.get<std::uint64_t>("engine", "result_ttl_s")) c.engine.result_ttl = std::chrono::seconds(*v);
+  if (auto v = r.get<bool>("engine", "journal")) c.journal = *v;
   if (auto v = r.get<std::uint32_t>("engine", "max_demo_log_domain")) {
     if (*v < 3 || *v > 28) r.fail("engine.max_demo_log_domain", "must be in [3, 28]");
     c.engine.max_demo_log_domain = *v;
   }
   if (auto v = r.get<std::size_t>("cpu", "math_threads")) c.math_threads = *v;
   if (auto v = r.get<std::size_t>("cpu", "pipeline_threads")) c.pipeline_threads = *v;
+  if (auto v = r.get<std::string>("gpu", "devices")) {
+    bool ok = *v == "auto" || *v == "none";
+    if (!ok && !v->empty()) {
+      ok = true;
+      for (char ch : *v) ok = ok && ((ch >= '0' && ch <= '9') || ch == ',');
+      ok = ok && v->front() != ',' && v->back() != ',' && v->find(",,") == std::string::npos;
+    }
+    if (!ok) r.fail("gpu.devices", "expected \"auto\", \"none\" or device ordinals like \"0,1\"");
+    c.gpu_devices = *v;
+  }
+  if (auto v = r.get<std::uint32_t>("gpu", "workers_per_device")) {
+    if (*v == 0 || *v > 4) r.fail("gpu.workers_per_device", "must be in [1, 4]");
+    c.gpu_workers_per_device = *v;
+  }
+  if (auto v = r.get<std::string>("memory", "total_budget")) {
+    auto s = policy::parse_budget_setting(*v);
+    if (!s) r.fail("memory.total_budget", s.error().message);
+    c.memory_total_budget = *v;
+  }
+  if (auto v = r.get<std::string>("memory", "auto_margin")) {
+    auto b = policy::parse_size_bytes(*v);
+    if (!b) r.fail("memory.auto_margin", b.error().message);
+    c.memory_auto_margin_bytes = b.value();
+  }
+  if (auto v = r.get<std::size_t>("porep", "synthesis_concurrency")) {
+    if (*v > 64) r.fail("porep.synthesis_concurrency", "must be in [0, 64] (0: half the cores)");
+    c.engine.porep_synthesis_lanes = *v;
+  }
+  if (auto v = r.get<std::size_t>("porep", "max_partitions_in_flight")) {
+    if (*v > 64) r.fail("porep.max_partitions_in_flight", "must be in [0, 64] (0: synthesis_concurrency + 1)");
+    c.engine.porep_max_partitions_in_flight = *v;
+  }
+  if (auto v = r.get<bool>("porep", "check_satisfaction")) c.engine.porep_check_satisfaction = *v;
   if (auto v = r.get<std::string>("logging", "level")) {
     auto l = runtime::parse_log_level(*v);
     if (!l) r.fail("logging.level", "expected debug, info, warn or error");

@@ -26,13 +26,29 @@ struct Config {
   std::string listen = "unix:///run/cuzkd/cuzkd.sock";
   std::filesystem::path state_dir = "/var/lib/cuzkd";
   unsigned socket_mode = 0660;
-  std::uint64_t max_message_bytes = 64ull << 20;
+  std::uint64_t max_message_bytes = 128ull << 20;  // fits a 32 GiB PoRep C1 JSON (~51 MB) with margin
   std::chrono::milliseconds drain_timeout{std::chrono::seconds(30)};
+  // [daemon] TCP listener (rpc/server.hpp: TLS + bearer token).
+  std::string listen_tcp;  // "tcp://host:port"; empty: Unix socket only
+  std::filesystem::path tls_cert_file, tls_key_file, token_file;
+  bool tcp_insecure_loopback = false;
+  std::chrono::milliseconds auth_timeout{std::chrono::seconds(10)};
+  std::uint32_t max_calls_per_connection = 64;
   // [engine]
   engine::EngineConfig engine;
+  // Durable job journal under state_dir (engine/job_journal.hpp); the daemon
+  // sets engine.journal_dir from it.
+  bool journal = true;
   // [cpu]
   std::size_t math_threads = 0;      // data-parallel proving threads (0: all cores)
   std::size_t pipeline_threads = 0;  // stage runner threads (0: max_concurrent_jobs + 1)
+  // [gpu]
+  std::string gpu_devices = "auto";  // "auto" (every device), "none" (CPU only), or ordinals "0,1"
+  std::uint32_t gpu_workers_per_device = 1;  // provers per device (each holds its own SRS copy)
+  // [memory]
+  std::string memory_total_budget = "auto";             // host-memory budget: "auto" (RAM - margin) or a size
+  std::uint64_t memory_auto_margin_bytes = 12ull << 30;  // what "auto" leaves to the OS and the rest
+  // [porep] per-partition pipeline of PoRep C2 jobs: engine.porep_* fields.
   // [logging]
   runtime::LogLevel log_level = runtime::LogLevel::kInfo;
   runtime::LogFormat log_format = runtime::LogFormat::kText;

@@ -3,33 +3,71 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "daemon/config.hpp"
 #include "daemon/daemon.hpp"
 #include "rpc/server.hpp"
 #include "runtime/event_loop.hpp"
+#if CUZK_WITH_GPU
+#include "gpu/service/gpu_backend.hpp"
+#endif
+
+namespace {
+
+struct Overrides {
+  std::string listen, listen_tcp, state_dir;
+  void apply(cuzk::daemon::Config& c) const {
+    if (!listen.empty()) c.listen = listen;
+    if (!listen_tcp.empty()) c.listen_tcp = listen_tcp;
+    if (!state_dir.empty()) c.state_dir = state_dir;
+  }
+};
+
+// The file's text and its parsed config with the command-line overrides.
+cuzk::daemon::LoadedConfig load(const std::string& path, const Overrides& overrides) {
+  std::ifstream in(path);
+  if (!in) throw cuzk::daemon::ConfigError(path + ": cannot open");
+  std::stringstream text;
+  text << in.rdbuf();
+  cuzk::daemon::LoadedConfig out{cuzk::daemon::parse_config(text.str(), path), text.str()};
+  overrides.apply(out.config);
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"cuzkd - cuzk Groth16 proving daemon"};
-  std::string config_path, listen, state_dir;
+  std::string config_path;
+  Overrides overrides;
   app.add_option("-c,--config", config_path, "TOML config file (see cuzkd.example.toml); absent: defaults");
-  app.add_option("-l,--listen", listen, "listen address, unix:///path/cuzkd.sock (overrides daemon.listen)");
-  app.add_option("--state-dir", state_dir, "state directory: parameters (overrides daemon.state_dir)");
+  app.add_option("-l,--listen", overrides.listen, "listen address, unix:///path/cuzkd.sock (overrides daemon.listen)");
+  app.add_option("--listen-tcp", overrides.listen_tcp,
+                 "TCP listen address, tcp://host:port (overrides daemon.listen_tcp; TLS keys from the config)");
+  app.add_option("--state-dir", overrides.state_dir, "state directory: parameters (overrides daemon.state_dir)");
   CLI11_PARSE(app, argc, argv);
 
-  cuzk::daemon::Config config;
+  cuzk::daemon::LoadedConfig loaded;
   try {
-    if (!config_path.empty()) config = cuzk::daemon::load_config(config_path);
+    if (!config_path.empty()) loaded = load(config_path, overrides);
   } catch (const cuzk::daemon::ConfigError& e) {
     std::fprintf(stderr, "cuzkd: config error: %s\n", e.what());
     return 2;
   }
-  if (!listen.empty()) config.listen = listen;
-  if (!state_dir.empty()) config.state_dir = state_dir;
+  overrides.apply(loaded.config);
+  cuzk::daemon::ConfigReloader reload;
+  if (!config_path.empty()) reload = [config_path, overrides] { return load(config_path, overrides); };
 
-  cuzk::runtime::Logger log(config.log_level, config.log_format);
+  cuzk::runtime::Logger log(loaded.config.log_level, loaded.config.log_format);
   try {
-    return cuzk::daemon::run(config, log);
+    cuzk::daemon::BackendFactory backends;
+#if CUZK_WITH_GPU
+    backends.make_gpus = cuzk::gpu_service::make_gpu_backends;
+    backends.dev_params = cuzk::gpu_service::gpu_dev_params_generator;
+#endif
+    return cuzk::daemon::run(loaded.config, log, std::move(reload), std::move(loaded.toml_text), backends);
   } catch (const cuzk::rpc::ServerError& e) {
     log.error("cannot serve", {{"error", e.what()}});
   } catch (const cuzk::runtime::RuntimeError& e) {

@@ -5,14 +5,18 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <sstream>
 #include <system_error>
+#include <thread>
 
 #include "circuits/demo.hpp"
 #include "circuits/filecoin/c1.hpp"
 #include "circuits/filecoin/porep_c2.hpp"
+#include "engine/job_journal.hpp"
 #include "groth16/proof.hpp"
+#include "groth16/setup.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/verifier.hpp"
 
@@ -80,12 +84,6 @@ Result<T> porep_call(F&& f) {
   }
 }
 
-std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw fc::PorepC2Error(fc::PorepC2ErrorKind::kParams, "cannot read " + path.string());
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 }  // namespace
 
 // Shapes and parameters of PoRep C2, per sector shape. Loads block (files of
@@ -97,18 +95,20 @@ struct Engine::PorepState {
   struct Ready {
     std::shared_ptr<const groth16::R1cs> r1cs;
     fc::LoadedParams loaded;
+    groth16::PreparedVerifyingKey pvk;
     std::vector<std::uint8_t> vk_bytes;  // bellperson .vk encoding
   };
 
-  std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool) {
+  std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool, const fc::ParamsGenerator& generate) {
     std::string key = fc::official_param_names(proof).params;  // V1 and V1_1 share parameters
     std::lock_guard lock(mu);
     if (auto it = ready.find(key); it != ready.end()) return it->second;
     std::filesystem::create_directories(dir);
     auto r = std::make_shared<Ready>();
     r->r1cs = shapes.compiled_shape(proof);
-    r->loaded = fc::ensure_dev_params(proof, dir, *r->r1cs, pool);
-    r->vk_bytes = read_file_bytes(r->loaded.vk_path);
+    r->loaded = fc::ensure_dev_params(proof, dir, *r->r1cs, pool, generate);
+    r->pvk = groth16::prepare_verifying_key(r->loaded.params.vk);
+    r->vk_bytes = groth16::encode_vk(r->loaded.params.vk);  // the .vk file's bytes, also when not persisted
     ready.emplace(key, r);
     return r;
   }
@@ -143,11 +143,57 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
       porep_(std::make_unique<PorepState>(params.dir())),
       tasks_(loop) {
   if (config_.max_concurrent_jobs == 0) config_.max_concurrent_jobs = 1;
+  memory_ = std::make_unique<MemoryGate>(loop_, config_.memory_budget_bytes != 0
+                                                    ? config_.memory_budget_bytes
+                                                    : std::numeric_limits<std::uint64_t>::max() / 2);
+  devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_),
+                                         std::vector<std::shared_ptr<DeviceBackend>>{});
+  synthesis_lanes_ = config_.porep_synthesis_lanes;
+  if (synthesis_lanes_ == 0) synthesis_lanes_ = std::max<std::size_t>(1, std::thread::hardware_concurrency() / 2);
+  synthesis_ = std::make_unique<runtime::WorkerPool>(synthesis_lanes_ * config_.max_concurrent_jobs);
+  set_dev_params_generator({});
 }
+
+void Engine::set_gpu_backends(std::vector<std::shared_ptr<DeviceBackend>> gpus) {
+  devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_), std::move(gpus));
+}
+
+void Engine::set_dev_params_generator(DevParamsGenerator generator) {
+  dev_params_ = std::move(generator);
+  const bool on_gpu = static_cast<bool>(dev_params_);
+  porep_generator_ = [this, on_gpu](const groth16::R1cs& r1cs, ThreadPool& pool) {
+    log_.warn("generating DEVELOPMENT parameters", {{"on", on_gpu ? "gpu" : "cpu"},
+                                                   {"constraints", r1cs.num_constraints()},
+                                                   {"aux", r1cs.num_aux()}});
+    auto t0 = steady_clock::now();
+    // Progress in steps of 5% (the callback may run on any thread).
+    auto last_step = std::make_shared<std::atomic<int>>(-1);
+    SetupProgress progress = [this, last_step, t0](std::uint64_t done, std::uint64_t total) {
+      if (total == 0) return;
+      int step = static_cast<int>(done * 20 / total);
+      int prev = last_step->load();
+      while (step > prev && !last_step->compare_exchange_weak(prev, step)) {
+      }
+      if (step > prev) {
+        log_.info("development parameters", {{"percent", step * 5}, {"done", done}, {"total", total},
+                                             {"elapsed_ms", ms_between(t0, steady_clock::now())}});
+      }
+    };
+    groth16::Parameters p = dev_params_ ? dev_params_(r1cs, groth16::random_toxic_waste(), pool, progress)
+                                        : groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool,
+                                                                       progress);
+    log_.info("development parameters generated",
+              {{"on", on_gpu ? "gpu" : "cpu"}, {"ms", ms_between(t0, steady_clock::now())}});
+    return p;
+  };
+}
+
+PipelineDeps Engine::pipeline_deps() { return PipelineDeps{*synthesis_, cpu_, *devices_, *memory_, log_}; }
 
 Engine::~Engine() = default;
 
 void Engine::start() {
+  if (!config_.journal_dir.empty()) restore_journaled_jobs();
   for (std::uint32_t i = 0; i < config_.max_concurrent_jobs; ++i) {
     workers_.push_back(WorkerView{i, std::nullopt});
   }
@@ -156,6 +202,51 @@ void Engine::start() {
   log_.info("engine started", {{"workers", config_.max_concurrent_jobs},
                                {"queue_capacity", config_.admission.capacity},
                                {"result_ttl_ms", config_.result_ttl.count()}});
+}
+
+// The previous run's jobs (engine/job_journal.hpp): finished ones stay
+// awaitable until their TTL, counted from when they finished; unfinished ones
+// queue again in their priority order under their ids; one whose input was
+// lost fails alone.
+void Engine::restore_journaled_jobs() {
+  JobJournalConfig jc;
+  jc.dir = config_.journal_dir;
+  jc.result_ttl = config_.result_ttl;
+  JobJournal::Opened opened = JobJournal::open(jc, log_);
+  journal_ = std::move(opened.journal);
+  const auto now = steady_clock::now();
+  auto restore = [&](RecoveredJob& r) {
+    book_.restore(r.id, r.request_id);
+    auto job = std::make_shared<Job>(loop_);
+    job->id = r.id;
+    job->request_id = book_.request_id(r.id);
+    job->request = std::move(r.request);
+    job->priority = r.priority;
+    job->state = r.state;
+    job->stage = std::string(to_string(r.state));
+    job->submitted_at = now - r.since_accepted;
+    job->output = std::move(r.output);
+    jobs_.emplace(job->id, job);
+    return job;
+  };
+  for (RecoveredJob& r : opened.recovery.finished) {
+    JobPtr job = restore(r);
+    job->error = std::move(r.error);
+    book_.finished(job->id, now - r.since_finished);
+  }
+  for (RecoveredJob& r : opened.recovery.resume) {
+    std::optional<Error> lost = std::move(r.error);
+    JobPtr job = restore(r);
+    if (lost) {
+      finish(*job, JobState::kFailed, std::move(lost));
+      continue;
+    }
+    queue_.restore(job->id, job->priority);
+    log_.info("job resumed", {{"job", job->id}, {"request_id", job->request_id},
+                              {"kind", to_string(job->request.kind)}, {"priority", to_string(job->priority)},
+                              {"interrupted_runs", r.interrupted_runs}});
+  }
+  book_.skip_ids_below(opened.recovery.next_id);
 }
 
 Result<JobView> Engine::submit(JobRequest request) {
@@ -181,7 +272,10 @@ Result<JobView> Engine::submit(JobRequest request) {
   if (!request.request_id.empty()) {
     if (auto existing = book_.find(request.request_id)) {
       const JobPtr& job = jobs_.at(*existing);
-      if (!job->request.same_work(request)) {
+      // A finished job recovered from the journal has no input left to compare.
+      bool same = job->request.same_work(request) ||
+                  (journal_ && !journal_->input_kept(job->id) && job->request.kind == request.kind);
+      if (!same) {
         return reject(ErrorKind::kInvalidInput,
                       "request id '" + request.request_id + "' was already used for a different request");
       }
@@ -195,6 +289,11 @@ Result<JobView> Engine::submit(JobRequest request) {
   if (!queue_.policy().admits(priority, queue_.size())) {
     return reject(ErrorKind::kOverloaded, "queue full (" + std::to_string(queue_.size()) + " queued, capacity " +
                                               std::to_string(queue_.policy().capacity) + "); retry later");
+  }
+  // Durable before the client hears of the job.
+  if (journal_) {
+    if (auto failed = journal_->accepted(book_.next_id(), request, priority))
+      return reject(failed->kind, failed->message);
   }
   JobBook::Lookup lookup = book_.register_request(request.request_id);
   auto job = std::make_shared<Job>(loop_);
@@ -242,6 +341,12 @@ JobView Engine::view(const Job& job) const {
   return v;
 }
 
+void Engine::reconfigure(AdmissionPolicy admission, std::uint32_t max_demo_log_domain) {
+  queue_.set_policy(admission);
+  config_.admission = admission;
+  config_.max_demo_log_domain = max_demo_log_domain;
+}
+
 asio::awaitable<Result<JobOutcome>> Engine::await(JobKey key, milliseconds timeout) {
   JobPtr job = find(key);
   if (!job) co_return Error{ErrorKind::kNotFound, "no such job (unknown, or its result expired)"};
@@ -276,6 +381,8 @@ Result<JobView> Engine::cancel(const JobKey& key) {
 }
 
 void Engine::set_stage(Job& job, JobState state, std::string stage) {
+  // The journal counts restarts that find a job running (a job that crashes the daemon is not retried forever).
+  if (journal_ && job.state == JobState::kQueued && state == JobState::kRunning) journal_->started(job.id);
   job.state = state;
   job.stage = std::move(stage);
   log_.debug("job stage", {{"job", job.id}, {"kind", to_string(job.request.kind)}, {"stage", job.stage},
@@ -289,6 +396,13 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
   job.error = std::move(error);
   auto now = steady_clock::now();
   book_.finished(job.id, now);
+  if (journal_) {
+    // Kept for `await` after a restart. A job the shutdown stopped stays
+    // accepted in the journal and runs again at the next start.
+    bool by_shutdown = state == JobState::kCancelled && ((job.error && job.error->kind == ErrorKind::kShuttingDown) ||
+                                                         stopped_by_shutdown_.count(job.id) != 0);
+    if (!by_shutdown) journal_->finished(job.id, state, job.output, job.error);
+  }
   std::uint64_t total_ms = ms_between(job.submitted_at, now);
   switch (state) {
     case JobState::kDone: {
@@ -388,38 +502,44 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
     t.params_ms = stage_done(since);
     if (cancelled()) co_return;
 
-    set_stage(*job, JobState::kRunning, "synthesis");
-    groth16::Witness witness = co_await runtime::run_on(cpu_, [log_domain, seed] {
+    // Synthesis, proving on the job's back end, verification (a GPU proof
+    // that fails it is proved again on the CPU): the partition pipeline with
+    // one partition.
+    const CircuitParams& cp = *loaded.params;
+    PartitionPlan plan;
+    plan.job = job->id;
+    plan.priority = job->priority;
+    plan.srs_key = cp.circuit_id;
+    plan.partitions = 1;
+    plan.witness_bytes = witness_bytes(cp.r1cs);
+    plan.synthesis_lanes = 1;
+    plan.max_in_flight = 1;
+    plan.params = &cp.params;
+    plan.r1cs = &cp.r1cs;
+    plan.pvk = &cp.pvk;
+    plan.synthesize = [log_domain, seed](std::uint32_t) -> Result<groth16::Witness> {
       std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
       return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)));
-    });
-    t.synthesis_ms = stage_done(since);
-    if (cancelled()) co_return;
-
-    set_stage(*job, JobState::kRunning, "prove");
-    const CircuitParams& cp = *loaded.params;
-    std::vector<groth16::Proof> proofs = co_await runtime::run_on(cpu_, [this, &cp, &witness] {
-      groth16::CpuProver prover(math_);
-      groth16::Blinding blinding = groth16::random_blinding();
-      return prover.prove(cp.params, cp.r1cs, std::span(&witness, 1), std::span(&blinding, 1));
-    });
-    t.prove_ms = stage_done(since);
-    if (cancelled()) co_return;
-
-    set_stage(*job, JobState::kRunning, "verify");
-    std::vector<ff::Fr> public_inputs(witness.inputs.begin() + 1, witness.inputs.end());  // ONE excluded
-    groth16::VerifyResult verdict = co_await runtime::run_on(cpu_, [&cp, &proofs, &public_inputs] {
-      return groth16::verify(cp.pvk, proofs.at(0), public_inputs);
-    });
-    t.verify_ms = stage_done(since);
-    if (verdict != groth16::VerifyResult::kValid) {
-      // A wrong proof from our own prover is a bug, but one proof must not take
-      // the daemon down: report it as internal and keep serving.
-      finish(*job, JobState::kFailed,
-             Error{ErrorKind::kInternal,
-                   "self-verification failed: " + std::string(groth16::to_string(verdict))});
+    };
+    Job& j = *job;
+    plan.on_stage = [this, &j](std::uint32_t, std::string_view stage) {
+      set_stage(j, JobState::kRunning, std::string(stage));
+    };
+    Result<PipelineOutcome> outcome = co_await run_partition_pipeline(pipeline_deps(), plan, job->cancel_requested);
+    if (!outcome) {
+      if (outcome.error().kind == ErrorKind::kCancelled || job->cancel_requested) {
+        finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
+      } else {
+        finish(*job, JobState::kFailed, outcome.error());
+      }
       co_return;
     }
+    const PartitionTiming& pt = outcome.value().timings.at(0);
+    t.synthesis_ms = static_cast<std::uint64_t>(pt.synthesis_ms);
+    t.prove_ms = static_cast<std::uint64_t>(pt.device_wait_ms + pt.prove_ms);
+    t.verify_ms = static_cast<std::uint64_t>(pt.verify_ms);
+    const std::vector<groth16::Proof>& proofs = outcome.value().proofs;
+    const std::vector<ff::Fr>& public_inputs = outcome.value().public_inputs.at(0);
     ProofOutput out;
     out.proof = groth16::encode_proofs(proofs);
     for (const ff::Fr& x : public_inputs) {
@@ -481,27 +601,124 @@ asio::awaitable<void> Engine::run_porep_c2(JobPtr job) {
 
     set_stage(*job, JobState::kRunning, "params");
     const fc::SealProof proof = c1.value()->registered_proof;
-    Result<std::shared_ptr<const PorepState::Ready>> ready = co_await runtime::run_on(cpu_, [this, proof] {
-      return porep_call<std::shared_ptr<const PorepState::Ready>>([&] { return porep_->get(proof, math_); });
+    // Development parameters are generated on first use: on a GPU when the
+    // daemon has one (a 32 GiB setup takes hours on the CPU), with progress
+    // in the log.
+    const fc::ParamsGenerator& generate = porep_generator_;
+    Result<std::shared_ptr<const PorepState::Ready>> ready = co_await runtime::run_on(cpu_, [this, proof, &generate] {
+      return porep_call<std::shared_ptr<const PorepState::Ready>>(
+          [&] { return porep_->get(proof, math_, generate); });
     });
     t.params_ms = stage_done(since);
     if (!ready) co_return failed(ready.error());
     if (cancelled()) co_return;
 
-    // Synthesis of every partition, proving, and the batch verification of
-    // all partitions against public inputs derived from public data: one
-    // call, which fails rather than return an invalid proof.
-    set_stage(*job, JobState::kRunning, "prove");
-    Result<std::vector<std::uint8_t>> bytes =
-        co_await runtime::run_on(cpu_, [this, &c1_out = *c1.value(), &r = *ready.value()] {
-          return porep_call<std::vector<std::uint8_t>>([&] {
-            groth16::CpuProver prover(math_);
-            return fc::prove_c2(c1_out, r.loaded.params, *r.r1cs, prover, math_);
-          });
-        });
-    t.prove_ms = stage_done(since);
-    if (!bytes) co_return failed(bytes.error());
+    const PorepState::Ready& r = *ready.value();
+    const std::string srs_key = r.loaded.params_path.string();
+    if (!srs_charges_.count(srs_key)) {
+      // The parameters and the R1cs stay in memory: charge them to the budget
+      // (already allocated, so at once, even past the total).
+      const std::uint64_t bytes = params_host_bytes(r.loaded.params) + r.r1cs->memory_bytes();
+      srs_charges_.emplace(srs_key, memory_->charge(bytes));
+      srs_host_bytes_[srs_key] = bytes;
+    }
 
+    // The verifier's public inputs, from public data only (replica_id,
+    // comm_d, comm_r, seed), never from the witness.
+    set_stage(*job, JobState::kRunning, "inputs");
+    const fc::C1Output& c1_out = *c1.value();
+    Result<std::vector<std::vector<ff::Fr>>> inputs = co_await runtime::run_on(cpu_, [&c1_out] {
+      return porep_call<std::vector<std::vector<ff::Fr>>>([&] {
+        if (c1_out.vanilla_proofs.size() != c1_out.info().partitions) {
+          throw fc::PorepC2Error(fc::PorepC2ErrorKind::kPartitionCount,
+                                 std::to_string(c1_out.vanilla_proofs.size()) + " partitions, " +
+                                     std::string(c1_out.info().name) + " has " +
+                                     std::to_string(c1_out.info().partitions));
+        }
+        return fc::porep_public_inputs(c1_out.registered_proof, c1_out.replica_id, c1_out.comm_d, c1_out.comm_r,
+                                       c1_out.seed);
+      });
+    });
+    if (!inputs) co_return failed(inputs.error());
+    if (cancelled()) co_return;
+
+    // Per partition: synthesis on the synthesis pool (bounded by lanes, the
+    // in-flight bound and the memory budget), checks, proving on the job's
+    // back end as soon as a partition is ready, verification of each proof.
+    PartitionPlan plan;
+    plan.job = job->id;
+    plan.priority = job->priority;
+    plan.srs_key = srs_key;
+    plan.partitions = static_cast<std::uint32_t>(inputs.value().size());
+    plan.witness_bytes = witness_bytes(*r.r1cs);
+    plan.synthesis_lanes = synthesis_lanes_;
+    plan.max_in_flight = config_.porep_max_partitions_in_flight != 0 ? config_.porep_max_partitions_in_flight
+                                                                      : synthesis_lanes_ + 1;
+    plan.params = &r.loaded.params;
+    plan.r1cs = r.r1cs.get();
+    plan.pvk = &r.pvk;
+    plan.public_inputs = inputs.value();
+    plan.synthesize = [&c1_out](std::uint32_t k) {
+      return porep_call<groth16::Witness>([&] { return fc::synthesize_partition(c1_out, k); });
+    };
+    const bool satisfaction = config_.porep_check_satisfaction;
+    const std::vector<std::vector<ff::Fr>>& all_inputs = inputs.value();
+    plan.check = [this, &r, &all_inputs, satisfaction](std::uint32_t k,
+                                                       const groth16::Witness& w) -> std::optional<Error> {
+      Result<bool> ok = porep_call<bool>([&] {
+        fc::check_partition_witness(*r.r1cs, w, all_inputs.at(k), k, math_, satisfaction);
+        return true;
+      });
+      if (!ok) return ok.error();
+      return std::nullopt;
+    };
+    Job& j = *job;
+    plan.on_stage = [this, &j](std::uint32_t k, std::string_view stage) {
+      set_stage(j, JobState::kRunning, "partition " + std::to_string(k) + ": " + std::string(stage));
+    };
+    set_stage(*job, JobState::kRunning, "prove");
+    Result<PipelineOutcome> outcome = co_await run_partition_pipeline(pipeline_deps(), plan, job->cancel_requested);
+    if (!outcome) {
+      if (outcome.error().kind == ErrorKind::kCancelled || job->cancel_requested) {
+        finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
+        co_return;
+      }
+      co_return failed(outcome.error());
+    }
+    t.prove_ms = stage_done(since);
+    double synthesis_ms = 0, prove_ms = 0, verify_ms = 0;
+    for (const PartitionTiming& pt : outcome.value().timings) {
+      synthesis_ms += pt.synthesis_ms;
+      prove_ms += pt.prove_ms;
+      verify_ms += pt.verify_ms;
+    }
+
+    // All partitions together, as a verifier sees them (prove_c2's final check).
+    set_stage(*job, JobState::kRunning, "verify");
+    const std::vector<std::uint8_t> proof_bytes = groth16::encode_proofs(outcome.value().proofs);
+    std::string detail;
+    groth16::VerifyResult verdict = co_await runtime::run_on(cpu_, [&r, &proof_bytes, &all_inputs, &detail] {
+      return fc::verify_porep_proof(r.pvk, proof_bytes, all_inputs, &detail);
+    });
+    t.verify_ms = stage_done(since);
+    if (verdict != groth16::VerifyResult::kValid) {
+      co_return failed(Error{ErrorKind::kInternal, "the partition proofs do not batch-verify (" + detail + ")"});
+    }
+    log_.info("porep c2 proved", {{"job", job->id},
+                                  {"partitions", plan.partitions},
+                                  {"wall_ms", ms_between(job->started_at, steady_clock::now())},
+                                  {"params_ms", t.params_ms},
+                                  {"pipeline_ms", t.prove_ms},
+                                  {"synthesis_ms_sum", synthesis_ms},
+                                  {"prove_ms_sum", prove_ms},
+                                  {"verify_ms_sum", verify_ms},
+                                  {"batch_verify_ms", t.verify_ms},
+                                  {"cpu_retries", outcome.value().cpu_retries},
+                                  {"peak_in_flight", outcome.value().peak_in_flight},
+                                  {"peak_reserved_bytes", memory_->stats().peak_reserved_bytes},
+                                  {"rss_bytes", resident_bytes()},
+                                  {"peak_rss_bytes", peak_resident_bytes()}});
+    Result<std::vector<std::uint8_t>> bytes = proof_bytes;
     ProofOutput out;
     out.proof = std::move(bytes.value());
     out.vk_bytes = ready.value()->vk_bytes;
@@ -572,6 +789,25 @@ EngineStatus Engine::status() const {
   s.completed_total = completed_total_;
   s.failed_total = failed_total_;
   s.cancelled_total = cancelled_total_;
+  s.devices = devices_->views();
+  s.cpu_retries_total = devices_->cpu_retries();
+  for (const ParamsEntry& p : s.loaded_params) s.srs.push_back(SrsResidencyView{p.circuit_id, "host", -1, p.bytes});
+  for (const auto& [key, bytes] : srs_host_bytes_) s.srs.push_back(SrsResidencyView{key, "host", -1, bytes});
+  for (const DeviceWorkerView& d : s.devices) {
+    if (!d.resident_srs.empty()) {
+      s.srs.push_back(
+          SrsResidencyView{d.resident_srs, "device", static_cast<std::int32_t>(d.index), d.resident_srs_bytes});
+    }
+  }
+  policy::BudgetStats b = memory_->stats();
+  s.memory.total_bytes = config_.memory_budget_bytes != 0 ? b.total_bytes : 0;  // 0: unlimited
+  s.memory.reserved_bytes = b.reserved_bytes;
+  s.memory.available_bytes = config_.memory_budget_bytes != 0 ? b.available_bytes : 0;
+  s.memory.peak_reserved_bytes = b.peak_reserved_bytes;
+  for (std::size_t p = 0; p < b.waiting.size(); ++p) {
+    s.memory.waiting += b.waiting[p];
+    s.memory.waiting_bytes += b.waiting_bytes[p];
+  }
   return s;
 }
 
@@ -624,12 +860,40 @@ std::string Engine::metrics() const {
   o << "cuzk_params_loaded_bytes " << params_bytes << '\n';
   family("cuzk_process_resident_bytes", "gauge", "Resident set size of the daemon.");
   o << "cuzk_process_resident_bytes " << s.resident_bytes << '\n';
+  family("cuzk_device_proofs_total", "counter", "Proofs made and verified, by back end.");
+  for (const DeviceWorkerView& d : s.devices)
+    o << "cuzk_device_proofs_total{device=\"" << d.name << "\"} " << d.proofs_done << '\n';
+  family("cuzk_device_verify_failures_total", "counter", "Proofs of a back end that failed verification.");
+  for (const DeviceWorkerView& d : s.devices)
+    o << "cuzk_device_verify_failures_total{device=\"" << d.name << "\"} " << d.verify_failures << '\n';
+  family("cuzk_device_busy", "gauge", "1 while the back end proves.");
+  for (const DeviceWorkerView& d : s.devices)
+    o << "cuzk_device_busy{device=\"" << d.name << "\"} " << (d.job ? 1 : 0) << '\n';
+  family("cuzk_gpu_cpu_retries_total", "counter",
+         "GPU proofs that failed verification and were proved again on the CPU.");
+  o << "cuzk_gpu_cpu_retries_total " << s.cpu_retries_total << '\n';
+  family("cuzk_srs_resident_bytes", "gauge", "Bytes of parameters (SRS) resident, by tier.");
+  std::uint64_t host_srs = 0, device_srs = 0;
+  for (const SrsResidencyView& r : s.srs) (r.tier == "device" ? device_srs : host_srs) += r.bytes;
+  o << "cuzk_srs_resident_bytes{tier=\"host\"} " << host_srs << '\n';
+  o << "cuzk_srs_resident_bytes{tier=\"device\"} " << device_srs << '\n';
+  family("cuzk_memory_budget_bytes", "gauge",
+         "Host-memory budget: total (0 unlimited), reserved, peak reserved, waiting.");
+  o << "cuzk_memory_budget_bytes{kind=\"total\"} " << s.memory.total_bytes << '\n';
+  o << "cuzk_memory_budget_bytes{kind=\"reserved\"} " << s.memory.reserved_bytes << '\n';
+  o << "cuzk_memory_budget_bytes{kind=\"peak_reserved\"} " << s.memory.peak_reserved_bytes << '\n';
+  o << "cuzk_memory_budget_bytes{kind=\"waiting\"} " << s.memory.waiting_bytes << '\n';
+  family("cuzk_memory_budget_waiters", "gauge", "Requests waiting for host memory.");
+  o << "cuzk_memory_budget_waiters " << s.memory.waiting << '\n';
   return o.str();
 }
 
 void Engine::cancel_running() {
-  for (const WorkerView& w : workers_)
-    if (w.job) jobs_.at(*w.job)->cancel_requested = true;
+  for (const WorkerView& w : workers_) {
+    if (!w.job) continue;
+    jobs_.at(*w.job)->cancel_requested = true;
+    stopped_by_shutdown_.insert(*w.job);
+  }
 }
 
 asio::awaitable<void> Engine::drain() {

@@ -27,14 +27,18 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "engine/backend.hpp"
 #include "engine/param_store.hpp"
+#include "engine/pipeline.hpp"
 #include "engine/policy.hpp"
 #include "engine/types.hpp"
 #include "engine/views.hpp"
@@ -52,7 +56,20 @@ struct EngineConfig {
   std::chrono::milliseconds result_ttl{std::chrono::minutes(10)};
   std::uint32_t max_demo_log_domain = 16;  // demo sizes 3..16 (2^16 constraints)
   std::chrono::milliseconds drain_timeout{std::chrono::seconds(30)};
+  // Durable job journal in this directory (engine/job_journal.hpp): accepted
+  // jobs resume after a crash or restart, results stay awaitable for
+  // result_ttl. Empty: jobs live in memory only.
+  std::filesystem::path journal_dir;
+  // Host-memory budget (bytes) for partition witnesses, prover working sets
+  // and loaded parameters; 0: unlimited. The daemon resolves "auto".
+  std::uint64_t memory_budget_bytes = 0;
+  // PoRep C2 per-partition pipeline (engine/pipeline.hpp).
+  std::size_t porep_synthesis_lanes = 0;           // partitions synthesized at once; 0: cores / 2 (>= 1)
+  std::size_t porep_max_partitions_in_flight = 0;  // reserved and not yet proved; 0: lanes + 1
+  bool porep_check_satisfaction = true;            // R1cs satisfaction check of each witness before proving
 };
+
+class JobJournal;
 
 class Engine {
  public:
@@ -63,6 +80,16 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
+  // Before start(): the GPU back ends (jobs go to them when present; the CPU
+  // back end always exists, for GPU-less hosts and for re-proving a GPU proof
+  // that failed verification).
+  void set_gpu_backends(std::vector<std::shared_ptr<DeviceBackend>> gpus);
+  // Before start(): the generator of PoRep development parameters (a GPU
+  // one); unset, the CPU's groth16::generate_parameters.
+  void set_dev_params_generator(DevParamsGenerator generator);
+
+  // Recovers the journal's jobs first (throws JobJournalError when it cannot
+  // be opened); call before submit().
   void start();
 
   // Admits a job, or returns the existing job for a repeated request id.
@@ -85,6 +112,9 @@ class Engine {
   // Requests cancellation of every running job (operator's second SIGTERM
   // during a drain); each stops at its next stage boundary.
   void cancel_running();
+  // SIGHUP reload (daemon.cpp): new admission limits and demo size bound for
+  // the submissions that follow. Precondition: reserved_for_urgent < capacity.
+  void reconfigure(AdmissionPolicy admission, std::uint32_t max_demo_log_domain);
 
  private:
   struct Job;
@@ -98,6 +128,7 @@ class Engine {
   JobView view(const Job& job) const;
   void set_stage(Job& job, JobState state, std::string stage);
   void finish(Job& job, JobState state, std::optional<Error> error);
+  void restore_journaled_jobs();  // start(): jobs of the previous run
   void emit(const Job& job);
   std::uint64_t now_ms_since(std::chrono::steady_clock::time_point t) const;
 
@@ -120,6 +151,8 @@ class Engine {
   std::uint64_t next_subscriber_ = 1;
   bool draining_ = false;
   bool stopping_ = false;
+  std::unique_ptr<JobJournal> journal_;  // null: no journal_dir
+  std::set<JobId> stopped_by_shutdown_;   // cancelled by the drain, not a client: resumed after a restart
 
   // Counters for metrics (monotonic).
   std::uint64_t submitted_total_ = 0, deduplicated_total_ = 0;
@@ -130,6 +163,20 @@ class Engine {
   std::array<std::uint64_t, kLatencyBucketsS.size()> latency_buckets_{};
   double latency_sum_s_ = 0;
   std::array<double, 4> stage_sum_s_{};  // params, synthesis, prove, verify
+
+  // Host-memory budget, the back ends, and the synthesis pool of the
+  // partition pipeline. memory_ before everything holding reservations.
+  std::unique_ptr<MemoryGate> memory_;
+  std::unique_ptr<DeviceSet> devices_;
+  std::unique_ptr<runtime::WorkerPool> synthesis_;
+  DevParamsGenerator dev_params_;
+  // What PoRep's ensure_dev_params calls: dev_params_ (or the CPU setup) with
+  // fresh toxic waste and progress logging.
+  std::function<groth16::Parameters(const groth16::R1cs&, ThreadPool&)> porep_generator_;
+  std::size_t synthesis_lanes_ = 1;
+  std::map<std::string, policy::Reservation> srs_charges_;  // loaded parameters, by SRS key
+  std::map<std::string, std::uint64_t> srs_host_bytes_;     // same keys, for status
+  PipelineDeps pipeline_deps();
 
   // PoRep C2: compiled partition shapes and parameters per sector size,
   // loaded (or dev-generated) on first use under params_.dir().

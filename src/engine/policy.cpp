@@ -1,5 +1,6 @@
 #include "engine/policy.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
@@ -14,17 +15,26 @@ JobQueue::JobQueue(AdmissionPolicy policy) : policy_(policy) {
   }
 }
 
+void JobQueue::set_policy(AdmissionPolicy policy) {
+  JobQueue check(policy);  // aborts on an inconsistent policy, like the constructor
+  policy_ = policy;
+}
+
 bool JobQueue::push(JobId id, Priority p) {
+  if (!policy_.admits(p, order_.size())) return false;
+  restore(id, p);
+  return true;
+}
+
+void JobQueue::restore(JobId id, Priority p) {
   if (index_.count(id) != 0) {
-    std::fprintf(stderr, "JobQueue::push: job %llu queued twice\n", static_cast<unsigned long long>(id));
+    std::fprintf(stderr, "JobQueue: job %llu queued twice\n", static_cast<unsigned long long>(id));
     std::abort();
   }
-  if (!policy_.admits(p, order_.size())) return false;
   Key k{-static_cast<int>(p), next_seq_++, id};
   order_.insert(k);
   index_.emplace(id, k);
   ++per_priority_[static_cast<int>(p)];
-  return true;
 }
 
 std::optional<JobId> JobQueue::pop() {
@@ -70,6 +80,17 @@ JobBook::Lookup JobBook::register_request(const std::string& request_id) {
   // then simply maps to this job, which is the idempotent reading of it.
   by_request_.emplace(name, id);
   return {id, false};
+}
+
+void JobBook::restore(JobId id, const std::string& request_id) {
+  if (jobs_.count(id) != 0) {
+    std::fprintf(stderr, "JobBook::restore: job %llu already known\n", static_cast<unsigned long long>(id));
+    std::abort();
+  }
+  std::string name = request_id.empty() ? "job-" + std::to_string(id) : request_id;
+  jobs_.emplace(id, Entry{name, std::nullopt});
+  by_request_.emplace(name, id);
+  next_id_ = std::max(next_id_, id + 1);
 }
 
 std::optional<JobId> JobBook::find(const std::string& request_id) const {

@@ -3,6 +3,7 @@
 // reads: time enters as arguments, so tests drive it deterministically.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +42,10 @@ class JobQueue {
 
   // False (and nothing queued) when admission refuses.
   bool push(JobId id, Priority p);
+  // Queues a job recovered from the journal without asking admission: it was
+  // admitted before the restart (the jobs that were running come back to the
+  // queue too, and the capacity may have been lowered since).
+  void restore(JobId id, Priority p);
   // The next job to run, removed from the queue.
   std::optional<JobId> pop();
   // Removes a queued job (cancel); false if it is not queued.
@@ -50,6 +55,9 @@ class JobQueue {
   std::size_t size() const { return order_.size(); }
   std::size_t size(Priority p) const { return per_priority_[static_cast<int>(p)]; }
   const AdmissionPolicy& policy() const { return policy_; }
+  // SIGHUP reload: later admissions use `policy` (same precondition as the
+  // constructor); jobs already queued stay, even above a lowered capacity.
+  void set_policy(AdmissionPolicy policy);
   // 0-based rank in service order, nullopt if not queued.
   std::optional<std::size_t> position(JobId id) const;
   // Ids in service order.
@@ -87,6 +95,13 @@ class JobBook {
   const std::string& request_id(JobId id) const { return jobs_.at(id).request_id; }
   std::optional<JobId> find(const std::string& request_id) const;
   bool contains(JobId id) const { return jobs_.count(id) != 0; }
+  // Re-registers a job recovered from the journal under its original id and
+  // request id (empty: the generated name); later ids are above it.
+  void restore(JobId id, const std::string& request_id);
+  // The id the next new job gets.
+  JobId next_id() const { return next_id_; }
+  // Issues no id below `id` (ids are never reused across restarts).
+  void skip_ids_below(JobId id) { next_id_ = std::max(next_id_, id); }
 
   // Records that a job finished at `now`; it expires at now + result_ttl.
   void finished(JobId id, Clock::time_point now);

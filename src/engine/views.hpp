@@ -59,6 +59,37 @@ struct WorkerView {
   std::optional<JobId> job;
 };
 
+// One proving back end (a GPU, or the CPU) and what it is doing.
+struct DeviceWorkerView {
+  std::uint32_t index = 0;      // GPU index in the daemon (the CPU back end: after the GPUs)
+  std::string name;             // "cpu" or "cuda:<ordinal> <device name>"
+  std::int32_t ordinal = -1;    // CUDA ordinal; -1 for the CPU
+  std::optional<JobId> job;     // the job proving there now
+  std::optional<std::uint32_t> partition;
+  std::string stage;            // "idle", "prove", "setup"
+  std::uint32_t jobs_placed = 0;
+  std::uint64_t proofs_done = 0;
+  std::uint64_t verify_failures = 0;  // proofs that failed verification (retried on the CPU)
+  std::string resident_srs;     // parameters resident on the device ("" none)
+  std::uint64_t resident_srs_bytes = 0;
+  std::uint64_t memory_total_bytes = 0, memory_free_bytes = 0;  // device memory (0 for the CPU)
+};
+
+// Where a parameter set (SRS) is held: tier "host" (in memory) or "device".
+struct SrsResidencyView {
+  std::string srs;  // circuit id or parameter file
+  std::string tier;
+  std::int32_t device = -1;  // device index for tier "device"
+  std::uint64_t bytes = 0;
+};
+
+// The host-memory budget (policy/memory_budget.hpp).
+struct MemoryBudgetView {
+  std::uint64_t total_bytes = 0, reserved_bytes = 0, available_bytes = 0, peak_reserved_bytes = 0;
+  std::uint32_t waiting = 0;  // requests queued for memory
+  std::uint64_t waiting_bytes = 0;
+};
+
 struct EngineStatus {
   std::uint64_t uptime_ms = 0;
   bool draining = false;
@@ -69,6 +100,10 @@ struct EngineStatus {
   std::vector<ParamsEntry> loaded_params;
   std::uint64_t resident_bytes = 0;
   std::uint64_t completed_total = 0, failed_total = 0, cancelled_total = 0;
+  std::vector<DeviceWorkerView> devices;  // GPUs first, then the CPU back end
+  std::vector<SrsResidencyView> srs;
+  MemoryBudgetView memory;
+  std::uint64_t cpu_retries_total = 0;  // GPU proofs re-proved on the CPU after failing verification
 };
 
 struct ParamsInfo {

@@ -40,6 +40,9 @@ class FixedBaseTable {
     ec::batch_to_affine<F>(jac, table_);
   }
 
+  // Entry w * kDigits + (d - 1) is d * 2^(8w) * base (the GPU setup uploads it).
+  std::span<const Affine<F>> entries() const { return table_; }
+
   Jacobian<F> mul(const Fr& k) const {
     ff::BigInt<4> e = k.to_int();
     Jacobian<F> acc = Jacobian<F>::identity();
@@ -54,21 +57,28 @@ class FixedBaseTable {
   std::vector<Affine<F>> table_;
 };
 
-// Multiplies the base by every scalar, in parallel, into affine points.
+// Multiplies the base by every scalar, in parallel, into affine points
+// (out.size() == scalars.size()); tick(n) after every chunk of n.
 template <class F>
-std::vector<Affine<F>> batch_fixed_base(const FixedBaseTable<F>& table, std::span<const Fr> scalars,
-                                        ThreadPool& pool, const std::function<void(std::uint64_t)>& tick) {
-  std::vector<Affine<F>> out(scalars.size());
+void batch_fixed_base_into(const FixedBaseTable<F>& table, std::span<const Fr> scalars, std::span<Affine<F>> out,
+                           ThreadPool& pool, const std::function<void(std::uint64_t)>& tick) {
   constexpr std::size_t kChunk = std::size_t{1} << 14;
   for (std::size_t start = 0; start < scalars.size(); start += kChunk) {
     std::size_t n = std::min(kChunk, scalars.size() - start);
     pool.parallel_for(n, [&](std::size_t b, std::size_t e) {
       std::vector<Jacobian<F>> jac(e - b);
       for (std::size_t i = b; i < e; ++i) jac[i - b] = table.mul(scalars[start + i]);
-      ec::batch_to_affine<F>(jac, std::span<Affine<F>>(out.data() + start + b, e - b));
+      ec::batch_to_affine<F>(jac, out.subspan(start + b, e - b));
     });
     if (tick) tick(n);
   }
+}
+
+template <class F>
+std::vector<Affine<F>> batch_fixed_base(const FixedBaseTable<F>& table, std::span<const Fr> scalars,
+                                        ThreadPool& pool, const std::function<void(std::uint64_t)>& tick) {
+  std::vector<Affine<F>> out(scalars.size());
+  batch_fixed_base_into<F>(table, scalars, out, pool, tick);
   return out;
 }
 

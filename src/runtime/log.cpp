@@ -77,10 +77,10 @@ LogField::LogField(std::string_view k, double v) : key(k), quoted(false) {
 }
 
 void Logger::log(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields) {
-  if (level < min_level_) return;
+  if (level < min_level_.load(std::memory_order_relaxed)) return;
   std::string line;
   line.reserve(128);
-  if (format_ == LogFormat::kJson) {
+  if (format_.load(std::memory_order_relaxed) == LogFormat::kJson) {
     line += "{\"ts\":";
     append_json_string(line, utc_timestamp());
     line += ",\"level\":";

@@ -3,6 +3,7 @@
 // main() and passed by reference; thread-safe (pool threads log too).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
@@ -47,9 +48,15 @@ class Logger {
   void warn(std::string_view msg, std::initializer_list<LogField> f = {}) { log(LogLevel::kWarn, msg, f); }
   void error(std::string_view msg, std::initializer_list<LogField> f = {}) { log(LogLevel::kError, msg, f); }
 
+  // SIGHUP reload: take effect from the next line, on every thread.
+  void set_level(LogLevel l) { min_level_.store(l, std::memory_order_relaxed); }
+  void set_format(LogFormat f) { format_.store(f, std::memory_order_relaxed); }
+  LogLevel level() const { return min_level_.load(std::memory_order_relaxed); }
+  LogFormat format() const { return format_.load(std::memory_order_relaxed); }
+
  private:
-  LogLevel min_level_;
-  LogFormat format_;
+  std::atomic<LogLevel> min_level_;
+  std::atomic<LogFormat> format_;
   std::FILE* out_;
   std::mutex mu_;
 };

@@ -51,6 +51,9 @@ max_concurrent_jobs = 1
 queue_capacity = 4
 urgent_reserve = 1
 max_demo_log_domain = 14
+# Several daemons share this state dir at once (for its parameters); the job
+# journal admits one daemon per state dir (journal_e2e_test covers it).
+journal = false
 [cpu]
 math_threads = 2
 [logging]

@@ -3,9 +3,14 @@
 // comes from Fr arithmetic and one host scalar multiplication, independent of
 // any MSM code. Sizes are not powers of two; bases repeat (n > distinct) so
 // buckets see equal and opposite points, and the inputs include the identity
-// base and the scalars 0, 1 and r - 1.
+// base and the scalars 0, 1 and r - 1. Every accumulation algorithm runs
+// through the same checks, also with a scratch limit small enough to force
+// several chunks, windows whose top window holds only the carry (c = 15, 17),
+// and skewed scalars (a few values repeated over all points: buckets much
+// longer than a run of the balanced path).
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "gpu_test_util.hpp"
@@ -64,11 +69,31 @@ std::vector<Fr> make_scalars(std::mt19937_64& rng, std::size_t n) {
   return a;
 }
 
+// n scalars drawn from `values` random values (values = 0: all independent).
+std::vector<Fr> make_scalars(std::mt19937_64& rng, std::size_t n, std::size_t values) {
+  if (values == 0) return make_scalars(rng, n);
+  std::vector<Fr> pool(values);
+  for (auto& x : pool) x = Fr::random(rng);
+  std::vector<Fr> a(n);
+  for (auto& x : a) x = pool[rng() % values];
+  return a;
+}
+
+const char* algorithm_name(MsmAlgorithm a) {
+  return a == MsmAlgorithm::kBalancedRuns ? "balanced" : "bucket";
+}
+
+constexpr MsmAlgorithm kAlgorithms[] = {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns};
+
 template <class F, class Bases>
 void check_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator, const F& curve_b, std::size_t n,
-               std::size_t distinct, Bases (Device::*upload)(std::span<const ec::Affine<F>>)) {
+               std::size_t distinct, Bases (Device::*upload)(std::span<const ec::Affine<F>>),
+               std::size_t scalar_values = 0) {
+  SCOPED_TRACE(::testing::Message() << "n=" << n << " algorithm=" << algorithm_name(dev.msm_tuning().algorithm)
+                                  << " window=" << dev.msm_tuning().window_bits
+                                  << " limit=" << dev.msm_tuning().scratch_limit_bytes);
   const Setup<F> s = make_bases<F>(rng, generator, n, distinct);
-  const std::vector<Fr> a = make_scalars(rng, n);
+  const std::vector<Fr> a = make_scalars(rng, n, scalar_values);
   Fr log_sum = Fr::zero();
   for (std::size_t i = 0; i < n; ++i) log_sum += a[i] * s.base_logs[i];
   const ec::Jacobian<F> expect = ref::mul(ref::from_affine(generator), log_sum.to_int());
@@ -86,13 +111,25 @@ void check_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator
   EXPECT_TRUE(ref::eq(got_prefix, ref::mul(ref::from_affine(generator), prefix_sum.to_int()))) << "m=" << m;
 }
 
+void set_tuning(Device& dev, MsmAlgorithm algorithm, int window_bits = 0,
+                std::size_t limit_bytes = kDefaultMsmScratchBytes) {
+  Device::MsmTuning t;
+  t.algorithm = algorithm;
+  t.window_bits = window_bits;
+  t.scratch_limit_bytes = limit_bytes;
+  dev.set_msm_tuning(t);
+}
+
 TEST(GpuMsm, G1MatchesHostOnOddSizes) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(21);
   auto dev = test::make_device();
-  for (std::size_t n : {std::size_t{1000}, std::size_t{3001}, std::size_t{100003}}) {
-    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, n, std::min<std::size_t>(n, 1024),
-                      &Device::upload_g1_bases);
+  for (MsmAlgorithm algorithm : kAlgorithms) {
+    set_tuning(*dev, algorithm);
+    for (std::size_t n : {std::size_t{1000}, std::size_t{3001}, std::size_t{100003}}) {
+      check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, n, std::min<std::size_t>(n, 1024),
+                        &Device::upload_g1_bases);
+    }
   }
 }
 
@@ -100,9 +137,83 @@ TEST(GpuMsm, G2MatchesHostOnOddSizes) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(22);
   auto dev = test::make_device();
-  for (std::size_t n : {std::size_t{1000}, std::size_t{30001}}) {
-    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, n, std::min<std::size_t>(n, 512),
-                       &Device::upload_g2_bases);
+  for (MsmAlgorithm algorithm : kAlgorithms) {
+    set_tuning(*dev, algorithm);
+    for (std::size_t n : {std::size_t{1000}, std::size_t{30001}}) {
+      check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, n, std::min<std::size_t>(n, 512),
+                         &Device::upload_g2_bases);
+    }
+  }
+}
+
+// A scratch limit far below what one chunk of all points needs: the MSM runs
+// in several chunks (reported by the phase times) and must still be exact.
+TEST(GpuMsm, ChunkedRunsMatchHost) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(23);
+  auto dev = test::make_device();
+  // One chunk of all points at c = 12 (22 windows) needs 16 * 22 B of sort
+  // pairs per point: 67 MiB for 200003 G1 points (plus 8 MiB of buckets),
+  // 40 MiB for 120001 G2 points (plus 17 MiB of buckets).
+  constexpr std::size_t kLimit = std::size_t{48} << 20;
+  for (MsmAlgorithm algorithm : kAlgorithms) {
+    set_tuning(*dev, algorithm, 12, kLimit);
+    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 200003, 1024, &Device::upload_g1_bases);
+    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 120001, 256, &Device::upload_g2_bases);
+    // The chunk count is visible in the phase times: sum_i a_i G = (sum_i a_i) G.
+    const std::vector<ec::G1Affine> bases(200003, ec::kG1Generator);
+    const G1Bases db = dev->upload_g1_bases(bases);
+    const std::vector<Fr> a = make_scalars(rng, bases.size());
+    Fr a_sum = Fr::zero();
+    for (const Fr& x : a) a_sum += x;
+    Device::MsmPhaseTimes ph;
+    const ec::G1Jacobian got = dev->msm(db, dev->upload(a), &ph);
+    EXPECT_GE(ph.chunks, 2u) << algorithm_name(algorithm);
+    EXPECT_EQ(ph.window_bits, 12);
+    EXPECT_TRUE(ref::eq(got, ref::mul(ref::from_affine(ec::kG1Generator), a_sum.to_int())));
+  }
+}
+
+// Windows with unusual top windows (c = 15 and 17: only the carry; c = 14: 3
+// bits; c = 4: many windows) and skewed scalars whose buckets span many runs.
+TEST(GpuMsm, WindowSweepAndSkewedScalars) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(24);
+  auto dev = test::make_device();
+  for (MsmAlgorithm algorithm : kAlgorithms) {
+    for (int c : {4, 9, 14, 15, 17}) {
+      set_tuning(*dev, algorithm, c);
+      check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 10007, 512, &Device::upload_g1_bases);
+    }
+    set_tuning(*dev, algorithm);
+    // 3 distinct scalars over 30011 points: in every window ~10000 points share
+    // a bucket (one thread walks it in the bucket path: ~0.5 s).
+    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 30011, 1024, &Device::upload_g1_bases, 3);
+    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, 256, &Device::upload_g2_bases, 2);
+  }
+}
+
+TEST(GpuMsm, ScratchTooSmallIsAnError) {
+  CUZK_REQUIRE_GPU();
+  auto dev = test::make_device();
+  set_tuning(*dev, MsmAlgorithm::kBucketPerThread, 0, std::size_t{1} << 20);
+  const std::vector<ec::G1Affine> bases(100000, ec::kG1Generator);
+  const G1Bases db = dev->upload_g1_bases(bases);
+  const std::vector<Fr> ones(100000, Fr::one());  // never accumulated: both calls must throw first
+  try {
+    (void)dev->msm(db, std::span<const Fr>(ones));
+    FAIL() << "a 1 MiB scratch limit must not fit a 100000-point MSM";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kOutOfDeviceMemory);
+    EXPECT_NE(std::string(e.what()).find("scratch"), std::string::npos) << e.what();
+  }
+  // Window size out of range.
+  set_tuning(*dev, MsmAlgorithm::kBucketPerThread, 30);
+  try {
+    (void)dev->msm(db, std::span<const Fr>(ones));
+    FAIL() << "window 30 must be rejected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
   }
 }
 

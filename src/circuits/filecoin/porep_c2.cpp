@@ -64,6 +64,22 @@ void write_atomically(const std::filesystem::path& path, Write write) {
   }
 }
 
+// Whether `dir`'s file system has `bytes` free plus a 1 GiB margin. The
+// 32 GiB shape's development files are ~45 GB (.params) and ~9 GB (.r1cs):
+// on a small disk (the lent H200 host has 64 GiB) they may not fit, and a
+// cache that cannot be written must not fail the proof.
+bool has_room(const std::filesystem::path& dir, std::uint64_t bytes) {
+  std::error_code ec;
+  const auto info = std::filesystem::space(dir, ec);
+  if (ec) return true;  // unknown: try, and handle a failed write
+  return info.available >= bytes + (std::uint64_t{1} << 30);
+}
+
+void remove_quietly(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+}
+
 }  // namespace
 
 std::string porep_params_identifier(SealProof proof) {
@@ -132,11 +148,17 @@ std::shared_ptr<const groth16::R1cs> PorepC2::compiled_shape(SealProof proof) {
     if (!path.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(cache_dir_, ec);
-      try {
-        write_atomically(path, [&](const std::filesystem::path& tmp) { groth16::save_r1cs(*r1cs, tmp); });
-      } catch (const std::exception& e) {
-        // The in-memory copy is still good; only the next process pays again.
-        std::fprintf(stderr, "porep c2: cannot save R1CS cache %s (%s)\n", path.c_str(), e.what());
+      if (!has_room(cache_dir_, r1cs->memory_bytes())) {
+        std::fprintf(stderr, "porep c2: not saving the R1CS cache %s: about %llu bytes needed, too little free space\n",
+                     path.c_str(), static_cast<unsigned long long>(r1cs->memory_bytes()));
+      } else {
+        try {
+          write_atomically(path, [&](const std::filesystem::path& tmp) { groth16::save_r1cs(*r1cs, tmp); });
+        } catch (const std::exception& e) {
+          // The in-memory copy is still good; only the next process pays again.
+          remove_quietly(path.string() + ".tmp");
+          std::fprintf(stderr, "porep c2: cannot save R1CS cache %s (%s)\n", path.c_str(), e.what());
+        }
       }
     }
   }
@@ -204,6 +226,48 @@ std::vector<PartitionWitness> synthesize_partitions(const C1Output& c1, ThreadPo
   return out;
 }
 
+groth16::Witness synthesize_partition(const C1Output& c1, std::size_t partition) {
+  check_partition_count(c1);
+  if (partition >= c1.vanilla_proofs.size()) {
+    throw PorepC2Error(PorepC2ErrorKind::kPartitionCount,
+                       "partition " + std::to_string(partition) + " of " +
+                           std::to_string(c1.vanilla_proofs.size()));
+  }
+  try {
+    return groth16::generate_witness(stacked_circuit_from_c1(c1, partition));
+  } catch (const groth16::SynthesisError& e) {
+    throw PorepC2Error(PorepC2ErrorKind::kSynthesis,
+                       "partition " + std::to_string(partition) + ": " + e.what());
+  }
+}
+
+void check_partition_witness(const groth16::R1cs& r1cs, const groth16::Witness& w,
+                             std::span<const ff::Fr> public_inputs, std::size_t partition,
+                             ThreadPool& pool, bool check_satisfaction) {
+  const std::string where = "partition " + std::to_string(partition) + ": ";
+  if (w.inputs.size() != r1cs.num_inputs() || w.aux.size() != r1cs.num_aux()) {
+    throw PorepC2Error(PorepC2ErrorKind::kShapeMismatch,
+                       where + "witness has " + std::to_string(w.inputs.size()) + " inputs, " +
+                           std::to_string(w.aux.size()) + " aux; the R1CS " +
+                           std::to_string(r1cs.num_inputs()) + ", " +
+                           std::to_string(r1cs.num_aux()));
+  }
+  // The circuit's inputs come from the vanilla proofs; the verifier's from
+  // (replica_id, seed, comm_d, comm_r). They differ when the C1 output
+  // answers other challenges than the seed asks for.
+  const std::span<const ff::Fr> circuit_inputs(w.inputs.data() + 1, w.inputs.size() - 1);
+  if (!std::equal(circuit_inputs.begin(), circuit_inputs.end(), public_inputs.begin(),
+                  public_inputs.end())) {
+    throw PorepC2Error(PorepC2ErrorKind::kInputMismatch,
+                       where + "the vanilla proofs do not answer the derived challenges");
+  }
+  if (!check_satisfaction) return;
+  if (auto row = groth16::first_unsatisfied(r1cs, w.inputs, w.aux, pool)) {
+    throw PorepC2Error(PorepC2ErrorKind::kUnsatisfied,
+                       where + "constraint " + std::to_string(*row) + " does not hold");
+  }
+}
+
 groth16::VerifyResult verify_porep_proof(const groth16::PreparedVerifyingKey& pvk,
                                          std::span<const std::uint8_t> proof_bytes,
                                          std::span<const std::vector<ff::Fr>> public_inputs,
@@ -238,27 +302,7 @@ std::vector<std::uint8_t> prove_c2(const C1Output& c1, const groth16::Parameters
   std::vector<groth16::Witness> witnesses;
   for (std::size_t k = 0; k < parts.size(); ++k) {
     groth16::Witness& w = parts[k].witness;
-    const std::string where = "partition " + std::to_string(k) + ": ";
-    if (w.inputs.size() != r1cs.num_inputs() || w.aux.size() != r1cs.num_aux()) {
-      throw PorepC2Error(PorepC2ErrorKind::kShapeMismatch,
-                         where + "witness has " + std::to_string(w.inputs.size()) + " inputs, " +
-                             std::to_string(w.aux.size()) + " aux; the R1CS " +
-                             std::to_string(r1cs.num_inputs()) + ", " +
-                             std::to_string(r1cs.num_aux()));
-    }
-    // The circuit's inputs come from the vanilla proofs; the verifier's from
-    // (replica_id, seed, comm_d, comm_r). They differ when the C1 output
-    // answers other challenges than the seed asks for.
-    const std::span<const ff::Fr> circuit_inputs(w.inputs.data() + 1, w.inputs.size() - 1);
-    if (!std::equal(circuit_inputs.begin(), circuit_inputs.end(), parts[k].public_inputs.begin(),
-                    parts[k].public_inputs.end())) {
-      throw PorepC2Error(PorepC2ErrorKind::kInputMismatch,
-                         where + "the vanilla proofs do not answer the derived challenges");
-    }
-    if (auto row = groth16::first_unsatisfied(r1cs, w.inputs, w.aux, pool)) {
-      throw PorepC2Error(PorepC2ErrorKind::kUnsatisfied,
-                         where + "constraint " + std::to_string(*row) + " does not hold");
-    }
+    check_partition_witness(r1cs, w, parts[k].public_inputs, k, pool);
     inputs.push_back(std::move(parts[k].public_inputs));
     witnesses.push_back(std::move(w));
   }
@@ -318,6 +362,11 @@ groth16::Parameters load_checked(const std::filesystem::path& path, const groth1
 
 LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
                                const groth16::R1cs& r1cs, ThreadPool& pool) {
+  return ensure_dev_params(proof, dir, r1cs, pool, {});
+}
+
+LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
+                               const groth16::R1cs& r1cs, ThreadPool& pool, const ParamsGenerator& generate) {
   LoadedParams out;
   const ParamFileNames official = official_param_names(proof);
   if (std::filesystem::exists(dir / official.params)) {
@@ -344,21 +393,40 @@ LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir
                "*****************************************************************\n\n",
                std::string(seal_proof_info(proof).name).c_str(), official.params.c_str());
   try {
-    out.params = groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool);
+    out.params = generate ? generate(r1cs, pool)
+                          : groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool);
   } catch (const groth16::SetupError& e) {
     throw PorepC2Error(PorepC2ErrorKind::kParams, std::string("setup: ") + e.what());
   }
+  out.origin = ParamsOrigin::kDevelopmentGenerated;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
+  const groth16::Parameters& p = out.params;
+  const std::uint64_t file_bytes =
+      groth16::params_file_bytes(p.vk.ic.size(), p.h.size(), p.l.size(), p.a.size(), p.b_g1.size());
+  if (!has_room(dir, file_bytes)) {
+    // Proving goes on with the parameters in memory; the next process
+    // generates them again. Never a failed job for a cache write.
+    std::fprintf(stderr,
+                 "porep c2: DEVELOPMENT parameters NOT written to %s: %llu bytes needed, too little free space; "
+                 "they live in this process only\n",
+                 dir.c_str(), static_cast<unsigned long long>(file_bytes));
+    out.persisted = false;
+    return out;
+  }
   try {
     // The .vk first: a .params without its .vk is never left behind as "present".
     write_atomically(out.vk_path, [&](const std::filesystem::path& t) { groth16::write_vk(out.params.vk, t); });
     write_atomically(out.params_path,
                      [&](const std::filesystem::path& t) { groth16::write_params(out.params, t); });
-  } catch (const groth16::ParamsError& e) {
-    throw PorepC2Error(PorepC2ErrorKind::kParams, e.what());
+  } catch (const std::exception& e) {
+    // A .vk without its .params is harmless (the .params decides presence).
+    remove_quietly(out.params_path.string() + ".tmp");
+    std::fprintf(stderr, "porep c2: cannot write DEVELOPMENT parameters to %s (%s); they live in this process only\n",
+                 dir.c_str(), e.what());
+    out.persisted = false;
+    return out;
   }
-  out.origin = ParamsOrigin::kDevelopmentGenerated;
   std::fprintf(stderr, "porep c2: DEVELOPMENT parameters written to %s and %s\n",
                out.params_path.c_str(), out.vk_path.c_str());
   return out;

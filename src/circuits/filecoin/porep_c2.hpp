@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -127,6 +128,20 @@ struct PartitionWitness {
 std::vector<PartitionWitness> synthesize_partitions(const C1Output& c1, ThreadPool& pool,
                                                     std::size_t max_concurrent = 0);
 
+// One partition's witness (the per-partition pipeline of the daemon calls
+// this for each partition as memory allows). Throws PorepC2Error
+// kPartitionCount / kSynthesis.
+groth16::Witness synthesize_partition(const C1Output& c1, std::size_t partition);
+
+// The cheap checks prove_c2 runs on each witness before proving: sizes
+// against the R1cs (kShapeMismatch), the circuit's public inputs against
+// those derived from public data (kInputMismatch), and, when
+// check_satisfaction, every constraint (kUnsatisfied; one pass over the
+// R1cs on `pool`, small next to proving).
+void check_partition_witness(const groth16::R1cs& r1cs, const groth16::Witness& w,
+                             std::span<const ff::Fr> public_inputs, std::size_t partition,
+                             ThreadPool& pool, bool check_satisfaction = true);
+
 // The verifier's public inputs of every partition.
 std::vector<std::vector<ff::Fr>> porep_public_inputs(SealProof proof, const Digest32& replica_id,
                                                      const Digest32& comm_d,
@@ -168,14 +183,26 @@ struct LoadedParams {
   groth16::Parameters params;
   std::filesystem::path params_path, vk_path;
   ParamsOrigin origin = ParamsOrigin::kOfficial;
+  // False when freshly generated parameters could not be written (too little
+  // free space, or the write failed): the paths name where they would be.
+  bool persisted = true;
 };
 
 // In `dir`: the official .params for the proof's size when present, else the
 // "-dev" files when present, else fresh DEVELOPMENT parameters for `r1cs`
-// (printed loudly on stderr), written as .params + .vk under the dev names.
+// (printed loudly on stderr), written as .params + .vk under the dev names
+// when the disk has room (else kept in memory only, `persisted` false).
 // The loaded parameters are checked against the R1cs shape. Throws
 // PorepC2Error kParams / kShapeMismatch.
 LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
                                const groth16::R1cs& r1cs, ThreadPool& pool);
+
+// Generates development parameters for `r1cs` (the CPU's
+// groth16::generate_parameters, or a GPU generator of the same contract).
+// Throws groth16::SetupError.
+using ParamsGenerator = std::function<groth16::Parameters(const groth16::R1cs& r1cs, ThreadPool& pool)>;
+// Same, generating with `generate` when development parameters must be made.
+LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
+                               const groth16::R1cs& r1cs, ThreadPool& pool, const ParamsGenerator& generate);
 
 }  // namespace cuzk::circuits::filecoin

@@ -67,7 +67,7 @@ void expect_error(const std::string& toml, const std::string& fragment) {
 
 TEST(Config, RejectsWithTheOffendingKeyNamed) {
   expect_error("[engine]\nqueue_capacty = 3\n", "engine.queue_capacty: unknown key");
-  expect_error("[gpu]\nx = 1\n", "gpu: unknown section");
+  expect_error("[gpus]\nx = 1\n", "gpus: unknown section");
   expect_error("[engine]\nqueue_capacity = \"ten\"\n", "engine.queue_capacity: expected an integer");
   expect_error("[engine]\nqueue_capacity = -1\n", "must not be negative");
   expect_error("[engine]\nqueue_capacity = 4\nurgent_reserve = 4\n", "engine.urgent_reserve");
@@ -107,6 +107,59 @@ TEST(Config, ExampleFileDocumentsTheDefaults) {
   EXPECT_EQ(example.pipeline_threads, d.pipeline_threads);
   EXPECT_EQ(example.log_level, d.log_level);
   EXPECT_EQ(example.log_format, d.log_format);
+}
+
+}  // namespace
+}  // namespace cuzk::daemon
+
+namespace cuzk::daemon {
+namespace {
+
+TEST(Config, JournalIsOnByDefaultAndCanBeTurnedOff) {
+  EXPECT_TRUE(parse_config("", "test").journal);
+  EXPECT_FALSE(parse_config("[engine]\njournal = false\n", "test").journal);
+  EXPECT_TRUE(load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml").journal);
+  expect_error("[engine]\njournal = 1\n", "engine.journal: expected true or false");
+}
+
+}  // namespace
+}  // namespace cuzk::daemon
+
+namespace cuzk::daemon {
+namespace {
+
+// [daemon] TCP/TLS/token and per-connection limits (rpc/server.hpp).
+TEST(Config, TcpKeysAndTheirDefaults) {
+  Config d = parse_config("", "test");
+  EXPECT_TRUE(d.listen_tcp.empty());
+  EXPECT_EQ(d.max_message_bytes, 128ull << 20);  // a 32 GiB C1 JSON is ~51 MB
+  EXPECT_EQ(d.max_calls_per_connection, 64u);
+  Config c = parse_config(R"([daemon]
+listen_tcp = "tcp://0.0.0.0:9820"
+tls_cert_file = "/etc/cuzkd/cert.pem"
+tls_key_file = "/etc/cuzkd/key.pem"
+token_file = "/etc/cuzkd/token"
+auth_timeout_ms = 2500
+max_calls_per_connection = 7
+)",
+                          "test");
+  EXPECT_EQ(c.listen_tcp, "tcp://0.0.0.0:9820");
+  EXPECT_EQ(c.tls_cert_file, "/etc/cuzkd/cert.pem");
+  EXPECT_EQ(c.tls_key_file, "/etc/cuzkd/key.pem");
+  EXPECT_EQ(c.token_file, "/etc/cuzkd/token");
+  EXPECT_EQ(c.auth_timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(c.max_calls_per_connection, 7u);
+  Config example = load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
+  EXPECT_EQ(example.listen_tcp, d.listen_tcp);
+  EXPECT_EQ(example.tcp_insecure_loopback, d.tcp_insecure_loopback);
+  EXPECT_EQ(example.auth_timeout, d.auth_timeout);
+  EXPECT_EQ(example.max_calls_per_connection, d.max_calls_per_connection);
+  // TCP without TLS material (and not the loopback opt-out) is refused up front.
+  expect_error("[daemon]\nlisten_tcp = \"tcp://0.0.0.0:1\"\n", "daemon.listen_tcp: TCP needs tls_cert_file");
+  EXPECT_NO_THROW(parse_config("[daemon]\nlisten_tcp = \"tcp://127.0.0.1:1\"\ntcp_insecure_loopback = true\n", "t"));
+  expect_error("[daemon]\nmax_calls_per_connection = 0\n", "daemon.max_calls_per_connection");
+  expect_error("[daemon]\nauth_timeout_ms = 5\n", "daemon.auth_timeout_ms");
+  expect_error("[daemon]\ntcp_insecure_loopback = 1\n", "expected true or false");
 }
 
 }  // namespace

@@ -135,6 +135,36 @@ TEST(JobBook, FinishedJobsExpireAfterTheTtlAndFreeTheirRequestId) {
   EXPECT_NE(a2.id, a.id);
 }
 
+// Jobs recovered from the journal after a restart.
+TEST(JobQueue, RestoredJobsBypassAdmissionAndKeepPriorityOrder) {
+  JobQueue q(AdmissionPolicy{2, 1});
+  q.restore(7, Priority::kLow);
+  q.restore(3, Priority::kNormal);
+  q.restore(9, Priority::kHigh);
+  q.restore(4, Priority::kNormal);
+  EXPECT_EQ(q.size(), 4u);  // above the capacity of 2: nothing admitted is dropped
+  EXPECT_FALSE(q.push(10, Priority::kCritical));  // but new work is refused
+  std::vector<JobId> order;
+  while (auto id = q.pop()) order.push_back(*id);
+  EXPECT_EQ(order, (std::vector<JobId>{9, 3, 4, 7}));
+}
+
+TEST(JobBook, RestoredJobsKeepTheirIdsAndNewIdsGoAbove) {
+  JobBook book(1000ms);
+  book.restore(5, "porep-5");
+  book.restore(2, "");
+  EXPECT_EQ(book.find("porep-5"), 5u);
+  EXPECT_EQ(book.request_id(2), "job-2");
+  EXPECT_EQ(book.register_request("porep-5").id, 5u);  // idempotent across the restart
+  EXPECT_EQ(book.next_id(), 6u);
+  book.skip_ids_below(40);  // ids of expired jobs are not issued again
+  book.skip_ids_below(30);  // never backwards
+  EXPECT_EQ(book.next_id(), 40u);
+  auto fresh = book.register_request("");
+  EXPECT_EQ(fresh.id, 40u);
+  EXPECT_FALSE(fresh.existing);
+}
+
 TEST(ParamStore, CircuitIdsRoundTripAndRejectGarbage) {
   EXPECT_EQ(parse_demo_circuit_id(demo_circuit_id(20)), 20u);
   EXPECT_FALSE(parse_demo_circuit_id("demo-").has_value());

@@ -13,7 +13,7 @@
 //     await (--job ID | --request-id ID) [--timeout-ms T]
 //     cancel (--job ID | --request-id ID)
 //     status | metrics | preload-srs ID | evict-srs ID
-//     watch [--max-events N]   live job events, one line (or JSON object) each
+//     (watch: commands/watch.cpp)
 //
 // `prove` is shared with the offline prover: naming a built-in circuit with
 // --circuit sends the work to the daemon; --params/--zkey prove offline.
@@ -63,7 +63,6 @@ struct DaemonArgs {
   std::uint64_t job = 0;
   std::uint64_t timeout_ms = 0;
   std::string circuit_id;
-  std::uint64_t max_events = 0;
   std::string porep_c1;   // prove --porep-c1 FILE
   std::string proof_out;  // prove --proof OUT (with --porep-c1)
 };
@@ -332,11 +331,41 @@ void status(Context& ctx, const DaemonArgs& a) {
       workers.push_back({{"id", w.id}, {"busy", w.job.has_value()}, {"job", w.job.value_or(0)}});
     json params = json::array();
     for (const auto& p : e.loaded_params) params.push_back({{"circuit_id", p.circuit_id}, {"bytes", p.bytes}});
-    std::cout << json{{"schema_version", s.schema_version}, {"uptime_ms", e.uptime_ms}, {"draining", e.draining},
-                      {"queues", queues}, {"queue_capacity", e.queue_capacity}, {"jobs", jobs},
-                      {"workers", workers}, {"loaded_params", params}, {"resident_bytes", e.resident_bytes},
-                      {"params_bytes", s.params_bytes}, {"completed_total", e.completed_total},
-                      {"failed_total", e.failed_total}, {"cancelled_total", e.cancelled_total},
+    json devices = json::array();
+    for (const auto& d : e.devices) {
+      devices.push_back({{"index", d.index}, {"name", d.name}, {"ordinal", d.ordinal}, {"busy", d.job.has_value()},
+                         {"job", d.job.value_or(0)}, {"partition", d.partition.value_or(0)}, {"stage", d.stage},
+                         {"jobs_placed", d.jobs_placed}, {"proofs_done", d.proofs_done},
+                         {"verify_failures", d.verify_failures}, {"resident_srs", d.resident_srs},
+                         {"resident_srs_bytes", d.resident_srs_bytes}, {"memory_total_bytes", d.memory_total_bytes},
+                         {"memory_free_bytes", d.memory_free_bytes}});
+    }
+    json srs = json::array();
+    for (const auto& r : e.srs)
+      srs.push_back({{"srs", r.srs}, {"tier", r.tier}, {"device", r.device}, {"bytes", r.bytes}});
+    json memory = {{"total_bytes", e.memory.total_bytes},
+                   {"reserved_bytes", e.memory.reserved_bytes},
+                   {"available_bytes", e.memory.available_bytes},
+                   {"peak_reserved_bytes", e.memory.peak_reserved_bytes},
+                   {"waiting", e.memory.waiting},
+                   {"waiting_bytes", e.memory.waiting_bytes}};
+    std::cout << json{{"devices", devices},
+                      {"srs_residency", srs},
+                      {"memory_budget", memory},
+                      {"cpu_retries_total", e.cpu_retries_total},
+                      {"schema_version", s.schema_version},
+                      {"uptime_ms", e.uptime_ms},
+                      {"draining", e.draining},
+                      {"queues", queues},
+                      {"queue_capacity", e.queue_capacity},
+                      {"jobs", jobs},
+                      {"workers", workers},
+                      {"loaded_params", params},
+                      {"resident_bytes", e.resident_bytes},
+                      {"params_bytes", s.params_bytes},
+                      {"completed_total", e.completed_total},
+                      {"failed_total", e.failed_total},
+                      {"cancelled_total", e.cancelled_total},
                       {"max_message_bytes", s.max_message_bytes}}
                      .dump()
               << '\n';
@@ -354,6 +383,31 @@ void status(Context& ctx, const DaemonArgs& a) {
                 static_cast<unsigned long long>(j.age_ms));
   for (const auto& p : e.loaded_params)
     std::printf("params %s: %llu bytes\n", p.circuit_id.c_str(), static_cast<unsigned long long>(p.bytes));
+  auto gib = [](std::uint64_t b) { return static_cast<double>(b) / static_cast<double>(1ull << 30); };
+  for (const auto& d : e.devices) {
+    std::string doing = d.job ? "job " + std::to_string(*d.job) + " partition " +
+                                    std::to_string(d.partition.value_or(0)) + " " + d.stage
+                              : "idle";
+    std::printf("device %u %s: %s; jobs %u, proofs %llu, verify failures %llu", d.index, d.name.c_str(),
+                doing.c_str(), d.jobs_placed, static_cast<unsigned long long>(d.proofs_done),
+                static_cast<unsigned long long>(d.verify_failures));
+    if (d.memory_total_bytes != 0)
+      std::printf("; memory %.1f/%.1f GiB free", gib(d.memory_free_bytes), gib(d.memory_total_bytes));
+    std::printf("\n");
+  }
+  for (const auto& r : e.srs) {
+    std::string where = r.tier == "device" ? "device " + std::to_string(r.device) : r.tier;
+    std::printf("srs %s: %s, %.2f GiB\n", r.srs.c_str(), where.c_str(), gib(r.bytes));
+  }
+  if (e.memory.total_bytes != 0)
+    std::printf("memory budget: %.1f GiB, reserved %.1f (peak %.1f), %u waiting (%.1f GiB)\n",
+                gib(e.memory.total_bytes), gib(e.memory.reserved_bytes), gib(e.memory.peak_reserved_bytes),
+                e.memory.waiting, gib(e.memory.waiting_bytes));
+  else
+    std::printf("memory budget: unlimited, reserved %.1f GiB (peak %.1f)\n", gib(e.memory.reserved_bytes),
+                gib(e.memory.peak_reserved_bytes));
+  if (e.cpu_retries_total != 0)
+    std::printf("gpu proofs re-proved on the cpu: %llu\n", static_cast<unsigned long long>(e.cpu_retries_total));
   std::printf("done %llu, failed %llu, cancelled %llu; resident %.1f MiB\n",
               static_cast<unsigned long long>(e.completed_total), static_cast<unsigned long long>(e.failed_total),
               static_cast<unsigned long long>(e.cancelled_total), static_cast<double>(e.resident_bytes) / (1 << 20));
@@ -382,54 +436,6 @@ void evict(Context& ctx, const DaemonArgs& a) {
   unwrap(client.evict(a.circuit_id));
   if (ctx.json) std::cout << json{{"circuit_id", a.circuit_id}, {"evicted", true}}.dump() << '\n';
   else std::printf("%s: evicted\n", a.circuit_id.c_str());
-}
-
-// Prints each event the daemon streams to it.
-class PrintingSink final : public cuzk::rpc::schema::EventSink::Server {
- public:
-  PrintingSink(const Context& ctx, std::uint64_t& seen) : ctx_(ctx), seen_(seen) {}
-  kj::Promise<void> event(EventContext call) override {
-    auto e = call.getParams().getEvent();
-    std::string state(eng::to_string(cuzk::rpc::from_wire(e.getState())));
-    std::string error = e.hasError() ? std::string(e.getError().getMessage().cStr()) : "";
-    if (ctx_.json) {
-      json j = {{"job_id", e.getJobId()}, {"request_id", e.getRequestId().cStr()}, {"state", state},
-                {"stage", e.getStage().cStr()}, {"elapsed_ms", e.getElapsedMs()}};
-      if (e.hasError()) j["error"] = error;
-      std::cout << j.dump() << std::endl;
-    } else {
-      std::printf("job %llu %s %s/%s +%llu ms%s%s\n", static_cast<unsigned long long>(e.getJobId()),
-                  e.getRequestId().cStr(), state.c_str(), e.getStage().cStr(),
-                  static_cast<unsigned long long>(e.getElapsedMs()), error.empty() ? "" : ": ", error.c_str());
-      std::fflush(stdout);
-    }
-    ++seen_;
-    return kj::READY_NOW;
-  }
-
- private:
-  const Context& ctx_;
-  std::uint64_t& seen_;
-};
-
-void watch(Context& ctx, const DaemonArgs& a) {
-  cuzk::rpc::Client client(a.addr);
-  auto& impl = client.impl();
-  std::uint64_t seen = 0;
-  try {
-    auto req = impl.cap.watchRequest();
-    req.setSink(kj::heap<PrintingSink>(ctx, seen));
-    auto handle = req.send().wait(impl.ws()).getHandle();
-    // Events arrive while the KJ loop turns; a status call every 500 ms both
-    // turns it and notices a daemon that went away.
-    auto& timer = impl.ez.getIoProvider().getTimer();
-    while (a.max_events == 0 || seen < a.max_events) {
-      timer.afterDelay(500 * kj::MILLISECONDS).wait(impl.ws());
-      impl.cap.statusRequest().send().wait(impl.ws());
-    }
-  } catch (const kj::Exception& e) {
-    throw cuzk::rpc::ClientError(std::string("transport: ") + e.getDescription().cStr());
-  }
 }
 
 }  // namespace
@@ -526,10 +532,6 @@ void register_daemon(CLI::App& app, Context& ctx) {
       ->callback([&ctx, args] { guarded(ctx, [&] { status(ctx, *args); }); });
   app.add_subcommand("metrics", "Prometheus metrics text")
       ->callback([&ctx, args] { guarded(ctx, [&] { metrics(ctx, *args); }); });
-
-  auto* wa = app.add_subcommand("watch", "stream live job events");
-  wa->add_option("--max-events", args->max_events, "exit after N events (0: until the daemon stops)");
-  wa->callback([&ctx, args] { guarded(ctx, [&] { watch(ctx, *args); }); });
 
   auto* pl = app.add_subcommand("preload-srs", "load (or generate) a circuit's parameters");
   pl->add_option("circuit_id", args->circuit_id, "e.g. demo-10")->required();

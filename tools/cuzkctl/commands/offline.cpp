@@ -9,9 +9,11 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "circuits/demo.hpp"
 #include "cuzkctl/commands.hpp"
+#include "cuzkctl/setup_backend.hpp"
 #include "groth16/circom.hpp"
 #include "groth16/digest.hpp"
 #include "groth16/params.hpp"
@@ -188,7 +190,9 @@ void params_inspect(Context& ctx, const std::string& path, bool subgroups, const
 // ---- setup --------------------------------------------------------------------
 
 void setup(Context& ctx, const CircuitSource& src, const std::string& params_out, const std::string& vk_out,
-           const std::string& zkey_out) {
+           const std::string& zkey_out, const std::string& gpu_mode) {
+  const std::optional<SetupDevice> device_mode = parse_setup_device(gpu_mode);
+  if (!device_mode) throw Malformed("--gpu must be auto, on or off");
   ThreadPool pool(ctx.threads);
   R1cs r1cs = load_circuit(src);
   if (params_out.empty() && zkey_out.empty()) throw Malformed("give --params (bellperson) and/or --zkey (snarkjs)");
@@ -207,7 +211,20 @@ void setup(Context& ctx, const CircuitSource& src, const std::string& params_out
     out["zkey"] = zkey_out;
   }
   if (!params_out.empty()) {
-    Parameters p = generate_parameters(r1cs, random_toxic_waste(), pool, [&](auto a, auto b) { prog(a, b); });
+    std::optional<SetupBackend> backend;
+    try {
+      backend.emplace(*device_mode);
+    } catch (const SetupBackendError& e) {
+      throw Malformed(e.what());
+    }
+    std::fprintf(stderr, "  fixed-base multiplications on %s\n", backend->description().c_str());
+    out["backend"] = backend->on_gpu() ? "gpu" : "cpu";
+    Parameters p;
+    try {
+      p = backend->generate(r1cs, random_toxic_waste(), pool, [&](auto a, auto b) { prog(a, b); });
+    } catch (const SetupBackendError& e) {
+      throw Malformed(e.what());
+    }
     write_params(p, params_out);
     if (!vk_out.empty()) write_vk(p.vk, vk_out);
     out["params"] = params_out;
@@ -368,14 +385,15 @@ void register_offline(CLI::App& app, Context& ctx) {
 
   auto* su = app.add_subcommand("setup", "generate DEVELOPMENT Groth16 parameters for a circuit");
   static CircuitSource setup_src;
-  static std::string setup_params, setup_vk, setup_zkey;
+  static std::string setup_params, setup_vk, setup_zkey, setup_gpu = "auto";
   su->add_option("--r1cs", setup_src.r1cs_path, "circom .r1cs file");
   su->add_option("--circuit", setup_src.circuit, "built-in circuit name (demo)");
   su->add_option("--size", setup_src.size, "built-in circuit size: log2 of the domain");
   su->add_option("--params", setup_params, "output bellperson .params");
   su->add_option("--vk", setup_vk, "output bellperson .vk");
   su->add_option("--zkey", setup_zkey, "output a snarkjs .zkey (circom circuits; for development and benchmarks)");
-  su->callback([&ctx] { guarded(ctx, [&] { setup(ctx, setup_src, setup_params, setup_vk, setup_zkey); }); });
+  su->add_option("--gpu", setup_gpu, "auto|on|off: fixed-base multiplications on CUDA device 0 (auto: when present)");
+  su->callback([&ctx] { guarded(ctx, [&] { setup(ctx, setup_src, setup_params, setup_vk, setup_zkey, setup_gpu); }); });
 
   auto* pr = app.add_subcommand("prove", "prove a circom witness with bellperson params or a snarkjs zkey");
   static ProveArgs pa;

@@ -30,6 +30,7 @@
 #include "circuits/filecoin/registry.hpp"
 #include "circuits/filecoin/seal_record.hpp"
 #include "cuzkctl/commands.hpp"
+#include "cuzkctl/setup_backend.hpp"
 #include "groth16/params.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
@@ -119,20 +120,38 @@ void emit(const Context& ctx, const json& j, const std::string& text) {
 struct SetupArgs {
   std::string sector_size = "2KiB";
   std::string out_dir;
+  std::string gpu = "auto";
 };
 
 void setup(Context& ctx, const SetupArgs& a) {
   if (a.out_dir.empty()) throw Malformed("--out-dir is required");
+  const std::optional<SetupDevice> device_mode = parse_setup_device(a.gpu);
+  if (!device_mode) throw Malformed("--gpu must be auto, on or off");
   const SealProof proof = proof_for_size(parse_sector_size(a.sector_size));
   ThreadPool pool(ctx.threads);
+  std::optional<SetupBackend> backend;
+  try {
+    backend.emplace(*device_mode);
+  } catch (const SetupBackendError& e) {
+    throw Malformed(e.what());
+  }
   auto t0 = std::chrono::steady_clock::now();
   PorepC2 c2(a.out_dir);
   const auto r1cs = c2.compiled_shape(proof);
   const double compile_s = since(t0);
   t0 = std::chrono::steady_clock::now();
-  const LoadedParams p = ensure_dev_params(proof, a.out_dir, *r1cs, pool);
+  // Only consulted when the development parameters are not present yet.
+  const ParamsGenerator generate = [&](const groth16::R1cs& shape, ThreadPool& p) {
+    std::fprintf(stderr, "porep setup: fixed-base multiplications on %s\n", backend->description().c_str());
+    try {
+      return backend->generate(shape, groth16::random_toxic_waste(), p);
+    } catch (const SetupBackendError& e) {
+      throw Malformed(e.what());
+    }
+  };
+  const LoadedParams p = ensure_dev_params(proof, a.out_dir, *r1cs, pool, generate);
   const double params_s = since(t0);
-  json j{{"params", p.params_path.string()}, {"vk", p.vk_path.string()},
+  json j{{"params", p.params_path.string()}, {"vk", p.vk_path.string()}, {"backend", backend->on_gpu() ? "gpu" : "cpu"},
          {"r1cs", r1cs_cache_path(a.out_dir, proof).string()},
          {"constraints", r1cs->num_constraints()}, {"development", is_development(p.origin)},
          {"generated", p.origin == ParamsOrigin::kDevelopmentGenerated}, {"compile_seconds", compile_s},
@@ -328,6 +347,7 @@ void register_porep(CLI::App& app, Context& ctx) {
   auto* su = porep->add_subcommand("setup", "compile the partition R1CS and generate DEVELOPMENT parameters");
   su->add_option("--sector-size", setup_args->sector_size, "2KiB, 8MiB, 512MiB, 32GiB or 64GiB (default 2KiB)");
   su->add_option("--out-dir", setup_args->out_dir, "directory for the .r1cs cache and the -dev .params/.vk")->required();
+  su->add_option("--gpu", setup_args->gpu, "auto|on|off: fixed-base multiplications on CUDA device 0 (auto: when present)");
   su->callback([&ctx, setup_args] { guarded(ctx, [&] { setup(ctx, *setup_args); }); });
 
   auto prove_args = std::make_shared<ProveArgs>();

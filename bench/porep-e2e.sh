@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# PoRep C2 end to end through the daemon on a proving host: a synthetic C1
+# (cuzk-bench gen-c1) -> cuzkd (development parameters generated on first use
+# into its state dir, on the GPU when there is one) -> cuzkctl prove
+# --porep-c1, which returns only verified proofs -> cuzkctl porep verify
+# re-checks the proof offline against the vk the daemon wrote.
+#
+# The 32 GiB run takes longer than one device command may (compile the
+# partition R1CS, ~460M fixed-base multiplications, 10 partitions), so the
+# work runs in a separate session (setsid) that outlives the command, and the
+# script has phases:
+#   bench/porep-e2e.sh start  BIN_DIR WORK_DIR [SECTOR_SIZE] [SEED]
+#   bench/porep-e2e.sh wait   BIN_DIR WORK_DIR [MAX_WAIT_S]   (exit 0 done, 3 still running)
+#   bench/porep-e2e.sh report BIN_DIR WORK_DIR OUT_DIR         (copies logs and a summary)
+# BIN_DIR holds cuzkd, cuzkctl and cuzk-bench. WORK_DIR gets c1.json, the
+# state dir, the socket, logs and the proof.
+set -uo pipefail
+
+phase=${1:?phase: start | wait | report}
+bin=${2:?BIN_DIR}
+work=${3:?WORK_DIR}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+sock="$work/cuzkd.sock"
+
+case "$phase" in
+start)
+  size=${4:-32GiB}
+  seed=${5:-1}
+  mkdir -p "$work/state"
+  cat >"$work/cuzkd.toml" <<EOF
+[daemon]
+listen = "unix://$sock"
+state_dir = "$work/state"
+[engine]
+journal = false
+[gpu]
+devices = "auto"
+[logging]
+level = "info"
+EOF
+  echo "== $(date -u +%FT%TZ) gen-c1 $size seed $seed"
+  "$bin/cuzk-bench" gen-c1 --sector-size "$size" --seed "$seed" >"$work/c1.json" || exit 1
+  echo "== starting cuzkd"
+  setsid "$bin/cuzkd" --config "$work/cuzkd.toml" >"$work/cuzkd.log" 2>&1 </dev/null &
+  echo $! >"$work/cuzkd.pid"
+  for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+  [[ -S $sock ]] || { echo "cuzkd did not start"; cat "$work/cuzkd.log"; exit 1; }
+  # Samplers: daemon RSS (VmRSS/VmHWM) and GPU memory, once a second.
+  pid=$(cat "$work/cuzkd.pid")
+  setsid bash -c "while kill -0 $pid 2>/dev/null; do
+      echo \"\$(date +%s) \$(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' ' | tr '\n' ' ')\"; sleep 1; done" \
+    >"$work/rss.log" 2>&1 </dev/null &
+  if command -v nvidia-smi >/dev/null; then
+    setsid nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader -lms 1000 \
+      >"$work/gpu.log" 2>&1 </dev/null &
+    echo $! >"$work/nvsmi.pid"
+  fi
+  echo "== $(date -u +%FT%TZ) submitting"
+  setsid bash -c "start=\$(date +%s.%N); CUZK_ADDR=unix://$sock '$bin/cuzkctl' prove --porep-c1 '$work/c1.json' \
+      --proof '$work/proof.bin' --json >'$work/prove.json' 2>'$work/prove.err'; rc=\$?; \
+      end=\$(date +%s.%N); echo \"\$rc \$start \$end\" >'$work/prove.rc'" </dev/null >/dev/null 2>&1 &
+  echo "started"
+  ;;
+wait)
+  max=${4:-540}
+  t0=$(date +%s)
+  while [[ ! -f $work/prove.rc ]]; do
+    if (($(date +%s) - t0 >= max)); then
+      echo "== still running after ${max}s; last log lines:"
+      tail -n 5 "$work/cuzkd.log"
+      exit 3
+    fi
+    sleep 5
+  done
+  echo "== prove finished: $(cat "$work/prove.rc")"
+  ;;
+report)
+  out=${4:?OUT_DIR}
+  mkdir -p "$out"
+  if [[ -f $work/prove.rc ]]; then
+    read -r rc start end <"$work/prove.rc"
+    echo "prove rc=$rc wall_s=$(awk "BEGIN{print $end - $start}")"
+  fi
+  CUZK_ADDR="unix://$sock" "$bin/cuzkctl" status >"$out/status.txt" 2>&1 || true
+  if [[ -f $work/proof.bin ]]; then
+    echo "proof bytes: $(stat -c %s "$work/proof.bin")"
+    vk=$(find "$work/state" -name "*-dev.vk" | head -n 1)
+    if [[ -n $vk ]]; then
+      "$bin/cuzkctl" porep verify --c1 "$work/c1.json" --vk "$vk" --proof "$work/proof.bin" 2>&1 | tail -n 3
+      echo "offline verify rc=${PIPESTATUS[0]}"
+    fi
+  fi
+  pid=$(cat "$work/cuzkd.pid" 2>/dev/null)
+  [[ -n $pid ]] && grep -E 'VmHWM|VmRSS' "/proc/$pid/status" 2>/dev/null
+  kill -TERM "$pid" 2>/dev/null
+  sleep 2
+  [[ -f $work/nvsmi.pid ]] && kill "$(cat "$work/nvsmi.pid")" 2>/dev/null
+  cp "$work/cuzkd.log" "$work/rss.log" "$work/prove.json" "$work/prove.err" "$out/" 2>/dev/null
+  [[ -f $work/gpu.log ]] && cp "$work/gpu.log" "$out/"
+  df -h "$work" | tail -n 1
+  ls -la "$work/state" "$work/state/params" 2>/dev/null | head -n 20
+  ;;
+*)
+  echo "unknown phase $phase" >&2
+  exit 2
+  ;;
+esac

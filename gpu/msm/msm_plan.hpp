@@ -1,0 +1,286 @@
+// MSM planning: window size, chunking of the points and the layout of the
+// per-device scratch arena. Pure host arithmetic (no CUDA), so it is unit-tested
+// without a device (tests/gpu/msm_plan_test.cpp) and shared by the kernels
+// (gpu/msm/msm.cu) and the public Device API.
+//
+// Scratch the pre-chunking code needed in one call (G1 point 96 B, XYZZ bucket
+// 192 B; G2 192 B / 384 B; 4 u32 arrays of n*W sort pairs = 16 n W B, bucket
+// bounds 8 W 2^c B, buckets W 2^(c-1) sizeof(XYZZ); CUB's scratch not counted),
+// with the old window model (c = 13 at 2^16, 14 at 2^18, 16 at 2^20..2^22,
+// 20 at 2^24..2^25, 22 at 2^26..2^27):
+//   G1 2^24: 3.4 GiB   2^25: 6.6 GiB   2^26: 12.4 GiB   2^27: 24.4 GiB
+//   G2 2^24: 3.4 GiB   2^25: 6.6 GiB   2^26: 12.4 GiB   2^27: 24.4 GiB
+// (peak = the sort phase; buckets of the accumulation phase: G1 2^27 10.9 GiB
+// with c = 22). With a 44 GiB SRS and 13 GiB of NTT buffers that does not fit
+// beside a 2^27 H MSM, hence the chunks below.
+//
+// Chunked scheme: the buckets (W * 2^(c-1) XYZZ points) live for the whole
+// MSM; each chunk of m points is recoded, sorted and accumulated into them
+// (each bucket loads its running value, adds the chunk's points, stores it),
+// and the bucket reduction runs once at the end. A chunk therefore costs only
+// its sort plus one load/store of the touched buckets; the window size is
+// chosen for the whole n, not for the chunk.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+namespace cuzk::gpu {
+
+// How the bucket accumulation is spread over threads.
+enum class MsmAlgorithm {
+  // One thread per (window, bucket) walks the bucket's sorted points; the
+  // windows are laid out top window first so its (heavier) buckets start early.
+  kBucketPerThread,
+  // Every thread takes an equal run of the sorted (bucket, point) entries and
+  // flushes each bucket it finishes; buckets split across runs are summed by a
+  // fix-up pass. Equal work per thread whatever the bucket sizes (skewed
+  // scalars, short top window), and the G1 mixed add ordered for fewer live
+  // registers (dev::Xyzz::add_affine_lowreg).
+  kBalancedRuns,
+};
+
+inline constexpr std::size_t kDefaultMsmScratchBytes = std::size_t{8} << 30;
+
+namespace msm {
+
+inline constexpr int kScalarBits = 255;  // r < 2^255
+inline constexpr int kMinWindowBits = 2;
+inline constexpr int kMaxWindowBits = 24;
+// Window sizes the automatic choice considers.
+inline constexpr int kAutoWindowBitsMin = 4;
+inline constexpr int kAutoWindowBitsMax = 22;
+// Points in a chunk are at least this many (unless n is smaller).
+inline constexpr std::size_t kMinChunkPoints = std::size_t{1} << 14;
+// The balanced accumulation splits a chunk's entries into at most this many
+// runs (about 5 resident waves of 384 threads on 132 SMs), each of at least
+// kMinRunEntries (unless the chunk is small): a run's partial sum (one XYZZ
+// point, 192 / 384 B) then costs at most 6 / 12 B per entry, beside the 16 B
+// of the entry's sort pairs.
+inline constexpr std::size_t kMaxRuns = std::size_t{1} << 18;
+inline constexpr std::size_t kMinRunEntries = 32;
+inline constexpr std::size_t kMinRuns = 4096;
+inline constexpr std::size_t kAlignBytes = 256;
+// Sort entries of one chunk: positions and CUB's item count are 32-bit.
+inline constexpr std::uint64_t kMaxEntries = (std::uint64_t{1} << 31) - 1;
+
+// Signed c-bit digits of a scalar < 2^255: W = ceil(256 / c) windows. The
+// recoding carries 1 into the next window when a digit exceeds 2^(c-1), so
+// 255 bits need W c >= 256 (for c | 255, e.g. c = 15 or 17, the last window
+// holds only that carry).
+constexpr int windows_for(int c) { return (kScalarBits + 1 + c - 1) / c; }
+// Bits of the scalar that land in the top window (before the carry).
+constexpr int top_window_bits(int c) { return kScalarBits - (windows_for(c) - 1) * c; }
+// Buckets per window: digits 1 .. 2^(c-1) (digit 0 adds nothing).
+constexpr std::uint64_t buckets_per_window(int c) { return std::uint64_t{1} << (c - 1); }
+// Sort keys: window w, digit d -> (w << c) | d; digit-0 entries get the
+// sentinel W << c, which sorts after every bucket key.
+constexpr std::uint64_t sentinel_key(int c) { return std::uint64_t(windows_for(c)) << c; }
+constexpr int key_bits(int c) {
+  int b = 0;
+  for (std::uint64_t k = sentinel_key(c); k != 0; k >>= 1) ++b;
+  return b;
+}
+
+// Modelled run time of the MSM in units of "one mixed add on every resident
+// thread" (resident_threads = SMs * 384 for the G1 kernel), for choosing c:
+// - accumulation: max(n W / resident_threads, heaviest bucket), where a
+//   uniformly random scalar < r < 0.4534 * 2^255 spreads over about
+//   0.45 * 2^t non-zero top-window digits (t = top_window_bits): at 2^18 and
+//   c = 14 (t = 3) four top buckets each hold n / 4 points, one thread each;
+// - reduction: about 2 full adds (2.8 mixed adds) per bucket spread over the
+//   threads, plus a double-and-add chain of c steps per segment (measured on
+//   H200 at 2^24, c = 20: 22.6 ms of reduction against 250 ms of accumulation,
+//   which this model gives within 1%);
+// - sort: ~3% of a mixed add per entry (measured 6.5 ms vs 250 ms at 2^24);
+// - per chunk after the first: one load and store of every bucket (~0.1 add).
+inline double model_cost(std::uint64_t n, int c, std::uint64_t chunks, double resident_threads) {
+  const double w = windows_for(c);
+  const double buckets = w * double(buckets_per_window(c));
+  const double work = double(n) * w;
+  const double top_digits = std::max(1.0, 0.4534 * double(std::uint64_t{1} << top_window_bits(c)));
+  const double heaviest = std::max(double(n) / top_digits, double(n) / double(buckets_per_window(c)));
+  const double accumulate = std::max(work / resident_threads, heaviest);
+  const double reduce = 2.8 * buckets / resident_threads + 2.0 * c;
+  const double sort = 0.03 * work / resident_threads;
+  const double chunking = 0.1 * double(chunks - 1) * buckets / resident_threads;
+  return accumulate + reduce + sort + chunking;
+}
+
+// ---- Balanced runs: the index decisions of the kernels ----------------------
+// A chunk's sorted entries are cut into runs [lo, hi) of run_len entries; a
+// bucket occupies the entries [s, e). Shared by the kernels (gpu/msm/msm.cu)
+// and the host test that replays them (tests/gpu/msm_plan_test.cpp).
+#if defined(__CUDACC__)
+#define CUZK_MSM_HD __host__ __device__
+#else
+#define CUZK_MSM_HD
+#endif
+
+enum class RunFlush : unsigned char {
+  kBucket,        // the bucket starts in the run: store it (complete, or the
+                  // owner's part of a bucket that goes on into later runs)
+  kFirstPartial,  // it started before the run: first_partials[run] (summed from 0)
+};
+// Where a run's accumulator for a bucket goes, given whether the bucket's
+// entries began before the run (s < lo).
+CUZK_MSM_HD constexpr RunFlush run_flush(bool started_before_run) {
+  return started_before_run ? RunFlush::kFirstPartial : RunFlush::kBucket;
+}
+// The run holding a bucket's first entry starts from the running bucket value
+// (the sum of the earlier chunks); every other run starts from 0.
+CUZK_MSM_HD constexpr bool run_loads_bucket(bool started_before_run) { return !started_before_run; }
+// The fix-up of run [lo, hi), whose last entry is in bucket [s, e): this run
+// owns the bucket when it straddles runs and starts here; it then adds the
+// first partials of runs lo / run_len + 1 .. (e - 1) / run_len to the bucket
+// (which already holds the running value and this run's part).
+CUZK_MSM_HD constexpr bool run_owns_straddler(std::uint64_t s, std::uint64_t e, std::uint64_t lo, std::uint64_t hi) {
+  return s >= lo && e > hi;
+}
+
+// Byte layout of one MSM call in the scratch arena (offsets from its base).
+struct Plan {
+  int window_bits = 0;
+  int windows = 0;
+  std::uint64_t buckets_per_window = 0;
+  std::uint64_t bucket_count = 0;      // windows * buckets_per_window
+  std::uint64_t key_count = 0;         // sentinel_key + 1 (bounds arrays' length)
+  std::size_t chunk_points = 0;        // points per chunk (the last may be shorter)
+  std::size_t chunks = 0;
+  std::uint64_t seg_len = 0;           // buckets per reduction segment
+  std::uint64_t segments = 0;          // all windows
+  std::size_t runs_max = 0;            // balanced path: partial-sum slots per kind
+  // Offsets (bytes) and the total.
+  std::size_t buckets_off = 0, starts_off = 0, ends_off = 0, nonzero_off = 0, segs_off = 0, window_sums_off = 0;
+  std::size_t first_partials_off = 0;
+  std::size_t keys_off[2] = {0, 0}, vals_off[2] = {0, 0};
+  std::size_t sort_temp_off = 0, sort_temp_bytes = 0;
+  std::size_t total_bytes = 0;
+};
+
+// Resident threads of the accumulation kernel, the model's unit of parallelism:
+// 3 blocks of 128 per SM (ptxas: ~130 registers per thread for G1).
+constexpr double resident_threads(int sm_count) { return double(sm_count) * 384.0; }
+
+inline constexpr std::size_t align_up(std::size_t x) { return (x + kAlignBytes - 1) / kAlignBytes * kAlignBytes; }
+
+// Reduction segments: seg_len doubles until at most 2^16 segments remain (enough
+// threads to fill 132 SMs a few times over), never past one window.
+inline void set_segments(Plan& p) {
+  constexpr std::uint64_t kSegmentsTarget = std::uint64_t{1} << 16;
+  p.seg_len = 1;
+  while (p.seg_len < p.buckets_per_window && p.bucket_count / p.seg_len > kSegmentsTarget) p.seg_len *= 2;
+  p.segments = p.bucket_count / p.seg_len;
+}
+
+// Lays out the arena for window c and chunks of `chunk_points`; sort_temp(entries,
+// key_bits) returns CUB's scratch bytes for a sort of that many pairs.
+template <class SortTemp>
+Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm,
+            const SortTemp& sort_temp) {
+  Plan p;
+  p.window_bits = c;
+  p.windows = windows_for(c);
+  p.buckets_per_window = buckets_per_window(c);
+  p.bucket_count = std::uint64_t(p.windows) * p.buckets_per_window;
+  p.key_count = sentinel_key(c) + 1;
+  p.chunk_points = chunk_points;
+  p.chunks = chunk_points == 0 ? 0 : (n + chunk_points - 1) / chunk_points;
+  set_segments(p);
+  const std::size_t entries = chunk_points * std::size_t(p.windows);
+  p.runs_max = algorithm == MsmAlgorithm::kBalancedRuns
+                   ? std::min(kMaxRuns, std::max(entries / kMinRunEntries, std::min(entries, kMinRuns)))
+                   : 0;
+  std::size_t off = 0;
+  auto take = [&](std::size_t bytes) {
+    const std::size_t at = off;
+    off += align_up(bytes);
+    return at;
+  };
+  p.buckets_off = take(p.bucket_count * xyzz_bytes);
+  p.starts_off = take(p.key_count * 4);
+  p.ends_off = take(p.key_count * 4);
+  p.nonzero_off = take(4);
+  p.segs_off = take(p.segments * xyzz_bytes);
+  p.window_sums_off = take(std::size_t(p.windows) * xyzz_bytes);
+  p.first_partials_off = take(p.runs_max * xyzz_bytes);
+  for (int i = 0; i < 2; ++i) p.keys_off[i] = take(entries * 4);
+  for (int i = 0; i < 2; ++i) p.vals_off[i] = take(entries * 4);
+  // CUB's scratch need is not promised to be monotone in the item count: ask
+  // for the full chunks and for the (shorter) last one.
+  const std::size_t last_entries =
+      p.chunks == 0 ? 0 : (n - (p.chunks - 1) * chunk_points) * std::size_t(p.windows);
+  p.sort_temp_bytes =
+      entries == 0 ? 0 : std::max(sort_temp(entries, key_bits(c)), sort_temp(last_entries, key_bits(c)));
+  p.sort_temp_off = take(p.sort_temp_bytes);
+  p.total_bytes = off;
+  return p;
+}
+
+// Largest chunk (for window c) whose layout fits in limit_bytes, spread evenly
+// over the chunks; 0 when not even kMinChunkPoints (or n, if smaller) fits.
+template <class SortTemp>
+Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm, std::size_t limit_bytes,
+                const SortTemp& sort_temp) {
+  const std::size_t w = std::size_t(windows_for(c));
+  std::size_t m = std::min<std::size_t>(n, std::size_t(kMaxEntries / w));
+  const std::size_t floor_points = std::min(n, kMinChunkPoints);
+  for (;;) {
+    // Same chunk count, points spread evenly: the last chunk is not a sliver.
+    const std::size_t chunks = (n + m - 1) / m;
+    m = (n + chunks - 1) / chunks;
+    Plan p = layout(c, m, n, xyzz_bytes, algorithm, sort_temp);
+    if (p.total_bytes <= limit_bytes) return p;
+    if (m <= floor_points) return Plan{};
+    // Shrink by the overshoot (16 W bytes per point), at least by 1/8.
+    const std::size_t over = p.total_bytes - limit_bytes;
+    const std::size_t per_point = 16 * w;
+    const std::size_t cut = std::max(over / per_point + 1, m / 8);
+    m = std::max(floor_points, m > cut ? m - cut : std::size_t{1});
+  }
+}
+
+// Plans an n-point MSM whose scratch fits in limit_bytes. window_bits = 0
+// chooses c by model_cost among the windows that fit; otherwise c is taken as
+// given. Returns a Plan with total_bytes = 0 when nothing fits (the caller
+// reports how much would be needed: minimum_bytes below).
+template <class SortTemp>
+Plan plan(std::size_t n, std::size_t xyzz_bytes, int window_bits, MsmAlgorithm algorithm, std::size_t limit_bytes,
+          double resident_threads, const SortTemp& sort_temp) {
+  if (n == 0) return Plan{};
+  if (window_bits != 0) return fit_chunks(window_bits, n, xyzz_bytes, algorithm, limit_bytes, sort_temp);
+  Plan best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (int c = kAutoWindowBitsMin; c <= kAutoWindowBitsMax; ++c) {
+    // Cheap reject before laying out: the buckets alone exceed the limit.
+    if (std::uint64_t(windows_for(c)) * buckets_per_window(c) * xyzz_bytes > limit_bytes) continue;
+    const Plan p = fit_chunks(c, n, xyzz_bytes, algorithm, limit_bytes, sort_temp);
+    if (p.total_bytes == 0) continue;
+    const double cost = model_cost(n, c, p.chunks, resident_threads);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = p;
+    }
+  }
+  return best;
+}
+
+// Scratch bytes of the smallest plan for window c (one minimum-size chunk).
+template <class SortTemp>
+std::size_t minimum_bytes(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm,
+                          const SortTemp& sort_temp) {
+  return layout(c, std::min(n, kMinChunkPoints), n, xyzz_bytes, algorithm, sort_temp).total_bytes;
+}
+
+// Window the automatic plan picks when memory is not the limit.
+inline int default_window_bits(std::size_t n, double resident_threads) {
+  const auto no_temp = [](std::size_t, int) { return std::size_t{0}; };
+  const Plan p = plan(n, 192, 0, MsmAlgorithm::kBucketPerThread, std::numeric_limits<std::size_t>::max() / 2,
+                      resident_threads, no_temp);
+  return p.window_bits;
+}
+
+}  // namespace msm
+}  // namespace cuzk::gpu

@@ -1,0 +1,85 @@
+// The engine's DeviceBackend on one CUDA device (library cuzk_gpu_service,
+// linked by cuzkd only when CUDA is built): a gpu::Device and a
+// gpu::GpuProver, owned by one dedicated thread. Every use of the device -
+// proving, development setup, memory queries - runs on that thread, so the
+// device region is serialized and never runs on the loop; the engine posts
+// prove() there with runtime::run_on(runner(), ...).
+//
+// The prover keeps the SRS of the last Parameters object resident on the
+// device (GpuProver's cache), so consecutive jobs of one circuit upload it
+// once.
+//
+// No CUDA types here.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "runtime/log.hpp"
+#include "util/thread_pool.hpp"
+
+namespace cuzk::gpu_service {
+
+class GpuBackend final : public engine::DeviceBackend {
+ public:
+  // Opens device `ordinal` on the backend's thread; throws gpu::Error
+  // (kNoDevice) when it cannot. `math` (host work of the prover and the
+  // setup) must outlive the back end.
+  GpuBackend(int ordinal, ThreadPool& math);
+  ~GpuBackend() override;
+  GpuBackend(const GpuBackend&) = delete;
+  GpuBackend& operator=(const GpuBackend&) = delete;
+
+  std::string name() const override { return name_; }
+  std::optional<std::uint32_t> ordinal() const override { return static_cast<std::uint32_t>(ordinal_); }
+  engine::BackendMemory memory() const override;
+  bool keeps_srs_resident() const override { return true; }
+  std::uint64_t srs_device_bytes(const groth16::Parameters& params) const override;
+  std::uint64_t host_bytes_per_instance(const groth16::R1cs& r1cs) const override;
+  std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
+                                    std::span<const groth16::Witness> witnesses,
+                                    std::span<const groth16::Blinding> blinding,
+                                    engine::ProveBreakdown* breakdown) override;
+  runtime::WorkerPool& runner() override { return *runner_; }
+
+  // Development parameters on this device (gpu/setup when built, else the
+  // CPU's groth16::generate_parameters). Blocking: runs on the device
+  // thread and waits, so call it from any thread but that one.
+  groth16::Parameters generate_parameters(const groth16::R1cs& r1cs, const groth16::ToxicWaste& toxic,
+                                          ThreadPool& pool, const engine::SetupProgress& progress);
+  // Whether generate_parameters runs on the GPU in this build.
+  static bool has_gpu_setup();
+
+ private:
+  struct State;  // Device + GpuProver, touched only on the runner thread
+  template <class F>
+  auto on_device(F&& f);
+
+  int ordinal_;
+  ThreadPool& math_;
+  std::string name_;
+  std::unique_ptr<runtime::WorkerPool> runner_;  // one thread
+  std::unique_ptr<State> state_;
+  std::atomic<std::uint64_t> total_bytes_{0}, free_bytes_{0};
+};
+
+// The GPUs named by a config value: "auto" (every device), "none", or a
+// comma-separated list of ordinals ("0,1"). Throws std::invalid_argument on
+// a malformed list.
+std::vector<int> select_devices(const std::string& setting);
+
+// One back end per selected device and per worker; devices that fail to open
+// are logged and skipped. Empty when there is no usable GPU.
+std::vector<std::shared_ptr<engine::DeviceBackend>> make_gpu_backends(const std::string& setting,
+                                                                      std::uint32_t workers_per_device,
+                                                                      ThreadPool& math, runtime::Logger& log);
+
+// A generator of development parameters running on `backend`'s device.
+engine::DevParamsGenerator gpu_dev_params_generator(std::shared_ptr<engine::DeviceBackend> backend);
+
+}  // namespace cuzk::gpu_service

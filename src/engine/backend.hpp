@@ -1,0 +1,117 @@
+// Proving back ends of the engine: one per device (each GPU, and the CPU).
+//
+// The engine never sees CUDA: a GPU back end (gpu/service/gpu_backend.hpp,
+// linked by cuzkd only when CUDA is built) implements this interface around
+// gpu::Device + gpu::GpuProver. Each back end names the WorkerPool its prove()
+// runs on (runner()): a GPU back end owns a pool of ONE thread, so the device
+// region is serialized per device and never runs on the loop thread; the
+// engine reaches it with runtime::run_on(backend.runner(), ...), which posts
+// the completion back to the loop.
+//
+// Tests plug a fake back end (tests/unit/engine/fake_backend.hpp).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "groth16/params.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/r1cs.hpp"
+#include "groth16/setup.hpp"
+#include "runtime/event_loop.hpp"
+#include "util/thread_pool.hpp"
+
+namespace cuzk::engine {
+
+struct BackendMemory {
+  std::uint64_t total_bytes = 0;  // device memory (GPU) or 0 when not applicable (CPU)
+  std::uint64_t free_bytes = 0;
+};
+
+// Wall-clock stage times of one prove() call, in milliseconds, summed over
+// its instances (the GPU prover's GpuProveStats; zero where a back end does
+// not measure a stage).
+struct ProveBreakdown {
+  double evaluate_ms = 0;  // host: a, b, c = A.w, B.w, C.w
+  double h_ms = 0;         // NTTs and quotient
+  double h_msm_ms = 0;
+  double l_msm_ms = 0;
+  double a_msm_ms = 0;
+  double b_msm_ms = 0;     // B_G1 and B_G2
+  double assemble_ms = 0;
+  bool srs_uploaded = false;  // this call uploaded the SRS to the device first
+};
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+
+  // "cpu" or "cuda:<ordinal> <device name>".
+  virtual std::string name() const = 0;
+  // The GPU ordinal; nullopt for the CPU back end.
+  virtual std::optional<std::uint32_t> ordinal() const = 0;
+  // Thread-safe (a cached value: the device thread may be busy).
+  virtual BackendMemory memory() const = 0;
+  // Whether the SRS of the last Parameters object proved with stays on the
+  // device for the next call (the engine then prefers this back end for jobs
+  // of that circuit).
+  virtual bool keeps_srs_resident() const = 0;
+  // Device bytes the SRS of `params` occupies once resident (0 for the CPU).
+  virtual std::uint64_t srs_device_bytes(const groth16::Parameters& params) const = 0;
+  // Host bytes one prove() call allocates per instance besides the witness
+  // (the GPU prover's a, b, c evaluations: 3 x domain x 32 B), for the
+  // engine's memory budget.
+  virtual std::uint64_t host_bytes_per_instance(const groth16::R1cs& r1cs) const = 0;
+
+  // Blocking. Call only on runner(). Same contract as groth16::Prover::prove;
+  // fills *breakdown when given.
+  virtual std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
+                                            std::span<const groth16::Witness> witnesses,
+                                            std::span<const groth16::Blinding> blinding,
+                                            ProveBreakdown* breakdown) = 0;
+
+  // Where prove() runs.
+  virtual runtime::WorkerPool& runner() = 0;
+};
+
+// The CPU back end: groth16::CpuProver on the math pool, run from `runner`
+// (the engine's stage pool).
+class CpuBackend final : public DeviceBackend {
+ public:
+  CpuBackend(runtime::WorkerPool& runner, ThreadPool& math) : runner_(runner), math_(math) {}
+  std::string name() const override { return "cpu"; }
+  std::optional<std::uint32_t> ordinal() const override { return std::nullopt; }
+  BackendMemory memory() const override { return {}; }
+  bool keeps_srs_resident() const override { return false; }
+  std::uint64_t srs_device_bytes(const groth16::Parameters&) const override { return 0; }
+  std::uint64_t host_bytes_per_instance(const groth16::R1cs& r1cs) const override;
+  std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
+                                    std::span<const groth16::Witness> witnesses,
+                                    std::span<const groth16::Blinding> blinding, ProveBreakdown* breakdown) override;
+  runtime::WorkerPool& runner() override { return runner_; }
+
+ private:
+  runtime::WorkerPool& runner_;
+  ThreadPool& math_;
+};
+
+// Development-parameter generation (PoRep "-dev" parameters on first use).
+// Blocking; called from a worker thread. `progress(done, total)` counts
+// fixed-base multiplications, as groth16::generate_parameters does (it may
+// be called from any thread).
+using SetupProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
+using DevParamsGenerator = std::function<groth16::Parameters(
+    const groth16::R1cs& r1cs, const groth16::ToxicWaste& toxic, ThreadPool& pool, const SetupProgress& progress)>;
+
+// Host bytes of a Parameters object's vectors (the SRS held in memory).
+std::uint64_t params_host_bytes(const groth16::Parameters& params);
+// Host bytes of one witness of `r1cs` (inputs and aux, 32 B each).
+std::uint64_t witness_bytes(const groth16::R1cs& r1cs);
+
+}  // namespace cuzk::engine

@@ -1,0 +1,153 @@
+// The engine's GPU back end (gpu/service): proofs byte-identical to the CPU
+// prover's with the same blinding, made on the back end's own thread, the SRS
+// uploaded once across calls; development parameters on the device equal to
+// the CPU's; and the engine's partition pipeline running on it. Skips without
+// a device.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <optional>
+
+#include "circuits/demo.hpp"
+#include "engine/engine.hpp"
+#include "engine/pipeline.hpp"
+#include "gpu/groth16/gpu_prover.hpp"
+#include "gpu/service/gpu_backend.hpp"
+#include "gpu_test_util.hpp"
+#include "groth16/proof.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/setup.hpp"
+#include "groth16/verifier.hpp"
+
+namespace cuzk::gpu_service {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Demo {
+  groth16::R1cs r1cs;
+  groth16::Parameters params;
+  groth16::Witness witness;
+};
+
+Demo make_demo(unsigned log_domain, ThreadPool& pool) {
+  const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
+  groth16::R1cs r1cs = groth16::compile(circuits::DemoCircuit(rounds, std::nullopt));
+  groth16::Parameters params = groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool);
+  groth16::Witness w = groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(5)));
+  return Demo{std::move(r1cs), std::move(params), std::move(w)};
+}
+
+TEST(GpuService, ProvesOnItsThreadLikeTheCpuAndKeepsTheSrs) {
+  CUZK_REQUIRE_GPU();
+  ThreadPool math(4);
+  Demo d = make_demo(12, math);
+  GpuBackend gpu(0, math);
+  EXPECT_EQ(gpu.ordinal(), 0u);
+  EXPECT_GT(gpu.memory().total_bytes, 0u);
+  EXPECT_EQ(gpu.srs_device_bytes(d.params), cuzk::gpu::ResidentSrs::bytes_for(d.params));
+  groth16::CpuProver cpu(math);
+  for (int i = 0; i < 2; ++i) {
+    groth16::Blinding b = groth16::random_blinding();
+    engine::ProveBreakdown br;
+    std::vector<groth16::Proof> proofs;
+    // The engine's way: posted to the back end's runner thread.
+    std::promise<void> done;
+    asio::post(gpu.runner().executor(), [&] {
+      proofs = gpu.prove(d.params, d.r1cs, std::span(&d.witness, 1), std::span(&b, 1), &br);
+      done.set_value();
+    });
+    done.get_future().get();
+    ASSERT_EQ(proofs.size(), 1u);
+    auto expected = cpu.prove(d.params, d.r1cs, std::span(&d.witness, 1), std::span(&b, 1));
+    EXPECT_EQ(groth16::encode_proofs(proofs), groth16::encode_proofs(expected));
+    EXPECT_EQ(br.srs_uploaded, i == 0);  // resident after the first call
+    EXPECT_GT(br.h_msm_ms + br.l_msm_ms + br.a_msm_ms + br.b_msm_ms, 0.0);
+  }
+}
+
+TEST(GpuService, DevelopmentParametersMatchTheCpu) {
+  CUZK_REQUIRE_GPU();
+  if (!GpuBackend::has_gpu_setup()) GTEST_SKIP() << "built without gpu/setup: parameters are made on the CPU";
+  ThreadPool math(4);
+  const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(10);
+  groth16::R1cs r1cs = groth16::compile(circuits::DemoCircuit(rounds, std::nullopt));
+  groth16::ToxicWaste tw = groth16::random_toxic_waste();
+  GpuBackend gpu(0, math);
+  std::uint64_t last_done = 0, last_total = 0;
+  groth16::Parameters on_gpu = gpu.generate_parameters(r1cs, tw, math, [&](std::uint64_t done, std::uint64_t total) {
+    last_done = done;
+    last_total = total;
+  });
+  groth16::Parameters on_cpu = groth16::generate_parameters(r1cs, tw, math);
+  EXPECT_GT(last_total, 0u);
+  EXPECT_EQ(last_done, last_total);
+  EXPECT_EQ(on_gpu.h, on_cpu.h);
+  EXPECT_EQ(on_gpu.l, on_cpu.l);
+  EXPECT_EQ(on_gpu.a, on_cpu.a);
+  EXPECT_EQ(on_gpu.b_g1, on_cpu.b_g1);
+  EXPECT_EQ(on_gpu.b_g2, on_cpu.b_g2);
+}
+
+TEST(GpuService, SelectDevices) {
+  EXPECT_TRUE(select_devices("none").empty());
+  EXPECT_EQ(select_devices("0,2"), (std::vector<int>{0, 2}));
+  EXPECT_EQ(static_cast<int>(select_devices("auto").size()), cuzk::gpu::device_count());
+  EXPECT_THROW(select_devices("zero"), std::invalid_argument);
+}
+
+TEST(GpuService, EnginePipelineOnTheGpu) {
+  CUZK_REQUIRE_GPU();
+  runtime::EventLoop loop;
+  runtime::Logger log(runtime::LogLevel::kInfo);
+  ThreadPool math(4);
+  runtime::WorkerPool cpu(2), synthesis(2);
+  char tmpl[] = "/tmp/cuzk-gpu-service-XXXXXX";
+  std::filesystem::path dir = ::mkdtemp(tmpl);
+  {
+    engine::ParamStore store(dir, math, log);
+    auto demo = store.get_demo(14).params;
+    auto gpu = std::make_shared<GpuBackend>(0, math);
+    engine::MemoryGate memory(loop.executor(), 1ull << 34);
+    engine::DeviceSet devices(loop.executor(), std::make_shared<engine::CpuBackend>(cpu, math), {gpu});
+    engine::PartitionPlan plan;
+    plan.job = 1;
+    plan.srs_key = demo->circuit_id;
+    plan.partitions = 4;
+    plan.witness_bytes = engine::witness_bytes(demo->r1cs);
+    plan.synthesis_lanes = 2;
+    plan.max_in_flight = 3;
+    plan.params = &demo->params;
+    plan.r1cs = &demo->r1cs;
+    plan.pvk = &demo->pvk;
+    plan.synthesize = [](std::uint32_t k) -> engine::Result<groth16::Witness> {
+      const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(14);
+      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(k + 1)));
+    };
+    std::atomic<bool> cancel{false};
+    std::optional<engine::Result<engine::PipelineOutcome>> result;
+    runtime::TaskSet tasks(loop.executor());
+    tasks.spawn([](engine::PipelineDeps deps, const engine::PartitionPlan& p, std::atomic<bool>& c,
+                   std::optional<engine::Result<engine::PipelineOutcome>>& out) -> asio::awaitable<void> {
+      out.emplace(co_await engine::run_partition_pipeline(deps, p, c));
+    }(engine::PipelineDeps{synthesis, cpu, devices, memory, log}, plan, cancel, result));
+    loop.run();
+    ASSERT_TRUE(result && result->ok()) << (result ? result->error().message : "no result");
+    const engine::PipelineOutcome& out = result->value();
+    ASSERT_EQ(out.proofs.size(), 4u);
+    for (std::uint32_t k = 0; k < 4; ++k) {
+      EXPECT_EQ(out.timings[k].device, gpu->name());
+      EXPECT_EQ(groth16::verify(demo->pvk, out.proofs[k], out.public_inputs[k]), groth16::VerifyResult::kValid);
+    }
+    EXPECT_EQ(out.cpu_retries, 0u);
+    EXPECT_EQ(devices.gpu(0).proofs_done, 4u);
+    EXPECT_EQ(devices.gpu(0).resident_srs, demo->circuit_id);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+}  // namespace
+}  // namespace cuzk::gpu_service

@@ -1,0 +1,286 @@
+// Host-side checks of the MSM's window and chunk arithmetic (gpu/msm/msm_plan.hpp).
+// No device needed: these run everywhere, also where the GPU tests skip.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "ff/fp.hpp"
+#include "gpu/msm/msm_plan.hpp"
+
+namespace cuzk::gpu::msm {
+namespace {
+
+using ff::Fr;
+
+constexpr std::size_t kG1Xyzz = 192, kG2Xyzz = 384;
+constexpr double kH200Threads = resident_threads(132);
+
+// A stand-in for CUB's scratch, deliberately generous: 1 KiB per 4096 pairs plus 64 MiB.
+std::size_t fake_sort_temp(std::size_t entries, int) { return (std::size_t{64} << 20) + entries / 4; }
+
+// Bit i of a standard integer.
+int bit(const ff::BigInt<4>& x, int i) { return int((x.limb[i / 64] >> (i % 64)) & 1); }
+
+// The signed recoding the digits kernel does, written out on the host from the
+// scalar's bits: W windows of c bits, digit > 2^(c-1) becomes digit - 2^c with
+// a carry. Checks: every |digit| <= 2^(c-1), the top window never goes
+// negative (its carry would be lost), and sum_w d_w 2^(w c) == s in Fr.
+void check_recoding(const Fr& s, int c) {
+  const ff::BigInt<4> x = s.to_int();
+  const int windows = windows_for(c);
+  const std::int64_t half = std::int64_t{1} << (c - 1);
+  std::int64_t carry = 0;
+  Fr sum = Fr::zero();
+  Fr weight = Fr::one();
+  const Fr step = Fr::from_u64(2).pow(std::uint64_t(c));
+  for (int w = 0; w < windows; ++w) {
+    std::int64_t d = carry;
+    for (int i = 0; i < c && w * c + i < 256; ++i) d += std::int64_t(bit(x, w * c + i)) << i;
+    carry = 0;
+    if (d > half) {
+      d -= std::int64_t{1} << c;
+      carry = 1;
+    }
+    ASSERT_LE(d, half);
+    ASSERT_GE(d, -half);
+    if (w == windows - 1) {
+      ASSERT_GE(d, 0) << "top window negative, c=" << c;
+    }
+    const Fr fd = d >= 0 ? Fr::from_u64(std::uint64_t(d)) : -Fr::from_u64(std::uint64_t(-d));
+    sum += fd * weight;
+    weight *= step;
+  }
+  ASSERT_EQ(carry, 0);
+  EXPECT_TRUE(sum == s) << "c=" << c;
+}
+
+TEST(GpuMsmPlan, SignedRecodingCoversEveryScalarForEveryWindow) {
+  std::mt19937_64 rng(7);
+  std::vector<Fr> scalars = {Fr::zero(), Fr::one(), -Fr::one(), -Fr::from_u64(2)};
+  for (int i = 0; i < 40; ++i) scalars.push_back(Fr::random(rng));
+  for (int c = kMinWindowBits; c <= kMaxWindowBits; ++c) {
+    const int w = windows_for(c);
+    EXPECT_GE(w * c, 256) << "c=" << c;         // room for the carry out of bit 254
+    EXPECT_LT((w - 1) * c, 256) << "c=" << c;   // and no window more than needed
+    EXPECT_GE(top_window_bits(c), 0);
+    EXPECT_LT(top_window_bits(c), c);
+    EXPECT_LT(sentinel_key(c), std::uint64_t{1} << 32);
+    EXPECT_GT(std::uint64_t{1} << key_bits(c), sentinel_key(c));
+    // The largest bucket key (top window, digit 2^(c-1)) sorts before the sentinel.
+    EXPECT_LT((std::uint64_t(w - 1) << c) | buckets_per_window(c), sentinel_key(c));
+    for (const Fr& s : scalars) check_recoding(s, c);
+  }
+}
+
+// The case behind the 4 s MSM at ~2^18: c = 14 gives a 3-bit top window whose
+// ~4 non-zero digits each hold n/4 points. The chosen window keeps the
+// heaviest bucket within the average work per thread (or tiny).
+TEST(GpuMsmPlan, AutoWindowAvoidsHeavyTopBuckets) {
+  for (int log_n = 10; log_n <= 27; ++log_n) {
+    const std::size_t n = std::size_t{1} << log_n;
+    const int c = default_window_bits(n, kH200Threads);
+    ASSERT_GE(c, kAutoWindowBitsMin);
+    ASSERT_LE(c, kAutoWindowBitsMax);
+    const double top_digits = std::max(1.0, 0.4534 * double(std::uint64_t{1} << top_window_bits(c)));
+    const double heaviest = double(n) / top_digits;
+    const double per_thread = double(n) * windows_for(c) / kH200Threads;
+    EXPECT_LE(heaviest, std::max(per_thread, 64.0)) << "log n=" << log_n << " c=" << c;
+    // Odd sizes in between choose sensibly too.
+    const int c_odd = default_window_bits(n + n / 3, kH200Threads);
+    EXPECT_GE(c_odd, kAutoWindowBitsMin);
+  }
+  EXPECT_NE(default_window_bits(std::size_t{1} << 18, kH200Threads), 14);
+  EXPECT_LT(default_window_bits(1000, kH200Threads), default_window_bits(std::size_t{1} << 24, kH200Threads));
+}
+
+void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t limit) {
+  ASSERT_GT(p.total_bytes, 0u);
+  EXPECT_LE(p.total_bytes, limit);
+  EXPECT_GE(p.chunks * p.chunk_points, n);
+  EXPECT_LT((p.chunks - 1) * p.chunk_points, n);
+  EXPECT_LE(std::uint64_t(p.chunk_points) * p.windows, kMaxEntries);
+  EXPECT_EQ(p.bucket_count, std::uint64_t(p.windows) << (p.window_bits - 1));
+  EXPECT_EQ(p.segments * p.seg_len, p.bucket_count);
+  EXPECT_EQ(p.buckets_per_window % p.seg_len, 0u);
+  // Regions in order, aligned, not overlapping, each as large as its contents.
+  const std::size_t entries = p.chunk_points * std::size_t(p.windows);
+  struct Region {
+    std::size_t off, bytes;
+  };
+  const std::vector<Region> regions = {{p.buckets_off, p.bucket_count * xyzz},
+                                       {p.starts_off, p.key_count * 4},
+                                       {p.ends_off, p.key_count * 4},
+                                       {p.nonzero_off, 4},
+                                       {p.segs_off, p.segments * xyzz},
+                                       {p.window_sums_off, std::size_t(p.windows) * xyzz},
+                                       {p.first_partials_off, p.runs_max * xyzz},
+                                       {p.keys_off[0], entries * 4},
+                                       {p.keys_off[1], entries * 4},
+                                       {p.vals_off[0], entries * 4},
+                                       {p.vals_off[1], entries * 4},
+                                       {p.sort_temp_off, p.sort_temp_bytes}};
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    EXPECT_EQ(regions[i].off % kAlignBytes, 0u) << i;
+    const std::size_t next = i + 1 < regions.size() ? regions[i + 1].off : p.total_bytes;
+    EXPECT_LE(regions[i].off + regions[i].bytes, next) << "region " << i;
+  }
+}
+
+// The sizes of a 32 GiB PoRep partition with an 8 GiB scratch limit: H is a
+// 2^27 - 1 point G1 MSM, B_G2 up to 2^25 G2 points.
+TEST(GpuMsmPlan, LargeMsmsChunkIntoTheScratchLimit) {
+  const std::size_t limit = kDefaultMsmScratchBytes;
+  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns}) {
+    const std::size_t h = (std::size_t{1} << 27) - 1;
+    const Plan g1 = plan(h, kG1Xyzz, 0, algorithm, limit, kH200Threads, fake_sort_temp);
+    check_layout(g1, h, kG1Xyzz, limit);
+    EXPECT_GT(g1.chunks, 1u);  // one chunk would need ~16 W B per point = 26 GiB
+    const std::size_t b = std::size_t{1} << 25;
+    const Plan g2 = plan(b, kG2Xyzz, 0, algorithm, limit, kH200Threads, fake_sort_temp);
+    check_layout(g2, b, kG2Xyzz, limit);
+    // Unlimited memory: 2^27 points in one chunk (n W < 2^31).
+    const Plan one = plan(h, kG1Xyzz, 0, algorithm, std::size_t{1} << 40, kH200Threads, fake_sort_temp);
+    check_layout(one, h, kG1Xyzz, std::size_t{1} << 40);
+    EXPECT_EQ(one.chunks, 1u);
+  }
+}
+
+TEST(GpuMsmPlan, SmallLimitsChunkOrFail) {
+  const std::size_t n = 100003;
+  // A fixed window and a limit below the single-chunk need: several chunks.
+  const Plan p = plan(n, kG1Xyzz, 12, MsmAlgorithm::kBucketPerThread, std::size_t{96} << 20, kH200Threads,
+                      fake_sort_temp);
+  check_layout(p, n, kG1Xyzz, std::size_t{96} << 20);
+  EXPECT_GE(p.chunks, 2u);
+  EXPECT_EQ(p.window_bits, 12);
+  // Odd chunk sizes: the chunks are spread evenly.
+  EXPECT_LT(p.chunks * p.chunk_points - n, p.chunks);
+  // Nothing fits in 1 MiB.
+  EXPECT_EQ(plan(n, kG1Xyzz, 0, MsmAlgorithm::kBucketPerThread, std::size_t{1} << 20, kH200Threads, fake_sort_temp)
+                .total_bytes,
+            0u);
+  EXPECT_GT(minimum_bytes(12, n, kG1Xyzz, MsmAlgorithm::kBucketPerThread, fake_sort_temp), std::size_t{1} << 20);
+  // The configuration of GpuMsm.ChunkedRunsMatchHost (c = 12, 48 MiB) fits
+  // in several chunks for both algorithms (CUB's scratch for ~10^6 pairs is
+  // about 1 MiB; modelled generously here).
+  const auto small_sort_temp = [](std::size_t entries, int) { return (std::size_t{2} << 20) + entries / 8; };
+  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns}) {
+    const Plan g1 = plan(200003, kG1Xyzz, 12, algorithm, std::size_t{48} << 20, kH200Threads, small_sort_temp);
+    check_layout(g1, 200003, kG1Xyzz, std::size_t{48} << 20);
+    EXPECT_GE(g1.chunks, 2u);
+    const Plan g2 = plan(120001, kG2Xyzz, 12, algorithm, std::size_t{48} << 20, kH200Threads, small_sort_temp);
+    check_layout(g2, 120001, kG2Xyzz, std::size_t{48} << 20);
+    EXPECT_GE(g2.chunks, 2u);
+  }
+  // Every size 2^10 .. 2^27 plans within the default limit, G1 and G2.
+  for (int log_n = 10; log_n <= 27; ++log_n) {
+    const std::size_t m = (std::size_t{1} << log_n) - 3;
+    for (std::size_t xyzz : {kG1Xyzz, kG2Xyzz}) {
+      const Plan q = plan(m, xyzz, 0, MsmAlgorithm::kBalancedRuns, kDefaultMsmScratchBytes, kH200Threads,
+                          fake_sort_temp);
+      check_layout(q, m, xyzz, kDefaultMsmScratchBytes);
+    }
+  }
+}
+
+// Replays the balanced accumulation (accumulate_runs_kernel, then
+// fixup_runs_kernel in gpu/msm/msm.cu) with integers for points and the
+// shared decision functions, on random bucket layouts (single entries, long
+// buckets straddling many runs, empty buckets) and run lengths. Every bucket
+// must end as its running value plus all of its entries, each counted once;
+// in the accumulation pass (runs execute concurrently) every bucket is read
+// and written by one run only, and each partial slot is written once.
+TEST(GpuMsmPlan, BalancedRunsCountEveryEntryOnce) {
+  std::mt19937_64 rng(11);
+  struct Slot {
+    bool set = false;
+    std::size_t key = 0;
+    std::uint64_t value = 0;
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t bucket_count = 1 + rng() % 40;
+    std::vector<std::size_t> keys;  // sorted entries: bucket k repeated len_k times (some buckets empty)
+    for (std::size_t k = 0; k < bucket_count; ++k) {
+      const std::uint64_t r = rng() % 10;
+      const std::size_t len = r < 2 ? 0 : r < 6 ? 1 + rng() % 4 : r < 9 ? 1 + rng() % 40 : 1 + rng() % 600;
+      keys.insert(keys.end(), len, k);
+    }
+    if (keys.empty()) continue;
+    const std::size_t nz = keys.size();
+    const std::size_t run_lens[] = {1, 2, 3, 5, 16, 64, 1000};
+    const std::size_t run_len = run_lens[rng() % std::size(run_lens)];
+    std::vector<std::size_t> start(bucket_count, 0), end(bucket_count, 0);
+    for (std::size_t q = 0; q < nz; ++q) {
+      if (q == 0 || keys[q - 1] != keys[q]) start[keys[q]] = q;
+      end[keys[q]] = q + 1;
+    }
+    std::vector<std::uint64_t> entry(nz), before(bucket_count), expect(bucket_count);
+    for (auto& v : entry) v = rng();
+    for (std::size_t k = 0; k < bucket_count; ++k) expect[k] = before[k] = rng();
+    for (std::size_t q = 0; q < nz; ++q) expect[keys[q]] += entry[q];
+
+    std::vector<std::uint64_t> after = before;
+    std::vector<int> writes(bucket_count, 0), loads(bucket_count, 0);
+    const std::size_t runs = (nz + run_len - 1) / run_len;
+    std::vector<Slot> first(runs);
+    for (std::size_t j = 0; j < runs; ++j) {  // accumulation pass
+      const std::size_t lo = j * run_len, hi = std::min(lo + run_len, nz);
+      auto flush = [&](std::size_t key, bool started_before, std::uint64_t acc) {
+        if (run_flush(started_before) == RunFlush::kFirstPartial) {
+          ASSERT_FALSE(first[j].set);
+          first[j] = {true, key, acc};
+        } else {
+          ++writes[key];
+          after[key] = acc;
+        }
+      };
+      // As the kernel: the flag comes from the neighbouring key, checked here
+      // against the bucket bounds.
+      std::size_t cur = keys[lo];
+      bool started_before = lo > 0 && keys[lo - 1] == cur;
+      ASSERT_EQ(started_before, start[cur] < lo);
+      std::uint64_t acc = 0;
+      if (run_loads_bucket(started_before)) {
+        ++loads[cur];
+        acc = before[cur];
+      }
+      for (std::size_t q = lo; q < hi; ++q) {
+        if (keys[q] != cur) {
+          ASSERT_EQ(end[cur], q);
+          flush(cur, started_before, acc);
+          cur = keys[q];
+          started_before = false;
+          ASSERT_EQ(start[cur], q);
+          ++loads[cur];
+          acc = before[cur];
+        }
+        acc += entry[q];
+      }
+      flush(cur, started_before, acc);
+    }
+    for (std::size_t k = 0; k < bucket_count; ++k) {
+      const bool touched = end[k] > start[k];
+      ASSERT_EQ(writes[k], touched ? 1 : 0) << "bucket " << k << " trial " << trial;
+      ASSERT_EQ(loads[k], touched ? 1 : 0) << "bucket " << k << " trial " << trial;
+    }
+    for (std::size_t j = 0; j < runs; ++j) {  // fix-up pass (reads the accumulation pass's buckets)
+      const std::size_t lo = j * run_len, hi = std::min(lo + run_len, nz);
+      const std::size_t k = keys[hi - 1];
+      if (!run_owns_straddler(start[k], end[k], lo, hi)) continue;
+      std::uint64_t acc = after[k];
+      for (std::size_t jj = j + 1; jj * run_len < end[k]; ++jj) {
+        ASSERT_TRUE(first[jj].set && first[jj].key == k) << "run " << jj;
+        acc += first[jj].value;
+      }
+      after[k] = acc;
+    }
+    for (std::size_t k = 0; k < bucket_count; ++k) {
+      EXPECT_EQ(after[k], expect[k]) << "bucket " << k << " run_len " << run_len << " trial " << trial;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cuzk::gpu::msm

@@ -1,0 +1,419 @@
+// The engine with device back ends (fakes wrapping the CPU prover): jobs go
+// to a device back end when there is one, prefer the device where their SRS
+// is resident, and a proof that fails verification is proved again on the
+// CPU. The per-partition pipeline on its own: synthesis of partition N+1
+// overlaps the proving of N, the in-flight bound and the memory budget hold,
+// and a cancel gives every reservation back.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include "circuits/demo.hpp"
+#include "engine/engine.hpp"
+#include "engine/pipeline.hpp"
+#include "groth16/proof.hpp"
+#include "groth16/verifier.hpp"
+#include "unit/engine/fake_backend.hpp"
+
+namespace cuzk::engine {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using testing::FakeBackend;
+using Clock = std::chrono::steady_clock;
+
+fs::path temp_dir(const char* prefix) {
+  std::string tmpl = std::string("/tmp/") + prefix + "-XXXXXX";
+  return ::mkdtemp(tmpl.data());
+}
+
+struct Rig {
+  explicit Rig(std::size_t gpus, std::size_t concurrent_jobs = 1) : log(runtime::LogLevel::kWarn), math(2), cpu(3) {
+    dir = temp_dir("cuzk-backend-test");
+    params = std::make_unique<ParamStore>(dir, math, log);
+    EngineConfig cfg;
+    cfg.admission = AdmissionPolicy{8, 1};
+    cfg.max_demo_log_domain = 10;
+    cfg.max_concurrent_jobs = concurrent_jobs;
+    cfg.drain_timeout = 10s;
+    engine = std::make_unique<Engine>(loop.executor(), cpu, math, *params, log, cfg);
+    std::vector<std::shared_ptr<DeviceBackend>> backends;
+    for (std::size_t i = 0; i < gpus; ++i) {
+      fakes.push_back(std::make_shared<FakeBackend>("fake:" + std::to_string(i), static_cast<std::uint32_t>(i), math));
+      backends.push_back(fakes.back());
+    }
+    engine->set_gpu_backends(backends);
+  }
+  ~Rig() {
+    engine.reset();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  runtime::EventLoop loop;
+  runtime::Logger log;
+  ThreadPool math;
+  runtime::WorkerPool cpu;
+  fs::path dir;
+  std::unique_ptr<ParamStore> params;
+  std::vector<std::shared_ptr<FakeBackend>> fakes;
+  std::unique_ptr<Engine> engine;
+};
+
+JobRequest demo(std::uint32_t size, std::uint64_t seed) {
+  JobRequest r;
+  r.demo_log_domain = size;
+  r.demo_seed = seed;
+  return r;
+}
+
+// Decodes and verifies a demo job's output independently of the engine.
+bool output_verifies(const ProofOutput& out) {
+  auto proofs = groth16::decode_proofs(out.proof);
+  if (!proofs || proofs->size() != 1) return false;
+  auto pvk = groth16::prepare_verifying_key(groth16::decode_vk(out.vk_bytes));
+  std::vector<ff::Fr> inputs;
+  for (const auto& le : out.public_inputs) {
+    ff::Fr x;
+    if (!ff::Fr::from_bytes_le(le, x)) return false;
+    inputs.push_back(x);
+  }
+  return groth16::verify(pvk, proofs->at(0), inputs) == groth16::VerifyResult::kValid;
+}
+
+// Runs `body` as a coroutine on the rig's loop, then drains the engine.
+template <class Body>
+void run_scenario(Rig& rig, Body body) {
+  rig.engine->start();
+  runtime::TaskSet tasks(rig.loop.executor());
+  bool finished = false;
+  tasks.spawn([](Rig& r, Body b, bool& done) -> asio::awaitable<void> {
+    co_await b(*r.engine);
+    co_await r.engine->drain();
+    done = true;
+  }(rig, body, finished));
+  rig.loop.run();
+  EXPECT_TRUE(finished);
+}
+
+TEST(EngineBackends, JobsGoToTheDeviceBackend) {
+  Rig rig(1);
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    auto a = e.submit(demo(5, 3));
+    EXPECT_TRUE(a.ok());
+    auto out = co_await e.await(a.value().id, 0ms);
+    EXPECT_TRUE(out.ok());
+    if (out.ok()) {
+      EXPECT_TRUE(output_verifies(out.value().output));
+    }
+    EngineStatus s = e.status();
+    EXPECT_EQ(s.devices.size(), 2u);  // the fake GPU, then the CPU
+    EXPECT_EQ(s.devices.at(0).proofs_done, 1u);
+    EXPECT_EQ(s.devices.at(0).resident_srs, "demo-5");
+    EXPECT_EQ(s.devices.at(1).name, "cpu");
+    EXPECT_EQ(s.devices.at(1).proofs_done, 0u);
+    EXPECT_EQ(s.cpu_retries_total, 0u);
+  });
+  EXPECT_EQ(rig.fakes[0]->calls().size(), 1u);
+}
+
+TEST(EngineBackends, PrefersTheDeviceWithTheResidentSrs) {
+  Rig rig(2, /*concurrent_jobs=*/2);
+  rig.fakes[0]->delay_ms = 300;
+  rig.fakes[1]->delay_ms = 300;
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    // Parameters first, so that both jobs reach placement together.
+    EXPECT_TRUE((co_await e.preload("demo-5")).ok());
+    EXPECT_TRUE((co_await e.preload("demo-6")).ok());
+    // Two jobs at once: the least loaded device takes each, one per device.
+    auto a = e.submit(demo(5, 1));
+    auto b = e.submit(demo(6, 2));
+    EXPECT_TRUE((co_await e.await(a.value().id, 0ms)).ok());
+    EXPECT_TRUE((co_await e.await(b.value().id, 0ms)).ok());
+    EngineStatus s = e.status();
+    std::string r0 = s.devices.at(0).resident_srs, r1 = s.devices.at(1).resident_srs;
+    EXPECT_NE(r0, r1);
+    // Now, one at a time (no load difference), each goes where its SRS is.
+    for (std::uint32_t size : {6u, 5u, 6u}) {
+      auto j = e.submit(demo(size, size + 10));
+      EXPECT_TRUE((co_await e.await(j.value().id, 0ms)).ok());
+      s = e.status();
+      EXPECT_EQ(s.devices.at(0).resident_srs, r0);
+      EXPECT_EQ(s.devices.at(1).resident_srs, r1);
+    }
+    EXPECT_EQ(s.devices.at(0).proofs_done + s.devices.at(1).proofs_done, 5u);
+  });
+  // Each device proved only its own circuit (witness sizes differ).
+  for (const auto& fake : rig.fakes) {
+    auto calls = fake->calls();
+    ASSERT_FALSE(calls.empty());
+    for (const auto& c : calls) EXPECT_EQ(c.aux, calls[0].aux);
+  }
+  EXPECT_NE(rig.fakes[0]->calls()[0].aux, rig.fakes[1]->calls()[0].aux);
+}
+
+TEST(EngineBackends, CorruptGpuProofIsProvedAgainOnTheCpu) {
+  Rig rig(1);
+  rig.fakes[0]->corrupt_next = 1;
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    auto a = e.submit(demo(5, 9));
+    auto out = co_await e.await(a.value().id, 0ms);
+    EXPECT_TRUE(out.ok());
+    if (out.ok()) {
+      EXPECT_TRUE(output_verifies(out.value().output));
+    }
+    EngineStatus s = e.status();
+    EXPECT_EQ(s.cpu_retries_total, 1u);
+    EXPECT_EQ(s.devices.at(0).verify_failures, 1u);
+    EXPECT_EQ(s.devices.at(0).proofs_done, 0u);
+    EXPECT_EQ(s.devices.at(1).proofs_done, 1u);  // the CPU's
+    EXPECT_NE(e.metrics().find("cuzk_gpu_cpu_retries_total 1"), std::string::npos);
+    // The next job is the device's again.
+    auto b = e.submit(demo(5, 10));
+    EXPECT_TRUE((co_await e.await(b.value().id, 0ms)).ok());
+    EXPECT_EQ(e.status().devices.at(0).proofs_done, 1u);
+  });
+}
+
+TEST(EngineBackends, ThrowingDeviceFailsTheJobAndServesTheNext) {
+  Rig rig(1);
+  rig.fakes[0]->throw_next = 1;
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    auto a = e.submit(demo(5, 11));
+    auto out = co_await e.await(a.value().id, 0ms);
+    EXPECT_FALSE(out.ok());
+    if (!out.ok()) {
+      EXPECT_EQ(out.error().kind, ErrorKind::kInternal);
+      EXPECT_NE(out.error().message.find("fake device failure"), std::string::npos) << out.error().message;
+    }
+    EXPECT_EQ(e.status().cpu_retries_total, 0u);
+    auto b = e.submit(demo(5, 12));
+    auto ok = co_await e.await(b.value().id, 0ms);
+    EXPECT_TRUE(ok.ok());
+    if (ok.ok()) {
+      EXPECT_TRUE(output_verifies(ok.value().output));
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// The pipeline on its own, with demo witnesses as partitions.
+
+struct PipelineRig {
+  PipelineRig(std::uint64_t budget_bytes)
+      : log(runtime::LogLevel::kWarn), math(2), cpu(2), synthesis(4), memory(loop.executor(), budget_bytes) {
+    dir = temp_dir("cuzk-pipeline-test");
+    params = std::make_unique<ParamStore>(dir, math, log);
+    demo = params->get_demo(5).params;
+    fake = std::make_shared<FakeBackend>("fake:0", 0, math);
+    devices = std::make_unique<DeviceSet>(loop.executor(), std::make_shared<CpuBackend>(cpu, math),
+                                          std::vector<std::shared_ptr<DeviceBackend>>{fake});
+  }
+  ~PipelineRig() {
+    devices.reset();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+
+  // A plan of `n` demo partitions (seed k) whose synthesis takes `synth_delay`
+  // and records its start and end.
+  PartitionPlan plan(std::uint32_t n, std::chrono::milliseconds synth_delay, std::uint64_t witness_bytes) {
+    synth_start.assign(n, {});
+    synth_end.assign(n, {});
+    PartitionPlan p;
+    p.job = 1;
+    p.srs_key = demo->circuit_id;
+    p.partitions = n;
+    p.witness_bytes = witness_bytes;
+    p.params = &demo->params;
+    p.r1cs = &demo->r1cs;
+    p.pvk = &demo->pvk;
+    p.synthesize = [this, synth_delay](std::uint32_t k) -> Result<groth16::Witness> {
+      {
+        std::lock_guard lock(mu);
+        synth_start[k] = Clock::now();
+        ++synthesizing;
+        max_synthesizing = std::max(max_synthesizing, synthesizing);
+      }
+      std::this_thread::sleep_for(synth_delay);
+      std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
+      groth16::Witness w = groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(100 + k)));
+      std::lock_guard lock(mu);
+      synth_end[k] = Clock::now();
+      --synthesizing;
+      return w;
+    };
+    return p;
+  }
+
+  Result<PipelineOutcome> run(const PartitionPlan& p, std::atomic<bool>& cancel,
+                              std::function<void()> after_first_prove_starts = {}) {
+    std::optional<Result<PipelineOutcome>> result;
+    runtime::TaskSet tasks(loop.executor());
+    tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
+                   std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
+      out.emplace(
+          co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan, c));
+    }(*this, p, cancel, result));
+    if (after_first_prove_starts) {
+      std::thread watcher([this, &after_first_prove_starts] {
+        while (fake->calls().empty()) std::this_thread::sleep_for(1ms);
+        after_first_prove_starts();
+      });
+      loop.run();
+      watcher.join();
+    } else {
+      loop.run();
+    }
+    EXPECT_EQ(tasks.size(), 0u);
+    return std::move(*result);
+  }
+
+  runtime::EventLoop loop;
+  runtime::Logger log;
+  ThreadPool math;
+  runtime::WorkerPool cpu, synthesis;
+  MemoryGate memory;
+  fs::path dir;
+  std::unique_ptr<ParamStore> params;
+  std::shared_ptr<const CircuitParams> demo;
+  std::shared_ptr<FakeBackend> fake;
+  std::unique_ptr<DeviceSet> devices;
+  std::mutex mu;
+  std::vector<Clock::time_point> synth_start, synth_end;
+  int synthesizing = 0, max_synthesizing = 0;
+};
+
+// Every proof verifies against its partition's inputs.
+void expect_valid(const PipelineRig& rig, const PipelineOutcome& out, std::uint32_t n) {
+  ASSERT_EQ(out.proofs.size(), n);
+  ASSERT_EQ(out.public_inputs.size(), n);
+  for (std::uint32_t k = 0; k < n; ++k) {
+    EXPECT_EQ(out.public_inputs[k].at(0), ff::Fr::from_u64(100 + k));  // x_0 = the partition's seed
+    EXPECT_EQ(groth16::verify(rig.demo->pvk, out.proofs[k], out.public_inputs[k]), groth16::VerifyResult::kValid);
+  }
+}
+
+TEST(PartitionPipeline, SynthesisOfTheNextPartitionOverlapsProving) {
+  PipelineRig rig(1ull << 40);
+  rig.fake->delay_ms = 150;
+  // One lane: without the hand-off, partition N+1 would wait for N's proof.
+  PartitionPlan plan = rig.plan(4, 60ms, 1 << 20);
+  plan.synthesis_lanes = 1;
+  plan.max_in_flight = 2;
+  std::atomic<bool> cancel{false};
+  auto out = rig.run(plan, cancel);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  expect_valid(rig, out.value(), 4);
+  auto calls = rig.fake->calls();
+  ASSERT_EQ(calls.size(), 4u);
+  // Partitions are proved in order here (one lane); synthesis of N+1 started
+  // before the proof of N ended.
+  for (std::uint32_t k = 0; k + 1 < 4; ++k) EXPECT_LT(rig.synth_start[k + 1], calls[k].end) << "partition " << k;
+  // And never more than max_in_flight partitions between synthesis start and proof end.
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    int live = 0;
+    for (std::uint32_t j = 0; j < 4; ++j)
+      live += (rig.synth_start[j] <= rig.synth_start[k] && calls[j].end > rig.synth_start[k]);
+    EXPECT_LE(live, 2) << "at the start of partition " << k;
+  }
+  EXPECT_LE(out.value().peak_in_flight, 2u);
+  EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
+}
+
+TEST(PartitionPipeline, InFlightBoundHoldsWithManyLanes) {
+  PipelineRig rig(1ull << 40);
+  rig.fake->delay_ms = 80;
+  PartitionPlan plan = rig.plan(6, 20ms, 1 << 20);
+  plan.synthesis_lanes = 4;
+  plan.max_in_flight = 2;
+  std::atomic<bool> cancel{false};
+  auto out = rig.run(plan, cancel);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  expect_valid(rig, out.value(), 6);
+  EXPECT_LE(out.value().peak_in_flight, 2u);
+  EXPECT_LE(rig.max_synthesizing, 2);
+}
+
+TEST(PartitionPipeline, MemoryBudgetBoundsPartitionsInMemory) {
+  // Witness W: synthesis holds 2W, a synthesized partition W. A budget of 3W
+  // admits one synthesis at a time, plus one finished partition.
+  constexpr std::uint64_t kW = 1 << 20;
+  PipelineRig rig(3 * kW);
+  rig.fake->delay_ms = 60;
+  PartitionPlan plan = rig.plan(5, 30ms, kW);
+  plan.synthesis_lanes = 3;
+  plan.max_in_flight = 5;
+  std::atomic<bool> cancel{false};
+  auto out = rig.run(plan, cancel);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  expect_valid(rig, out.value(), 5);
+  EXPECT_EQ(rig.max_synthesizing, 1);
+  policy::BudgetStats s = rig.memory.stats();
+  EXPECT_LE(s.peak_reserved_bytes, 3 * kW);
+  EXPECT_GT(s.waited_total, 0u);  // lanes did wait for memory
+  EXPECT_EQ(s.reserved_bytes, 0u);
+}
+
+TEST(PartitionPipeline, PartitionLargerThanTheBudgetFails) {
+  PipelineRig rig(1 << 20);
+  PartitionPlan plan = rig.plan(2, 0ms, 1 << 20);  // needs 2 MiB while synthesizing
+  std::atomic<bool> cancel{false};
+  auto out = rig.run(plan, cancel);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().kind, ErrorKind::kInternal);
+  EXPECT_NE(out.error().message.find("memory budget"), std::string::npos);
+}
+
+TEST(PartitionPipeline, CancelFreesEveryReservation) {
+  constexpr std::uint64_t kW = 1 << 20;
+  PipelineRig rig(1ull << 40);
+  rig.fake->delay_ms = 200;
+  rig.fake->host_bytes = 5 * kW;
+  PartitionPlan plan = rig.plan(6, 20ms, kW);
+  plan.synthesis_lanes = 2;
+  plan.max_in_flight = 4;
+  std::atomic<bool> cancel{false};
+  auto out = rig.run(plan, cancel, [&] {
+    // On a helper thread once the first partition is on the device (the
+    // budget itself is read only after the run: it is loop-thread only).
+    std::this_thread::sleep_for(50ms);
+    cancel = true;
+  });
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().kind, ErrorKind::kCancelled);
+  EXPECT_LT(rig.fake->calls().size(), 6u);
+  policy::BudgetStats s = rig.memory.stats();
+  EXPECT_GT(s.peak_reserved_bytes, 5 * kW);  // the prover's set and witnesses were held
+  EXPECT_EQ(s.reserved_bytes, 0u);
+  EXPECT_EQ(s.waiting[0] + s.waiting[1] + s.waiting[2] + s.waiting[3], 0u);
+}
+
+TEST(DeviceSet, PlacementPrefersResidentSrsThenTheLeastLoaded) {
+  runtime::EventLoop loop;
+  ThreadPool math(1);
+  runtime::WorkerPool cpu(1);
+  std::vector<std::shared_ptr<DeviceBackend>> gpus;
+  for (std::uint32_t i = 0; i < 3; ++i) gpus.push_back(std::make_shared<FakeBackend>("f", i, math));
+  DeviceSet set(loop.executor(), std::make_shared<CpuBackend>(cpu, math), gpus);
+  set.gpu(2).resident_srs = "x";
+  {
+    auto p = set.place("x");
+    EXPECT_EQ(p.slot().index, 2u);  // resident, though not the first
+    auto q = set.place("y");
+    EXPECT_EQ(q.slot().index, 0u);  // least loaded (0 jobs), first of the ties
+    auto r = set.place("y");
+    EXPECT_EQ(r.slot().index, 1u);
+    set.gpu(1).resident_srs = "x";
+    auto s = set.place("x");  // resident on 1 (1 job) and 2 (1 job): the first least loaded
+    EXPECT_EQ(s.slot().jobs, 2u);
+  }
+  EXPECT_EQ(set.gpu(0).jobs + set.gpu(1).jobs + set.gpu(2).jobs, 0u);  // placements released
+  DeviceSet cpu_only(loop.executor(), std::make_shared<CpuBackend>(cpu, math), {});
+  EXPECT_EQ(&cpu_only.place("x").slot(), &cpu_only.cpu());
+}
+
+}  // namespace
+}  // namespace cuzk::engine

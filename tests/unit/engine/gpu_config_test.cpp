@@ -1,0 +1,78 @@
+// The [gpu], [memory] and [porep] sections of cuzkd's config: defaults, every
+// key, strict errors naming the key, and the example file's defaults.
+#include <gtest/gtest.h>
+
+#include "daemon/config.hpp"
+
+namespace cuzk::daemon {
+namespace {
+
+TEST(GpuConfig, Defaults) {
+  Config c = parse_config("", "test");
+  EXPECT_EQ(c.gpu_devices, "auto");
+  EXPECT_EQ(c.gpu_workers_per_device, 1u);
+  EXPECT_EQ(c.memory_total_budget, "auto");
+  EXPECT_EQ(c.memory_auto_margin_bytes, 12ull << 30);
+  EXPECT_EQ(c.engine.porep_synthesis_lanes, 0u);
+  EXPECT_EQ(c.engine.porep_max_partitions_in_flight, 0u);
+  EXPECT_TRUE(c.engine.porep_check_satisfaction);
+}
+
+TEST(GpuConfig, ReadsEveryKey) {
+  Config c = parse_config(R"(
+[gpu]
+devices = "0,2"
+workers_per_device = 2
+[memory]
+total_budget = "96GiB"
+auto_margin = "4GiB"
+[porep]
+synthesis_concurrency = 3
+max_partitions_in_flight = 5
+check_satisfaction = false
+)",
+                          "test");
+  EXPECT_EQ(c.gpu_devices, "0,2");
+  EXPECT_EQ(c.gpu_workers_per_device, 2u);
+  EXPECT_EQ(c.memory_total_budget, "96GiB");
+  EXPECT_EQ(c.memory_auto_margin_bytes, 4ull << 30);
+  EXPECT_EQ(c.engine.porep_synthesis_lanes, 3u);
+  EXPECT_EQ(c.engine.porep_max_partitions_in_flight, 5u);
+  EXPECT_FALSE(c.engine.porep_check_satisfaction);
+  EXPECT_EQ(parse_config("[gpu]\ndevices = \"none\"\n", "t").gpu_devices, "none");
+}
+
+TEST(GpuConfig, ErrorsNameTheKey) {
+  auto fails_with = [](const std::string& text, const std::string& key) {
+    try {
+      parse_config(text, "t");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  };
+  fails_with("[gpu]\ndevices = \"all\"\n", "gpu.devices");
+  fails_with("[gpu]\ndevices = \"0,,1\"\n", "gpu.devices");
+  fails_with("[gpu]\ndevices = \"1,\"\n", "gpu.devices");
+  fails_with("[gpu]\nworkers_per_device = 0\n", "gpu.workers_per_device");
+  fails_with("[gpu]\ncolor = 1\n", "gpu.color");
+  fails_with("[memory]\ntotal_budget = \"lots\"\n", "memory.total_budget");
+  fails_with("[memory]\nauto_margin = \"-1GiB\"\n", "memory.auto_margin");
+  fails_with("[porep]\nsynthesis_concurrency = 65\n", "porep.synthesis_concurrency");
+  fails_with("[porep]\ncheck_satisfaction = 1\n", "porep.check_satisfaction");
+}
+
+TEST(GpuConfig, ExampleFileHasTheDefaults) {
+  Config d;
+  Config example = load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
+  EXPECT_EQ(example.gpu_devices, d.gpu_devices);
+  EXPECT_EQ(example.gpu_workers_per_device, d.gpu_workers_per_device);
+  EXPECT_EQ(example.memory_total_budget, d.memory_total_budget);
+  EXPECT_EQ(example.memory_auto_margin_bytes, d.memory_auto_margin_bytes);
+  EXPECT_EQ(example.engine.porep_synthesis_lanes, d.engine.porep_synthesis_lanes);
+  EXPECT_EQ(example.engine.porep_max_partitions_in_flight, d.engine.porep_max_partitions_in_flight);
+  EXPECT_EQ(example.engine.porep_check_satisfaction, d.engine.porep_check_satisfaction);
+}
+
+}  // namespace
+}  // namespace cuzk::daemon
