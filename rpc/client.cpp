@@ -231,6 +231,11 @@ ClientStatus Client::status() {
       v.resident_srs_bytes = d.getResidentSrsBytes();
       v.memory_total_bytes = d.getMemoryTotalBytes();
       v.memory_free_bytes = d.getMemoryFreeBytes();
+      v.prover_stage = d.getProverStage().cStr();
+      v.prover_stage_ms = d.getProverStageMs();
+      v.prover_stream = d.getProverStream();
+      v.prover_streams = d.getProverStreams();
+      v.prover_events = d.getProverEvents();
       e.devices.push_back(std::move(v));
     }
     for (auto r : s.getSrsResidency()) {

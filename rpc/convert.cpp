@@ -271,6 +271,11 @@ void fill(wire::Status::Builder b, const engine::EngineStatus& s, std::uint64_t 
     devices[i].setResidentSrsBytes(d.resident_srs_bytes);
     devices[i].setMemoryTotalBytes(d.memory_total_bytes);
     devices[i].setMemoryFreeBytes(d.memory_free_bytes);
+    devices[i].setProverStage(d.prover_stage);
+    devices[i].setProverStageMs(d.prover_stage_ms);
+    devices[i].setProverStream(d.prover_stream);
+    devices[i].setProverStreams(d.prover_streams);
+    devices[i].setProverEvents(d.prover_events);
   }
   auto srs = b.initSrsResidency(static_cast<unsigned>(s.srs.size()));
   for (unsigned i = 0; i < srs.size(); ++i) {

@@ -213,6 +213,11 @@ struct DeviceStatus {
   residentSrsBytes @11 :UInt64;
   memoryTotalBytes @12 :UInt64;
   memoryFreeBytes @13 :UInt64;
+  proverStage @14 :Text;       # GPU prover stage inside a prove ("" none)
+  proverStageMs @15 :UInt64;   # elapsed in that stage
+  proverStream @16 :UInt64;    # CUDA stream handle value of the stage (0: default stream)
+  proverStreams @17 :UInt32;   # CUDA streams the prover owns (0: unknown)
+  proverEvents @18 :UInt32;    # CUDA events the prover owns (0: unknown)
 }
 
 struct SrsResidency {

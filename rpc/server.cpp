@@ -141,10 +141,14 @@ class Server::Service final : public wire::ProvingV1::Server {
       fill(response.initError(), req.error());
       return kj::READY_NOW;
     }
-    auto r = engine_.submit(std::move(req.value()));
-    if (r) fill(response.initJob(), r.value());
-    else fill(response.initError(), r.error());
-    return kj::READY_NOW;
+    // The journal write runs off the loop; the answer comes once it is durable.
+    return to_kj(calls_, engine_.submit_durable(std::move(req.value())))
+        .then([ctx](kj::Own<engine::Result<engine::JobView>> boxed) mutable {
+          const auto& r = *boxed;
+          auto response = ctx.getResults().initResponse();
+          if (r) fill(response.initJob(), r.value());
+          else fill(response.initError(), r.error());
+        });
   }
 
   kj::Promise<void> await(AwaitContext ctx) override {
@@ -172,12 +176,16 @@ class Server::Service final : public wire::ProvingV1::Server {
       fill(ctx.getResults().initResponse().initError(), req.error());
       return kj::READY_NOW;
     }
-    auto r = engine_.submit(std::move(req.value()));
-    if (!r) {
-      fill(ctx.getResults().initResponse().initError(), r.error());
-      return kj::READY_NOW;
-    }
-    return await_job(ctx, engine::JobKey(r.value().id), milliseconds(ctx.getParams().getTimeoutMs()))
+    const milliseconds timeout(ctx.getParams().getTimeoutMs());
+    return to_kj(calls_, engine_.submit_durable(std::move(req.value())))
+        .then([this, ctx, timeout](kj::Own<engine::Result<engine::JobView>> boxed) mutable -> kj::Promise<void> {
+          const auto& r = *boxed;
+          if (!r) {
+            fill(ctx.getResults().initResponse().initError(), r.error());
+            return kj::READY_NOW;
+          }
+          return await_job(ctx, engine::JobKey(r.value().id), timeout);
+        })
         .attach(kj::mv(slot));
   }
 

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -19,6 +20,7 @@
 #include "gpu/cuda_rt.hpp"
 #include "gpu/groth16/point_sum.hpp"
 #include "gpu/groth16/quotient_kernel.hpp"
+#include "gpu/groth16/witness_split.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/ntt/ntt_tables.hpp"
 #include "gpu/upload_points.hpp"
@@ -103,31 +105,6 @@ ec::G2Jacobian device_msm_g2(Device& device, cudaStream_t s, const u32* bases, c
   return combine_windows<ff::Fp2>(w.sums, w.window_bits);
 }
 
-// out[offset ..] = the xs[i] whose density bit is set, in index order; split
-// over the pool (count per chunk, prefix sums, then fill).
-void select_into(std::span<const Fr> xs, const groth16::BitVec& density, std::span<Fr> out, ThreadPool& pool) {
-  const std::size_t chunks = std::max<std::size_t>(1, std::min(xs.size() / 4096, 4 * pool.size()));
-  const std::size_t per = (xs.size() + chunks - 1) / chunks;
-  std::vector<std::size_t> start(chunks + 1, 0);
-  pool.parallel_for(chunks, [&](std::size_t b, std::size_t e) {
-    for (std::size_t k = b; k < e; ++k) {
-      std::size_t count = 0;
-      for (std::size_t i = k * per; i < std::min(xs.size(), (k + 1) * per); ++i) count += density.get(i);
-      start[k + 1] = count;
-    }
-  });
-  for (std::size_t k = 0; k < chunks; ++k) start[k + 1] += start[k];
-  if (start[chunks] != out.size()) std::abort();  // check_inputs guarantees the lengths
-  pool.parallel_for(chunks, [&](std::size_t b, std::size_t e) {
-    for (std::size_t k = b; k < e; ++k) {
-      std::size_t o = start[k];
-      for (std::size_t i = k * per; i < std::min(xs.size(), (k + 1) * per); ++i) {
-        if (density.get(i)) out[o++] = xs[i];
-      }
-    }
-  });
-}
-
 DeviceBuffer<u32> upload_fr(cudaStream_t s, std::span<const Fr> xs, const char* what) {
   DeviceBuffer<u32> buf(xs.size() * kFrLimbs, what);
   if (!xs.empty()) {
@@ -138,62 +115,9 @@ DeviceBuffer<u32> upload_fr(cudaStream_t s, std::span<const Fr> xs, const char* 
 
 // ---- witness-scalar split ----
 // Scalars 0 contribute nothing; scalars 1 contribute their base once; only the
-// rest (the tail) needs a Pippenger MSM.
-struct ScalarSplit {
-  std::vector<u32> ones;      // indices of the scalars equal to 1
-  std::vector<u32> tail_idx;  // indices of the other non-zero scalars
-  std::vector<Fr> tail;       // and their values
-  std::size_t zeros = 0;
-};
-
-// Order-preserving split over the pool: count per chunk, prefix sums, fill.
-ScalarSplit split_scalars(std::span<const Fr> xs, ThreadPool& pool) {
-  if (xs.size() >= (std::size_t{1} << 32)) {
-    throw Error(ErrorKind::kInvalidArgument, "witness MSM of 2^32 or more points");
-  }
-  const std::size_t chunks = std::max<std::size_t>(1, std::min(xs.size() / 4096, 4 * pool.size()));
-  const std::size_t per = (xs.size() + chunks - 1) / chunks;
-  std::vector<std::size_t> ones_at(chunks + 1, 0), tail_at(chunks + 1, 0);
-  pool.parallel_for(chunks, [&](std::size_t b, std::size_t e) {
-    for (std::size_t k = b; k < e; ++k) {
-      std::size_t ones = 0, tail = 0;
-      for (std::size_t i = k * per; i < std::min(xs.size(), (k + 1) * per); ++i) {
-        if (xs[i].is_zero()) continue;
-        if (xs[i].is_one()) {
-          ++ones;
-        } else {
-          ++tail;
-        }
-      }
-      ones_at[k + 1] = ones;
-      tail_at[k + 1] = tail;
-    }
-  });
-  for (std::size_t k = 0; k < chunks; ++k) {
-    ones_at[k + 1] += ones_at[k];
-    tail_at[k + 1] += tail_at[k];
-  }
-  ScalarSplit out;
-  out.ones.resize(ones_at[chunks]);
-  out.tail_idx.resize(tail_at[chunks]);
-  out.tail.resize(tail_at[chunks]);
-  out.zeros = xs.size() - out.ones.size() - out.tail.size();
-  pool.parallel_for(chunks, [&](std::size_t b, std::size_t e) {
-    for (std::size_t k = b; k < e; ++k) {
-      std::size_t o = ones_at[k], t = tail_at[k];
-      for (std::size_t i = k * per; i < std::min(xs.size(), (k + 1) * per); ++i) {
-        if (xs[i].is_zero()) continue;
-        if (xs[i].is_one()) {
-          out.ones[o++] = u32(i);
-        } else {
-          out.tail_idx[t] = u32(i);
-          out.tail[t++] = xs[i];
-        }
-      }
-    }
-  });
-  return out;
-}
+// rest (the tail) needs a Pippenger MSM. The host side is
+// gpu/groth16/witness_split.hpp (selection and split fused: a count and a fill
+// pass over the sources, no vector of all selected scalars).
 
 // The split's arrays on the device.
 struct DeviceSplit {
@@ -201,21 +125,30 @@ struct DeviceSplit {
   std::size_t n_ones = 0, n_tail = 0;
 };
 
-DeviceSplit upload_split(cudaStream_t s, const ScalarSplit& split) {
+// From the host arrays of a fill_split (pinned: the copies run at full speed).
+DeviceSplit upload_split(cudaStream_t s, const u32* ones, std::size_t n_ones, const u32* tail_idx, const Fr* tail,
+                         std::size_t n_tail) {
   DeviceSplit d;
-  d.n_ones = split.ones.size();
-  d.n_tail = split.tail.size();
-  d.ones = DeviceBuffer<u32>(d.n_ones, "split: indices of ones");
-  d.tail_idx = DeviceBuffer<u32>(d.n_tail, "split: tail indices");
-  if (d.n_ones > 0) {
-    CUZK_CUDA_CHECK(cudaMemcpyAsync(d.ones.get(), split.ones.data(), d.n_ones * 4, cudaMemcpyHostToDevice, s));
+  d.n_ones = n_ones;
+  d.n_tail = n_tail;
+  d.ones = DeviceBuffer<u32>(n_ones, "split: indices of ones");
+  d.tail_idx = DeviceBuffer<u32>(n_tail, "split: tail indices");
+  if (n_ones > 0) CUZK_CUDA_CHECK(cudaMemcpyAsync(d.ones.get(), ones, n_ones * 4, cudaMemcpyHostToDevice, s));
+  if (n_tail > 0) {
+    CUZK_CUDA_CHECK(cudaMemcpyAsync(d.tail_idx.get(), tail_idx, n_tail * 4, cudaMemcpyHostToDevice, s));
   }
-  if (d.n_tail > 0) {
-    CUZK_CUDA_CHECK(
-        cudaMemcpyAsync(d.tail_idx.get(), split.tail_idx.data(), d.n_tail * 4, cudaMemcpyHostToDevice, s));
-  }
-  d.tail = upload_fr(s, split.tail, "split: tail scalars");
+  d.tail = upload_fr(s, {tail, n_tail}, "split: tail scalars");
   return d;
+}
+
+// Grows a reused host buffer to at least `count` elements (contents dropped).
+template <class T>
+T* reserve_pinned(PinnedBuffer<T>& buf, std::size_t count) {
+  if (buf.size() < count) {
+    buf.reset();  // free first: these reach GiBs
+    buf = PinnedBuffer<T>(count);
+  }
+  return buf.get();
 }
 
 // Per group: packed point size, the point sum and the MSM.
@@ -399,6 +332,11 @@ struct GpuProver::Impl {
   detail::Stream compute;
   detail::Stream copy;  // uploads of a, b, c overlap the NTTs of the previous vector
   PinnedBuffer<Fr> host_abc;  // 3 m evaluations, reused across proofs of one size
+  // Host side of the witness MSMs (L, A, B one after the other), grown as
+  // needed and reused across proofs: indices of the ones, the tail's indices,
+  // and the tail's values (or all selected scalars when the split is not used).
+  PinnedBuffer<u32> split_ones, split_tail_idx;
+  PinnedBuffer<Fr> split_values;
 
   // Stage 2: returns m elements whose first m - 1 are the coefficients of H.
   // `abc` holds a, b, c (m each, zero-padded) on the host. The NTT tables are
@@ -543,6 +481,7 @@ groth16::Proof GpuProver::prove_one(const ResidentSrs& srs, const groth16::R1cs&
   const int log_m = log_domain(r1cs);
   const std::size_t m = std::size_t{1} << log_m;
 
+  stage("evaluate", 0);
   auto t0 = Clock::now();
   if (impl_->host_abc.size() != 3 * m) impl_->host_abc = PinnedBuffer<Fr>(3 * m);
   Fr* abc = impl_->host_abc.get();
@@ -562,6 +501,7 @@ groth16::Proof GpuProver::prove_one(const ResidentSrs& srs, const groth16::R1cs&
                         &r1cs.b_aux_density()});
   last_stats_.evaluate_ms = evaluate_ms;
 
+  stage("assemble", 0);
   t0 = Clock::now();
   groth16::Proof proof = groth16::assemble_proof(srs.params().vk, r, blinding);
   last_stats_.assemble_ms = ms_since(t0);
@@ -583,6 +523,8 @@ groth16::MsmResults GpuProver::device_stages(const DeviceSrsBases& bases, const 
   GpuProveStats stats;
   const Fr* abc = in.abc.data();
 
+  const auto stream_id = reinterpret_cast<std::uintptr_t>(s);
+  stage("h_ntt", stream_id);
   auto t0 = Clock::now();
   groth16::MsmResults r;
   {
@@ -590,60 +532,77 @@ groth16::MsmResults GpuProver::device_stages(const DeviceSrsBases& bases, const 
     const DeviceFrVector h =
         m > 1 ? impl_->quotient(device_, abc, log_m, options_.h_uploads_first, &stats) : DeviceFrVector();
     stats.h_ms = ms_since(t0);
+    stage("h_msm", stream_id);
     t0 = Clock::now();
     r.h = device_msm_g1(device_, s, bases.h, h.device_limbs(), m - 1);
     stats.h_msm_ms = ms_since(t0);
   }
-  // One witness MSM over G1 (and G2 when g2_bases is given) with the same scalars.
-  auto witness_msm = [&](std::span<const Fr> scalars, const u32* g1_bases, const u32* g2_bases, ec::G1Jacobian& g1,
-                         ec::G2Jacobian* g2, GpuSplitCounts& counts, double& host_ms) {
-    counts = {0, 0, scalars.size(), false};
+  // One witness MSM over G1 (and G2 when g2_bases is given) with the same
+  // scalars: the concatenation of the segments' selections (n of them). The
+  // host work (one fused select + split, into the prover's reused pinned
+  // buffers) goes to host_ms.
+  using detail::SelectSegment;
+  auto witness_msm = [&](std::initializer_list<SelectSegment> segments, std::size_t n, const u32* g1_bases,
+                         const u32* g2_bases, ec::G1Jacobian& g1, ec::G2Jacobian* g2, GpuSplitCounts& counts,
+                         double& host_ms) {
+    const auto host_t0 = Clock::now();
+    impl_->compute.sync();  // no copy from the reused host buffers is still in flight
+    const detail::SelectSplit sel(std::span<const SelectSegment>(segments.begin(), segments.size()), pool_);
+    const detail::SelectSplitCounts& c = sel.totals();
+    if (c.selected != n) std::abort();  // check_inputs and the shape check above guarantee the lengths
+    counts = {0, 0, n, false};
     if (options_.witness_split == WitnessScalarSplit::kAuto) {
-      const auto split_t0 = Clock::now();
-      const ScalarSplit split = split_scalars(scalars, pool_);
-      host_ms += ms_since(split_t0);
-      counts = {split.zeros, split.ones.size(), split.tail.size(), 2 * split.tail.size() <= scalars.size()};
-      if (counts.split) {
-        const DeviceSplit d = upload_split(s, split);
-        g1 = split_msm<ff::Fp>(device_, s, g1_bases, d);
-        if (g2 != nullptr) *g2 = split_msm<ff::Fp2>(device_, s, g2_bases, d);
-        return;
-      }
+      // Split only when at most half the scalars are left for the Pippenger MSM.
+      counts = {c.zeros, c.ones, c.tail, 2 * c.tail <= n};
     }
-    const DeviceBuffer<u32> d = upload_fr(s, scalars, "witness MSM scalars");
-    g1 = device_msm_g1(device_, s, g1_bases, d.get(), scalars.size());
-    if (g2 != nullptr) *g2 = device_msm_g2(device_, s, g2_bases, d.get(), scalars.size());
+    if (counts.split) {
+      u32* ones = reserve_pinned(impl_->split_ones, c.ones);
+      u32* tail_idx = reserve_pinned(impl_->split_tail_idx, c.tail);
+      Fr* tail = reserve_pinned(impl_->split_values, c.tail);
+      sel.fill_split(ones, tail_idx, tail, pool_);
+      host_ms += ms_since(host_t0);
+      const DeviceSplit d = upload_split(s, ones, c.ones, tail_idx, tail, c.tail);
+      g1 = split_msm<ff::Fp>(device_, s, g1_bases, d);
+      if (g2 != nullptr) *g2 = split_msm<ff::Fp2>(device_, s, g2_bases, d);
+      return;
+    }
+    // One MSM over every selected scalar: straight from the source when that
+    // is a single unfiltered segment, else gathered into the pinned buffer.
+    const Fr* scalars = nullptr;
+    const SelectSegment& first = *segments.begin();
+    if (segments.size() == 1 && first.density == nullptr) {
+      scalars = first.xs.data();
+    } else {
+      Fr* out = reserve_pinned(impl_->split_values, n);
+      sel.fill_selected(out, pool_);
+      scalars = out;
+    }
+    host_ms += ms_since(host_t0);
+    const DeviceBuffer<u32> d = upload_fr(s, {scalars, n}, "witness MSM scalars");
+    g1 = device_msm_g1(device_, s, g1_bases, d.get(), n);
+    if (g2 != nullptr) *g2 = device_msm_g2(device_, s, g2_bases, d.get(), n);
   };
 
   // L over l: the aux assignment as is.
+  stage("l_msm", stream_id);
   t0 = Clock::now();
-  witness_msm(in.aux, bases.l, nullptr, r.l, nullptr, stats.l, stats.l_host_ms);
+  witness_msm({{in.aux, nullptr}}, in.aux.size(), bases.l, nullptr, r.l, nullptr, stats.l, stats.l_host_ms);
   stats.l_msm_ms = ms_since(t0);
 
   // A over a: every input, then the aux selected by a_aux density (one MSM over
   // the concatenation; the CPU sums two MSMs, the same group element).
+  stage("a_msm", stream_id);
   t0 = Clock::now();
-  {
-    const std::size_t n_in = in.inputs.size();
-    std::vector<Fr> scalars(bases.a_count);
-    std::copy(in.inputs.begin(), in.inputs.end(), scalars.begin());
-    select_into(in.aux, *in.a_aux_density, std::span<Fr>(scalars).subspan(n_in), pool_);
-    stats.a_host_ms = ms_since(t0);
-    witness_msm(scalars, bases.a, nullptr, r.a, nullptr, stats.a, stats.a_host_ms);
-  }
+  witness_msm({{in.inputs, nullptr}, {in.aux, in.a_aux_density}}, bases.a_count, bases.a, nullptr, r.a, nullptr,
+              stats.a, stats.a_host_ms);
   stats.a_msm_ms = ms_since(t0);
 
   // B in G1 and G2 over b_g1 / b_g2: inputs by b_input density, then aux by
   // b_aux density; one selection (and split) serves both groups.
+  stage("b_msm", stream_id);
   t0 = Clock::now();
-  {
-    const std::size_t n_b_in = in.b_input_density->popcount();
-    std::vector<Fr> scalars(bases.b_count);
-    select_into(in.inputs, *in.b_input_density, std::span<Fr>(scalars).subspan(0, n_b_in), pool_);
-    select_into(in.aux, *in.b_aux_density, std::span<Fr>(scalars).subspan(n_b_in), pool_);
-    stats.b_host_ms = ms_since(t0);
-    witness_msm(scalars, bases.b_g1, bases.b_g2, r.b_g1, &r.b_g2, stats.b, stats.b_host_ms);
-  }
+  witness_msm({{in.inputs, in.b_input_density}, {in.aux, in.b_aux_density}}, bases.b_count, bases.b_g1, bases.b_g2,
+              r.b_g1, &r.b_g2, stats.b, stats.b_host_ms);
   stats.b_msm_ms = ms_since(t0);
 
   last_stats_ = stats;

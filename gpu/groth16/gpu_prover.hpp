@@ -32,9 +32,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "gpu/gpu.hpp"
@@ -164,8 +166,18 @@ class ReplicatedSrs {
   std::unique_ptr<Impl> impl_;
 };
 
+// Called on the prover's thread at the start of each stage of a proof:
+// "evaluate" and "assemble" (host; stream 0), then "h_ntt", "h_msm", "l_msm",
+// "a_msm", "b_msm" with the CUDA stream the stage's work is queued on (its
+// handle value; no CUDA types in this header). It runs inside the stages:
+// keep it cheap, and it must not throw.
+using StageObserver = std::function<void(std::string_view stage, std::uintptr_t stream)>;
+
 class GpuProver final : public groth16::Prover {
  public:
+  // CUDA streams the prover owns for its whole life (compute and copy).
+  static constexpr std::uint32_t kStreams = 2;
+
   // `device` and `pool` (used for evaluation and host-side scalar selection)
   // must outlive the prover. Not thread safe: one owner, like Device.
   GpuProver(Device& device, ThreadPool& pool, GpuProverOptions options = {});
@@ -197,8 +209,13 @@ class GpuProver final : public groth16::Prover {
 
   // The SRS cached by prove(params, ...), or null; and how many uploads it took.
   const ResidentSrs* cached_srs() const { return cached_srs_.get(); }
+  // Frees the cached SRS's device memory (the service evicts its parameter
+  // set); the next prove(params, ...) uploads again.
+  void release_cached_srs() { cached_srs_.reset(); }
   std::size_t srs_uploads() const { return srs_uploads_; }
   const GpuProveStats& last_stats() const { return last_stats_; }
+  // Stage reports for status; empty: none.
+  void set_stage_observer(StageObserver observer) { stage_observer_ = std::move(observer); }
 
   // Device state (NTT tables, stream), defined in gpu_prover.cpp.
   struct Impl;
@@ -214,6 +231,10 @@ class GpuProver final : public groth16::Prover {
   std::size_t srs_uploads_ = 0;
   GpuProverOptions options_;
   GpuProveStats last_stats_;
+  StageObserver stage_observer_;
+  void stage(std::string_view name, std::uintptr_t stream) const {
+    if (stage_observer_) stage_observer_(name, stream);
+  }
 };
 
 }  // namespace cuzk::gpu

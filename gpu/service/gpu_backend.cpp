@@ -44,6 +44,25 @@ GpuBackend::GpuBackend(int ordinal, ThreadPool& math)
   name_ = n.str();
   total_bytes_ = info.global_memory_bytes;
   free_bytes_ = on_device([this] { return static_cast<std::uint64_t>(state_->device.free_memory_bytes()); });
+  // Status shows the stage a proof is in (called on the device thread).
+  on_device([this] {
+    state_->prover.set_stage_observer([this](std::string_view stage, std::uintptr_t stream) {
+      engine::ProverStage s;
+      s.name = std::string(stage);
+      s.started = std::chrono::steady_clock::now();
+      s.stream = stream;
+      s.streams = gpu::GpuProver::kStreams;
+      std::lock_guard lock(stage_mu_);
+      stage_ = std::move(s);
+    });
+  });
+}
+
+void GpuBackend::release_resident_srs() { state_->prover.release_cached_srs(); }
+
+std::optional<engine::ProverStage> GpuBackend::prover_stage() const {
+  std::lock_guard lock(stage_mu_);
+  return stage_;
 }
 
 GpuBackend::~GpuBackend() {
@@ -72,6 +91,13 @@ std::vector<groth16::Proof> GpuBackend::prove(const groth16::Parameters& params,
                                               std::span<const groth16::Blinding> blinding,
                                               engine::ProveBreakdown* breakdown) {
   const std::size_t uploads_before = state_->prover.srs_uploads();
+  struct ClearStage {  // also when prove() throws
+    GpuBackend& b;
+    ~ClearStage() {
+      std::lock_guard lock(b.stage_mu_);
+      b.stage_.reset();
+    }
+  } clear_stage{*this};
   std::vector<groth16::Proof> proofs = state_->prover.prove(params, r1cs, witnesses, blinding);
   free_bytes_ = state_->device.free_memory_bytes();
   if (breakdown) {

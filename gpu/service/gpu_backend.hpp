@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,7 +46,11 @@ class GpuBackend final : public engine::DeviceBackend {
                                     std::span<const groth16::Witness> witnesses,
                                     std::span<const groth16::Blinding> blinding,
                                     engine::ProveBreakdown* breakdown) override;
+  // Drops the prover's resident SRS (runner thread, device lock held).
+  void release_resident_srs() override;
   runtime::WorkerPool& runner() override { return *runner_; }
+  // The prover's stage while prove() runs (its stage observer), else none.
+  std::optional<engine::ProverStage> prover_stage() const override;
 
   // Development parameters on this device (gpu/setup when built, else the
   // CPU's groth16::generate_parameters). Blocking: runs on the device
@@ -66,6 +71,8 @@ class GpuBackend final : public engine::DeviceBackend {
   std::unique_ptr<runtime::WorkerPool> runner_;  // one thread
   std::unique_ptr<State> state_;
   std::atomic<std::uint64_t> total_bytes_{0}, free_bytes_{0};
+  mutable std::mutex stage_mu_;                 // the device thread writes, status() reads
+  std::optional<engine::ProverStage> stage_;  // guarded by stage_mu_
 };
 
 // The GPUs named by a config value: "auto" (every device), "none", or a

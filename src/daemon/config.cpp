@@ -57,7 +57,7 @@ class Reader {
 
  private:
   inline static const std::set<std::string> kSections = {"daemon", "engine", "cpu",    "logging",
-                                                         "gpu",    "memory", "porep"};
+                                                         "gpu",    "memory", "porep",   "srs"};
   const toml::table& root_;
   std::string origin_;
   std::set<std::string> known_;
@@ -136,6 +136,14 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     if (*v < 3 || *v > 28) r.fail("engine.max_demo_log_domain", "must be in [3, 28]");
     c.engine.max_demo_log_domain = *v;
   }
+  if (auto v = r.get<std::size_t>("engine", "batch_max_size")) {
+    if (*v == 0 || *v > 64) r.fail("engine.batch_max_size", "must be in [1, 64]");
+    c.engine.batch_max_size = *v;
+  }
+  if (auto v = r.get<std::uint64_t>("engine", "batch_max_wait_ms")) {
+    if (*v > 60'000) r.fail("engine.batch_max_wait_ms", "must be at most 60000");
+    c.engine.batch_max_wait = std::chrono::milliseconds(*v);
+  }
   if (auto v = r.get<std::size_t>("cpu", "math_threads")) c.math_threads = *v;
   if (auto v = r.get<std::size_t>("cpu", "pipeline_threads")) c.pipeline_threads = *v;
   if (auto v = r.get<std::string>("gpu", "devices")) {
@@ -171,6 +179,19 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     c.engine.porep_max_partitions_in_flight = *v;
   }
   if (auto v = r.get<bool>("porep", "check_satisfaction")) c.engine.porep_check_satisfaction = *v;
+  if (auto v = r.get<std::uint64_t>("srs", "min_idle_s")) {
+    if (*v > 7 * 24 * 3600) r.fail("srs.min_idle_s", "must be in [0, 604800]");
+    c.engine.srs_min_idle = std::chrono::seconds(*v);
+  }
+  if (auto v = r.get<std::string>("srs", "max_host_bytes")) {
+    if (*v == "unlimited") {
+      c.engine.srs_max_host_bytes = UINT64_MAX;
+    } else {
+      auto b = policy::parse_size_bytes(*v);
+      if (!b) r.fail("srs.max_host_bytes", "expected \"unlimited\" or a size: " + b.error().message);
+      else c.engine.srs_max_host_bytes = b.value();
+    }
+  }
   if (auto v = r.get<std::string>("logging", "level")) {
     auto l = runtime::parse_log_level(*v);
     if (!l) r.fail("logging.level", "expected debug, info, warn or error");

@@ -49,6 +49,7 @@ struct Config {
   std::string memory_total_budget = "auto";             // host-memory budget: "auto" (RAM - margin) or a size
   std::uint64_t memory_auto_margin_bytes = 12ull << 30;  // what "auto" leaves to the OS and the rest
   // [porep] per-partition pipeline of PoRep C2 jobs: engine.porep_* fields.
+  // [srs] parameter-set residency: engine.srs_min_idle, engine.srs_max_host_bytes.
   // [logging]
   runtime::LogLevel log_level = runtime::LogLevel::kInfo;
   runtime::LogFormat log_format = runtime::LogFormat::kText;

@@ -11,6 +11,7 @@
 // Tests plug a fake back end (tests/unit/engine/fake_backend.hpp).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -48,6 +49,14 @@ struct ProveBreakdown {
   bool srs_uploaded = false;  // this call uploaded the SRS to the device first
 };
 
+// A stage of a running prove(), for status (DeviceWorkerView::prover_stage).
+struct ProverStage {
+  std::string name;                                // "evaluate", "h_ntt", "h_msm", ...
+  std::chrono::steady_clock::time_point started;   // when the stage began
+  std::uint64_t stream = 0;                        // CUDA stream handle value (0: default stream)
+  std::uint32_t streams = 0, events = 0;           // owned by the prover (0: unknown)
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -76,8 +85,19 @@ class DeviceBackend {
                                             std::span<const groth16::Blinding> blinding,
                                             ProveBreakdown* breakdown) = 0;
 
+  // Frees the SRS kept resident on the device (keeps_srs_resident back
+  // ends): the engine evicts the parameter set it was uploaded from (policy
+  // tier "device"). Blocking; call only on runner(), holding the device
+  // lock. The default keeps nothing, so there is nothing to free.
+  virtual void release_resident_srs() {}
+
   // Where prove() runs.
   virtual runtime::WorkerPool& runner() = 0;
+
+  // The prover's current stage inside a prove() (GPU back ends: set by the
+  // GpuProver's stage observer on the device thread). Thread-safe; the
+  // default reports none.
+  virtual std::optional<ProverStage> prover_stage() const { return std::nullopt; }
 };
 
 // The CPU back end: groth16::CpuProver on the math pool, run from `runner`

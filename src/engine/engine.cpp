@@ -2,14 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <limits>
 #include <mutex>
 #include <sstream>
 #include <system_error>
 #include <thread>
+#include <tuple>
 
 #include "circuits/demo.hpp"
 #include "circuits/filecoin/c1.hpp"
@@ -38,7 +41,10 @@ struct Engine::Job {
   std::atomic<bool> cancel_requested{false};  // written on the loop, read on the pool
   std::optional<Error> error;
   ProofOutput output;
-  runtime::Notifier done;  // awaiters park here
+  runtime::Notifier done;  // awaiters park here; resubmits too while `accepting`
+  // submit_durable: its accept record is being written (not queued yet);
+  // accept_failed: that write failed, the job was never admitted.
+  bool accepting = false, accept_failed = false;
 };
 
 namespace {
@@ -86,9 +92,29 @@ Result<T> porep_call(F&& f) {
 
 }  // namespace
 
+namespace {
+
+// PoRep parameter sets are addressed as "porep-<sector size>" (e.g.
+// "porep-32GiB"): V1 and V1_1 of a size share parameters.
+std::string porep_srs_id(fc::SealProof proof) {
+  std::string_view name = fc::seal_proof_info(proof).name;  // "StackedDrg32GiBV1_1"
+  constexpr std::string_view kPrefix = "StackedDrg";
+  name.remove_prefix(kPrefix.size());
+  return "porep-" + std::string(name.substr(0, name.rfind('V')));
+}
+std::optional<fc::SealProof> porep_proof_for_srs_id(const std::string& id) {
+  for (const fc::SealProofInfo& info : fc::seal_proofs()) {
+    if (porep_srs_id(info.proof) == id) return info.proof;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 // Shapes and parameters of PoRep C2, per sector shape. Loads block (files of
 // GBs, or a development setup of minutes), so they run on the worker pool;
-// the mutex makes concurrent jobs of one size wait for a single load.
+// load_mu makes concurrent jobs of one size wait for a single load, while
+// ready_mu (never held across a load) lets the loop drop a set at once.
 struct Engine::PorepState {
   explicit PorepState(std::filesystem::path params_dir) : dir(params_dir), shapes(std::move(params_dir)) {}
 
@@ -99,24 +125,38 @@ struct Engine::PorepState {
     std::vector<std::uint8_t> vk_bytes;  // bellperson .vk encoding
   };
 
+  std::shared_ptr<const Ready> find(const std::string& key) {
+    std::lock_guard lock(ready_mu);
+    auto it = ready.find(key);
+    return it == ready.end() ? nullptr : it->second;
+  }
+  // The SRS eviction of "porep-<size>": jobs holding the set keep their copy.
+  bool drop(const std::string& key) {
+    std::lock_guard lock(ready_mu);
+    return ready.erase(key) != 0;
+  }
+
   std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool, const fc::ParamsGenerator& generate) {
-    std::string key = fc::official_param_names(proof).params;  // V1 and V1_1 share parameters
-    std::lock_guard lock(mu);
-    if (auto it = ready.find(key); it != ready.end()) return it->second;
+    const std::string key = porep_srs_id(proof);
+    if (auto r = find(key)) return r;
+    std::lock_guard lock(load_mu);
+    if (auto r = find(key)) return r;
     std::filesystem::create_directories(dir);
     auto r = std::make_shared<Ready>();
     r->r1cs = shapes.compiled_shape(proof);
     r->loaded = fc::ensure_dev_params(proof, dir, *r->r1cs, pool, generate);
     r->pvk = groth16::prepare_verifying_key(r->loaded.params.vk);
     r->vk_bytes = groth16::encode_vk(r->loaded.params.vk);  // the .vk file's bytes, also when not persisted
+    std::lock_guard ready_lock(ready_mu);
     ready.emplace(key, r);
     return r;
   }
 
   std::filesystem::path dir;
   fc::PorepC2 shapes;
-  std::mutex mu;  // guards ready; held across a load
-  std::map<std::string, std::shared_ptr<const Ready>> ready;
+  std::mutex load_mu;   // held across a load (and so guards shapes)
+  std::mutex ready_mu;  // guards ready; never held across a load
+  std::map<std::string, std::shared_ptr<const Ready>> ready;  // by porep_srs_id
 };
 
 std::uint64_t resident_bytes() {
@@ -148,6 +188,14 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
                                                     : std::numeric_limits<std::uint64_t>::max() / 2);
   devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_),
                                          std::vector<std::shared_ptr<DeviceBackend>>{});
+  const policy::Clock* srs_clock = config_.srs_clock;
+  if (!srs_clock) {
+    own_srs_clock_ = std::make_unique<policy::SteadyClock>();
+    srs_clock = own_srs_clock_.get();
+  }
+  policy::SrsConfig srs_config;
+  srs_config.eviction_min_idle = config_.srs_min_idle;
+  srs_ = std::make_unique<policy::SrsManager>(srs_config, memory_->budget(), *srs_clock);
   synthesis_lanes_ = config_.porep_synthesis_lanes;
   if (synthesis_lanes_ == 0) synthesis_lanes_ = std::max<std::size_t>(1, std::thread::hardware_concurrency() / 2);
   synthesis_ = std::make_unique<runtime::WorkerPool>(synthesis_lanes_ * config_.max_concurrent_jobs);
@@ -193,12 +241,16 @@ PipelineDeps Engine::pipeline_deps() { return PipelineDeps{*synthesis_, cpu_, *d
 Engine::~Engine() = default;
 
 void Engine::start() {
-  if (!config_.journal_dir.empty()) restore_journaled_jobs();
+  if (!config_.journal_dir.empty()) {
+    journal_writer_ = std::make_unique<runtime::WorkerPool>(1);  // one thread: records stay in order
+    restore_journaled_jobs();
+  }
   for (std::uint32_t i = 0; i < config_.max_concurrent_jobs; ++i) {
     workers_.push_back(WorkerView{i, std::nullopt});
   }
   for (std::uint32_t i = 0; i < config_.max_concurrent_jobs; ++i) tasks_.spawn(worker(i));
   tasks_.spawn(expiry_loop());
+  tasks_.spawn(srs_sweep_loop());
   log_.info("engine started", {{"workers", config_.max_concurrent_jobs},
                                {"queue_capacity", config_.admission.capacity},
                                {"result_ttl_ms", config_.result_ttl.count()}});
@@ -212,6 +264,7 @@ void Engine::restore_journaled_jobs() {
   JobJournalConfig jc;
   jc.dir = config_.journal_dir;
   jc.result_ttl = config_.result_ttl;
+  jc.before_write = config_.journal_before_write;
   JobJournal::Opened opened = JobJournal::open(jc, log_);
   journal_ = std::move(opened.journal);
   const auto now = steady_clock::now();
@@ -249,7 +302,7 @@ void Engine::restore_journaled_jobs() {
   book_.skip_ids_below(opened.recovery.next_id);
 }
 
-Result<JobView> Engine::submit(JobRequest request) {
+std::optional<Result<JobView>> Engine::screen(const JobRequest& request, Priority& priority) {
   auto reject = [this](ErrorKind kind, std::string msg) -> Result<JobView> {
     ++rejected_total_[static_cast<std::size_t>(kind)];
     return Error{kind, std::move(msg)};
@@ -285,38 +338,140 @@ Result<JobView> Engine::submit(JobRequest request) {
       return v;
     }
   }
-  Priority priority = request.priority.value_or(default_priority(request.kind));
-  if (!queue_.policy().admits(priority, queue_.size())) {
-    return reject(ErrorKind::kOverloaded, "queue full (" + std::to_string(queue_.size()) + " queued, capacity " +
+  priority = request.priority.value_or(default_priority(request.kind));
+  // Submissions whose accept record is still being written hold queue places.
+  const std::size_t held = queue_.size() + accepting_;
+  if (!queue_.policy().admits(priority, held)) {
+    return reject(ErrorKind::kOverloaded, "queue full (" + std::to_string(held) + " queued, capacity " +
                                               std::to_string(queue_.policy().capacity) + "); retry later");
   }
-  // Durable before the client hears of the job.
-  if (journal_) {
-    if (auto failed = journal_->accepted(book_.next_id(), request, priority))
-      return reject(failed->kind, failed->message);
-  }
-  JobBook::Lookup lookup = book_.register_request(request.request_id);
+  return std::nullopt;
+}
+
+Engine::JobPtr Engine::make_job(JobId id, JobRequest request, Priority priority) {
   auto job = std::make_shared<Job>(loop_);
-  job->id = lookup.id;
-  job->request_id = book_.request_id(lookup.id);
+  job->id = id;
+  job->request_id = book_.request_id(id);
   job->request = std::move(request);
   job->priority = priority;
   job->submitted_at = steady_clock::now();
-  bool admitted = queue_.push(job->id, priority);
-  if (!admitted) {
-    std::fprintf(stderr, "Engine::submit: admission disagreed with the queue\n");
-    std::abort();
-  }
   jobs_.emplace(job->id, job);
+  return job;
+}
+
+void Engine::enqueue(const JobPtr& job) {
+  // restore, not push: screen() admitted it, and a durable job is queued even
+  // if a reload shrank the capacity while its record was being written.
+  queue_.restore(job->id, job->priority);
   ++submitted_total_;
   log_.info("job queued", {{"job", job->id},
                            {"request_id", job->request_id},
                            {"kind", to_string(job->request.kind)},
-                           {"priority", to_string(priority)},
+                           {"priority", to_string(job->priority)},
                            {"size", job->request.demo_log_domain}});
   emit(*job);
   work_available_.notify_one();
+}
+
+Result<JobView> Engine::submit(JobRequest request) {
+  Priority priority = Priority::kNormal;
+  if (auto answer = screen(request, priority)) return std::move(*answer);
+  // Durable before the client hears of the job. Blocking: the journal is
+  // written by its writer thread alone (submit_durable does not block).
+  if (journal_) {
+    std::packaged_task<std::optional<Error>()> write(
+        [&] { return journal_->accepted(book_.next_id(), request, priority); });
+    std::future<std::optional<Error>> written = write.get_future();
+    asio::post(journal_writer_->executor(), [&write] { write(); });
+    if (auto failed = written.get()) {
+      ++rejected_total_[static_cast<std::size_t>(failed->kind)];
+      return *failed;
+    }
+  }
+  JobBook::Lookup lookup = book_.register_request(request.request_id);
+  JobPtr job = make_job(lookup.id, std::move(request), priority);
+  enqueue(job);
   return view(*job);
+}
+
+asio::awaitable<Result<JobView>> Engine::submit_durable(JobRequest request) {
+  if (!journal_) co_return submit(std::move(request));
+  Priority priority = Priority::kNormal;
+  if (auto answer = screen(request, priority)) {
+    if (!*answer || !answer->value().deduplicated) co_return std::move(*answer);
+    // A resubmit: answer once the first submission's record is durable.
+    JobPtr job = jobs_.at(answer->value().id);
+    while (job->accepting) co_await job->done.wait();
+    if (job->accept_failed) co_return *job->error;
+    JobView v = view(*job);
+    v.deduplicated = true;
+    co_return v;
+  }
+  // Reserve the id and the request id on the loop (a resubmit finds the job
+  // and waits above), then write on the writer thread, then queue.
+  JobBook::Lookup lookup = book_.register_request(request.request_id);
+  JobPtr job = make_job(lookup.id, std::move(request), priority);
+  job->accepting = true;
+  job->stage = "accepting";
+  ++accepting_;
+  std::optional<Error> failed;
+  try {
+    // run_on does not resume us before the write returns: `job` stays valid
+    // there, and the loop does not touch job->request meanwhile.
+    failed = co_await runtime::run_on(*journal_writer_, [this, &job, priority] {
+      return journal_->accepted(job->id, job->request, priority);
+    });
+  } catch (const std::exception& e) {
+    failed = Error{ErrorKind::kInternal, std::string("cannot record the job durably: ") + e.what()};
+  }
+  --accepting_;
+  job->accepting = false;
+  job_finished_.notify_all();  // drain() waits for settled submissions
+  if (failed) {
+    // Never admitted: free the request id (a retry makes a new job).
+    job->accept_failed = true;
+    job->error = *failed;
+    jobs_.erase(job->id);
+    book_.forget(job->id);
+    ++rejected_total_[static_cast<std::size_t>(failed->kind)];
+    job->done.notify_all();
+    co_return *failed;
+  }
+  if (is_finished(job->state)) {
+    // Cancelled while its record was written; the writer records the end
+    // after the acceptance (one thread, posting order).
+    job->done.notify_all();
+    co_return view(*job);
+  }
+  if (draining_) {
+    // Like a job queued at the drain: its record stays, it runs at the next start.
+    finish(*job, JobState::kCancelled, Error{ErrorKind::kShuttingDown, "daemon shutting down before the job started"});
+    co_return view(*job);
+  }
+  job->stage = "queued";
+  enqueue(job);
+  job->done.notify_all();
+  co_return view(*job);
+}
+
+// Start and finish records go to the writer thread without waiting: the loop
+// never blocks on an fdatasync. Order per job holds because one thread runs
+// them in posting order (accepted, then started, then finished). Durability
+// of a finish: the terminal record is synced before the job's input file is
+// deleted (JobJournal::finished, one writer task), and before any submission
+// accepted after it is acknowledged (FIFO). An awaiter may get the result
+// before its record is on disk; a crash in that window leaves the job
+// accepted in the journal and it runs again at the next start: time lost,
+// nothing lost.
+void Engine::journal_started(JobId id) {
+  asio::post(journal_writer_->executor(), [journal = journal_.get(), id] { journal->started(id); });
+}
+
+void Engine::journal_finished(const Job& job) {
+  asio::post(journal_writer_->executor(),
+             [journal = journal_.get(), id = job.id, state = job.state, output = job.output, error = job.error] {
+               journal->finished(id, state, output, error);
+             });
 }
 
 Engine::JobPtr Engine::find(const JobKey& key) const {
@@ -382,7 +537,7 @@ Result<JobView> Engine::cancel(const JobKey& key) {
 
 void Engine::set_stage(Job& job, JobState state, std::string stage) {
   // The journal counts restarts that find a job running (a job that crashes the daemon is not retried forever).
-  if (journal_ && job.state == JobState::kQueued && state == JobState::kRunning) journal_->started(job.id);
+  if (journal_ && job.state == JobState::kQueued && state == JobState::kRunning) journal_started(job.id);
   job.state = state;
   job.stage = std::move(stage);
   log_.debug("job stage", {{"job", job.id}, {"kind", to_string(job.request.kind)}, {"stage", job.stage},
@@ -401,7 +556,7 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
     // accepted in the journal and runs again at the next start.
     bool by_shutdown = state == JobState::kCancelled && ((job.error && job.error->kind == ErrorKind::kShuttingDown) ||
                                                          stopped_by_shutdown_.count(job.id) != 0);
-    if (!by_shutdown) journal_->finished(job.id, state, job.output, job.error);
+    if (!by_shutdown) journal_finished(job);
   }
   std::uint64_t total_ms = ms_between(job.submitted_at, now);
   switch (state) {
@@ -466,8 +621,16 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
       continue;
     }
     JobPtr job = jobs_.at(*id);
-    workers_[index].job = job->id;
-    co_await run_job(job);
+    workers_[index].job = job->id;  // before collecting: a drain waits for this worker
+    std::vector<JobPtr> batch{job};
+    if (config_.batch_max_size > 1 && job->request.kind == ProofKind::kGroth16Demo) co_await collect_batch(batch);
+    // A member cancelled while the batch collected was finished by cancel().
+    std::erase_if(batch, [](const JobPtr& j) { return j->state != JobState::kQueued; });
+    if (batch.size() == 1) {
+      co_await run_job(batch.front());
+    } else if (batch.size() > 1) {
+      co_await run_demo_batch(std::move(batch));
+    }
     workers_[index].job.reset();
   }
 }
@@ -500,6 +663,10 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
     ParamStore::Loaded loaded =
         co_await runtime::run_on(cpu_, [this, log_domain] { return params_.get_demo(log_domain); });
     t.params_ms = stage_done(since);
+    // Held until the job ends: the set cannot be evicted under it.
+    policy::SrsLease srs_lease =
+        lease_srs(loaded.params->circuit_id,
+                  params_host_bytes(loaded.params->params) + loaded.params->r1cs.memory_bytes(), job->priority);
     if (cancelled()) co_return;
 
     // Synthesis, proving on the job's back end, verification (a GPU proof
@@ -614,14 +781,11 @@ asio::awaitable<void> Engine::run_porep_c2(JobPtr job) {
     if (cancelled()) co_return;
 
     const PorepState::Ready& r = *ready.value();
-    const std::string srs_key = r.loaded.params_path.string();
-    if (!srs_charges_.count(srs_key)) {
-      // The parameters and the R1cs stay in memory: charge them to the budget
-      // (already allocated, so at once, even past the total).
-      const std::uint64_t bytes = params_host_bytes(r.loaded.params) + r.r1cs->memory_bytes();
-      srs_charges_.emplace(srs_key, memory_->charge(bytes));
-      srs_host_bytes_[srs_key] = bytes;
-    }
+    const std::string srs_key = porep_srs_id(proof);
+    // Held until the job ends. Charged: the parameters and the R1cs (the
+    // compiled shape itself stays cached in PorepC2 after an eviction).
+    policy::SrsLease srs_lease =
+        lease_srs(srs_key, params_host_bytes(r.loaded.params) + r.r1cs->memory_bytes(), job->priority);
 
     // The verifier's public inputs, from public data only (replica_id,
     // comm_d, comm_r, seed), never from the witness.
@@ -748,16 +912,131 @@ asio::awaitable<void> Engine::expiry_loop() {
   }
 }
 
-asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string circuit_id) {
-  auto log_domain = parse_demo_circuit_id(circuit_id);
-  if (!log_domain)
-    co_return Error{ErrorKind::kInvalidInput, "unknown circuit id '" + circuit_id + "' (want demo-<log2 domain>)"};
-  if (*log_domain > config_.max_demo_log_domain)
+// ---------------------------------------------------------------------------
+// SRS residency
+//
+// Every parameter set a job or a preload loads is registered with srs_ under
+// its id ("demo-<n>", "porep-<sector size>") and its real host size; a job
+// holds a lease on it until it ends. The manager decides evictions, the
+// engine performs them: a host ("pinned") eviction drops the in-memory copy
+// (ParamStore / PorepState; jobs still holding it keep theirs) together with
+// any copy a back end keeps on its device, and gives the budget charge back.
+// Loading stays what the engine did before: the set is loaded first (on the
+// worker pool), then registered and charged as already allocated.
+
+policy::SrsLease Engine::lease_srs(const std::string& srs_id, std::uint64_t host_bytes, Priority priority) {
+  const policy::SrsKey key{srs_id, policy::SrsKind::kGroth16Params};
+  std::optional<policy::Reservation> prepaid;
+  if (srs_->residency(key, std::nullopt) == policy::Residency::kAbsent) {
+    srs_->register_srs(key, policy::SrsSizes{host_bytes, 0});
+    // Already in memory: charged at once, even past the total.
+    prepaid = memory_->charge_evictable(host_bytes);
+  }
+  auto acquired = srs_->acquire(key, std::nullopt, priority, std::move(prepaid));
+  if (!acquired) {
+    // Only when the prepaid charge was refused (critical requests queued):
+    // the job goes on with its copy, untracked, as before residency existed.
+    log_.warn("parameter set not tracked", {{"srs", srs_id}, {"error", acquired.error().message}});
+    return {};
+  }
+  for (const policy::SrsAction& a : acquired->actions) {
+    // The load already happened (the caller holds the loaded copy).
+    if (a.op == policy::SrsAction::Op::kLoadPinned) srs_->loaded(a.key, std::nullopt);
+  }
+  apply_srs_actions(acquired->actions);
+  return std::move(acquired->lease);
+}
+
+void Engine::apply_srs_actions(const std::vector<policy::SrsAction>& actions) {
+  for (const policy::SrsAction& a : actions) {
+    if (a.op != policy::SrsAction::Op::kEvictPinned) continue;  // loads: done by the caller
+    const std::string& id = a.key.path;
+    bool dropped = parse_demo_circuit_id(id) ? params_.evict(id) : porep_->drop(id);
+    // Device copies uploaded from it go too (the manager has no device
+    // capacity configured: the back end decides what stays there).
+    for (std::size_t i = 0; i < devices_->gpu_count(); ++i) {
+      DeviceSet::Slot& slot = devices_->gpu(i);
+      if (slot.resident_srs == id) tasks_.spawn(release_device_srs(slot, id));
+    }
+    log_.info("parameters evicted", {{"srs", id}, {"bytes", a.bytes}, {"dropped", dropped}});
+  }
+}
+
+asio::awaitable<void> Engine::release_device_srs(DeviceSet::Slot& slot, std::string srs_id) {
+  DeviceSet::Lock lock = co_await devices_->lock(slot);
+  if (slot.resident_srs != srs_id) co_return;  // replaced meanwhile
+  DeviceBackend& backend = *slot.backend;
+  co_await runtime::run_on(backend.runner(), [&backend] {
+    backend.release_resident_srs();
+    return true;
+  });
+  slot.resident_srs.clear();
+  slot.resident_srs_bytes = 0;
+}
+
+void Engine::sweep_idle_srs() {
+  const std::uint64_t min_idle_ms = static_cast<std::uint64_t>(config_.srs_min_idle.count());
+  std::vector<policy::SrsEntryView> idle;
+  for (policy::SrsEntryView& v : srs_->entries()) {
+    if (v.pinned == policy::Residency::kResident && v.pinned_refs == 0 && v.idle_ms >= min_idle_ms)
+      idle.push_back(std::move(v));
+  }
+  // Least recently used first.
+  std::sort(idle.begin(), idle.end(), [](const auto& a, const auto& b) {
+    return std::tie(b.idle_ms, a.key) < std::tie(a.idle_ms, b.key);
+  });
+  for (const policy::SrsEntryView& v : idle) {
+    // Host-memory requests waiting: idle sets give way to them.
+    const bool pressure = memory_->budget().waiting() > 0;
+    if (!pressure && srs_->pinned_bytes() <= config_.srs_max_host_bytes) break;
+    auto actions = srs_->evict(v.key);
+    if (actions) apply_srs_actions(*actions);
+  }
+}
+
+asio::awaitable<void> Engine::srs_sweep_loop() {
+  while (!stopping_) {
+    sweep_idle_srs();
+    co_await stop_.wait_until(steady_clock::now() + config_.srs_sweep_period);
+  }
+}
+
+asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
+  const auto log_domain = parse_demo_circuit_id(srs_id);
+  const auto porep = porep_proof_for_srs_id(srs_id);
+  if (!log_domain && !porep) {
+    co_return Error{ErrorKind::kInvalidInput,
+                    "unknown parameter set '" + srs_id + "' (want demo-<log2 domain> or porep-<sector size>)"};
+  }
+  if (log_domain && *log_domain > config_.max_demo_log_domain)
     co_return Error{ErrorKind::kInvalidInput, "demo size above engine.max_demo_log_domain"};
+  const bool already =
+      srs_->residency(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params}, std::nullopt) ==
+      policy::Residency::kResident;
   auto t0 = steady_clock::now();
   try {
-    ParamStore::Loaded l = co_await runtime::run_on(cpu_, [this, k = *log_domain] { return params_.get_demo(k); });
-    co_return ParamsInfo{l.already_loaded, ms_between(t0, steady_clock::now())};
+    std::uint64_t host_bytes = 0;
+    // Kept until the lease below is taken (an eviction meanwhile only drops the cache's reference).
+    std::shared_ptr<const void> keep;
+    if (log_domain) {
+      ParamStore::Loaded l = co_await runtime::run_on(cpu_, [this, k = *log_domain] { return params_.get_demo(k); });
+      host_bytes = params_host_bytes(l.params->params) + l.params->r1cs.memory_bytes();
+      keep = l.params;
+    } else {
+      const fc::SealProof proof = *porep;
+      const fc::ParamsGenerator& generate = porep_generator_;
+      Result<std::shared_ptr<const PorepState::Ready>> ready =
+          co_await runtime::run_on(cpu_, [this, proof, &generate] {
+            return porep_call<std::shared_ptr<const PorepState::Ready>>(
+                [&] { return porep_->get(proof, math_, generate); });
+          });
+      if (!ready) co_return ready.error();
+      host_bytes = params_host_bytes(ready.value()->loaded.params) + ready.value()->r1cs->memory_bytes();
+      keep = ready.value();
+    }
+    // Resident without a holder: idle from now (evictable after srs_min_idle).
+    lease_srs(srs_id, host_bytes, Priority::kNormal);  // the lease ends here
+    co_return ParamsInfo{already, ms_between(t0, steady_clock::now())};
   } catch (const std::system_error& e) {
     if (is_cancellation(e)) throw;
     co_return Error{ErrorKind::kInternal, e.what()};
@@ -766,12 +1045,25 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string circuit_id) {
   }
 }
 
-Result<bool> Engine::evict(const std::string& circuit_id) {
-  if (!parse_demo_circuit_id(circuit_id))
-    return Error{ErrorKind::kInvalidInput, "unknown circuit id '" + circuit_id + "' (want demo-<log2 domain>)"};
-  bool evicted = params_.evict(circuit_id);
-  if (!evicted) return Error{ErrorKind::kNotFound, circuit_id + " is not loaded"};
-  log_.info("parameters evicted", {{"circuit", circuit_id}});
+// Refused while a job holds the set: kOverloaded ("retry later"; the
+// engine's error kinds have no "busy"), never deferred.
+Result<bool> Engine::evict(const std::string& srs_id) {
+  if (!parse_demo_circuit_id(srs_id) && !porep_proof_for_srs_id(srs_id)) {
+    return Error{ErrorKind::kInvalidInput,
+                 "unknown parameter set '" + srs_id + "' (want demo-<log2 domain> or porep-<sector size>)"};
+  }
+  auto actions = srs_->evict(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params});
+  if (!actions) {
+    switch (actions.error().kind) {
+      case policy::SrsErrorKind::kBusy:
+        return Error{ErrorKind::kOverloaded, srs_id + " is in use by a running job; retry later"};
+      case policy::SrsErrorKind::kNotFound:
+        return Error{ErrorKind::kNotFound, srs_id + " is not loaded"};
+      default:
+        return Error{ErrorKind::kInternal, actions.error().message};
+    }
+  }
+  apply_srs_actions(*actions);
   return true;
 }
 
@@ -791,8 +1083,11 @@ EngineStatus Engine::status() const {
   s.cancelled_total = cancelled_total_;
   s.devices = devices_->views();
   s.cpu_retries_total = devices_->cpu_retries();
-  for (const ParamsEntry& p : s.loaded_params) s.srs.push_back(SrsResidencyView{p.circuit_id, "host", -1, p.bytes});
-  for (const auto& [key, bytes] : srs_host_bytes_) s.srs.push_back(SrsResidencyView{key, "host", -1, bytes});
+  // Tier "host" is the policy's pinned tier (the engine's in-memory copy).
+  for (const policy::SrsEntryView& e : srs_->entries()) {
+    if (e.pinned == policy::Residency::kResident)
+      s.srs.push_back(SrsResidencyView{e.key.path, "host", -1, e.sizes.pinned_bytes});
+  }
   for (const DeviceWorkerView& d : s.devices) {
     if (!d.resident_srs.empty()) {
       s.srs.push_back(
@@ -872,6 +1167,10 @@ std::string Engine::metrics() const {
   family("cuzk_gpu_cpu_retries_total", "counter",
          "GPU proofs that failed verification and were proved again on the CPU.");
   o << "cuzk_gpu_cpu_retries_total " << s.cpu_retries_total << '\n';
+  family("cuzk_batches_total", "counter", "Prover calls that proved several jobs of one circuit together.");
+  o << "cuzk_batches_total " << batches_total_ << '\n';
+  family("cuzk_batched_jobs_total", "counter", "Jobs proved as members of a batch.");
+  o << "cuzk_batched_jobs_total " << batched_jobs_total_ << '\n';
   family("cuzk_srs_resident_bytes", "gauge", "Bytes of parameters (SRS) resident, by tier.");
   std::uint64_t host_srs = 0, device_srs = 0;
   for (const SrsResidencyView& r : s.srs) (r.tier == "device" ? device_srs : host_srs) += r.bytes;
@@ -894,6 +1193,10 @@ void Engine::cancel_running() {
     jobs_.at(*w.job)->cancel_requested = true;
     stopped_by_shutdown_.insert(*w.job);
   }
+  for (JobId id : batch_members_) {
+    jobs_.at(id)->cancel_requested = true;
+    stopped_by_shutdown_.insert(id);
+  }
 }
 
 asio::awaitable<void> Engine::drain() {
@@ -904,6 +1207,9 @@ asio::awaitable<void> Engine::drain() {
     finish(*jobs_.at(*id), JobState::kCancelled,
            Error{ErrorKind::kShuttingDown, "daemon shutting down before the job started"});
   }
+  // Submissions whose record is being written settle first (each is then
+  // cancelled like a queued job, and resumed at the next start).
+  while (accepting_ > 0) co_await job_finished_.wait();
   auto running = [this] {
     std::size_t n = 0;
     for (const WorkerView& w : workers_) n += w.job ? 1 : 0;
@@ -927,8 +1233,288 @@ asio::awaitable<void> Engine::drain() {
   work_available_.notify_all();
   stop_.notify_all();
   co_await tasks_.join();
+  // The journal's last records (the finishes above) on disk before we report drained.
+  if (journal_writer_) co_await runtime::run_on(*journal_writer_, [] {});
   log_.info("engine drained", {{"completed_total", completed_total_}, {"failed_total", failed_total_},
                                {"cancelled_total", cancelled_total_}});
+}
+
+// ---------------------------------------------------------------------------
+// Batches: demo jobs of one size share parameters and R1cs, so their witnesses
+// go through ONE prover call (one pass over the SRS per MSM for all of them;
+// on a GPU the SRS upload and the launches amortize). Each member still gets
+// its own verified proof, its own timings and its own outcome.
+
+bool Engine::batchable_with(const Job& head, const Job& other) const {
+  return head.request.kind == ProofKind::kGroth16Demo && other.request.kind == ProofKind::kGroth16Demo &&
+         other.request.demo_log_domain == head.request.demo_log_domain;
+}
+
+asio::awaitable<void> Engine::collect_batch(std::vector<JobPtr>& batch) {
+  const JobPtr head = batch.front();
+  auto take = [this, &batch, &head] {
+    if (batch.size() >= config_.batch_max_size) return;
+    auto fits = [this, &head](JobId id) { return batchable_with(*head, *jobs_.at(id)); };
+    for (JobId id : queue_.take_matching(head->priority, config_.batch_max_size - batch.size(), fits))
+      batch.push_back(jobs_.at(id));
+  };
+  take();
+  // A CRITICAL job (a deadline) never waits for company.
+  if (config_.batch_max_wait.count() <= 0 || head->priority == Priority::kCritical) co_return;
+  const auto deadline = steady_clock::now() + config_.batch_max_wait;
+  // Waits only while nothing else is queued: a job this batch cannot take (a
+  // higher priority, another circuit) flushes it, so the wait never holds
+  // other work, and a more urgent job runs right after this batch (or on
+  // another idle worker, woken here).
+  while (batch.size() < config_.batch_max_size && queue_.empty() && !draining_ && !stopping_) {
+    const auto now = steady_clock::now();
+    if (now >= deadline) break;
+    // Polled: submit() wakes one worker, which need not be this one.
+    co_await work_available_.wait_until(std::min(deadline, now + std::chrono::milliseconds(5)));
+    take();
+  }
+  // What is left may have consumed the wake-up meant for an idle worker.
+  if (!queue_.empty()) work_available_.notify_one();
+}
+
+asio::awaitable<void> Engine::run_demo_batch(std::vector<JobPtr> batch) {
+  struct Member {
+    JobPtr job;
+    Timings t;
+    std::optional<groth16::Proof> proof;
+    std::vector<ff::Fr> inputs;  // ONE excluded, what the proof was verified against
+  };
+  std::vector<Member> members;
+  const auto started = steady_clock::now();
+  for (JobPtr& j : batch) {
+    j->started_at = started;
+    Member m;
+    m.job = j;
+    m.t.queue_ms = ms_between(j->submitted_at, started);
+    members.push_back(std::move(m));
+  }
+  // Registered for cancel_running() (the worker's view names the head only).
+  struct Registration {
+    std::set<JobId>& set;
+    std::vector<JobId> ids;
+    ~Registration() {
+      for (JobId id : ids) set.erase(id);
+    }
+  } registration{batch_members_, {}};
+  for (const Member& m : members) {
+    batch_members_.insert(m.job->id);
+    registration.ids.push_back(m.job->id);
+  }
+  auto stage_all = [this, &members](const std::string& stage) {
+    for (Member& m : members) set_stage(*m.job, JobState::kRunning, stage);
+  };
+  // Members finished along the way (cancelled, failed) leave the batch.
+  auto prune = [&members] {
+    std::erase_if(members, [](const Member& m) { return is_finished(m.job->state); });
+    return members.empty();
+  };
+  auto drop_cancelled = [this, &members, &prune] {
+    for (Member& m : members) {
+      if (m.job->cancel_requested && !is_finished(m.job->state))
+        finish(*m.job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + m.job->stage});
+    }
+    return prune();
+  };
+  auto fail_all = [this, &members](const Error& e) {
+    for (Member& m : members)
+      if (!is_finished(m.job->state)) finish(*m.job, JobState::kFailed, e);
+    members.clear();
+  };
+  const std::uint32_t log_domain = members.front().job->request.demo_log_domain;
+  const Priority priority = members.front().job->priority;
+  try {
+    auto since = steady_clock::now();
+    stage_all("params");
+    ParamStore::Loaded loaded =
+        co_await runtime::run_on(cpu_, [this, log_domain] { return params_.get_demo(log_domain); });
+    const std::uint64_t params_ms = ms_between(since, steady_clock::now());
+    for (Member& m : members) m.t.params_ms = params_ms;
+    // Held until the batch ends (SRS residency): not evicted under it.
+    policy::SrsLease srs_lease = lease_srs(
+        loaded.params->circuit_id, params_host_bytes(loaded.params->params) + loaded.params->r1cs.memory_bytes(),
+        priority);
+    if (drop_cancelled()) co_return;
+    const CircuitParams& cp = *loaded.params;
+
+    DeviceSet::Placement placement = devices_->place(cp.circuit_id);
+    DeviceSet::Slot& slot = placement.slot();
+    DeviceBackend& backend = *slot.backend;
+    // Host memory of the whole batch at once: every witness and the prover's
+    // per-instance working set (held until the batch is proved).
+    const std::uint64_t per_member_bytes = witness_bytes(cp.r1cs) + backend.host_bytes_per_instance(cp.r1cs);
+    stage_all("memory");
+    const std::atomic<bool> not_cancelled{false};  // members' cancels are handled at stage boundaries
+    Result<policy::Reservation> memory =
+        co_await memory_->reserve(per_member_bytes * members.size(), priority, not_cancelled);
+    if (!memory) {
+      fail_all(memory.error());
+      co_return;
+    }
+    if (drop_cancelled()) co_return;
+
+    std::vector<groth16::Witness> witnesses;
+    for (Member& m : members) {
+      set_stage(*m.job, JobState::kRunning, "synthesis");
+      auto t0 = steady_clock::now();
+      const std::uint64_t seed = m.job->request.demo_seed;
+      Result<groth16::Witness> w =
+          co_await runtime::run_on(*synthesis_, [log_domain, seed]() -> Result<groth16::Witness> {
+            try {
+              std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
+              return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)));
+            } catch (const std::exception& e) {
+              return Error{ErrorKind::kInternal, e.what()};
+            }
+          });
+      m.t.synthesis_ms = ms_between(t0, steady_clock::now());
+      if (!w) {
+        finish(*m.job, JobState::kFailed, w.error());
+        continue;
+      }
+      witnesses.push_back(std::move(w.value()));
+    }
+    prune();  // members[i] <-> witnesses[i] from here on
+    if (members.empty()) co_return;
+
+    // Cancels requested from here on take effect after the prover call (the
+    // witnesses are already part of it).
+    stage_all("device wait");
+    auto t0 = steady_clock::now();
+    DeviceSet::Lock lock = co_await devices_->lock(slot);
+    const std::string n = std::to_string(members.size());
+    slot.job = members.front().job->id;
+    slot.partition.reset();
+    slot.stage = "prove (batch of " + n + ")";
+    stage_all(std::string(backend.ordinal() ? "prove (gpu" : "prove (cpu") + ", batch of " + n + ")");
+    std::vector<groth16::Blinding> blindings;
+    for (std::size_t i = 0; i < witnesses.size(); ++i) blindings.push_back(groth16::random_blinding());
+    struct Out {
+      std::vector<groth16::Proof> proofs;
+      std::string error;
+    };
+    Out out = co_await runtime::run_on(backend.runner(), [&backend, &cp, &witnesses, &blindings] {
+      Out o;
+      try {
+        o.proofs = backend.prove(cp.params, cp.r1cs, witnesses, blindings, nullptr);
+      } catch (const std::exception& e) {
+        o.error = e.what();
+      }
+      return o;
+    });
+    const std::uint64_t prove_ms = ms_between(t0, steady_clock::now());  // device wait included, as for one job
+    slot.job.reset();
+    slot.stage = "idle";
+    if (!out.error.empty() || out.proofs.size() != witnesses.size()) {
+      ++slot.prove_errors;
+      fail_all(Error{ErrorKind::kInternal,
+                     "batch of " + n + ": " +
+                         (out.error.empty() ? "the back end returned " + std::to_string(out.proofs.size()) + " proofs"
+                                            : out.error)});
+      co_return;
+    }
+    if (backend.keeps_srs_resident()) {
+      slot.resident_srs = cp.circuit_id;
+      slot.resident_srs_bytes = backend.srs_device_bytes(cp.params);
+    }
+    lock.unlock();
+    ++batches_total_;
+    batched_jobs_total_ += members.size();
+    log_.info("batch proved", {{"jobs", members.size()}, {"device", backend.name()}, {"prove_ms", prove_ms}});
+
+    // Every proof verified on its own; a GPU proof that does not verify is
+    // proved again, alone, on the CPU (as in the partition pipeline).
+    stage_all("verify");
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      Member& m = members[i];
+      m.t.prove_ms = prove_ms;
+      const groth16::Witness& w = witnesses[i];
+      m.inputs.assign(w.inputs.begin() + (w.inputs.empty() ? 0 : 1), w.inputs.end());
+      const std::vector<ff::Fr>& inputs = m.inputs;
+      auto tv = steady_clock::now();
+      const groth16::Proof& proof = out.proofs[i];
+      groth16::VerifyResult v =
+          co_await runtime::run_on(cpu_, [&cp, &proof, &inputs] { return groth16::verify(cp.pvk, proof, inputs); });
+      if (v == groth16::VerifyResult::kValid) {
+        m.proof = proof;
+        ++slot.proofs_done;
+      } else {
+        ++slot.verify_failures;
+        DeviceSet::Slot& cpu_slot = devices_->cpu();
+        if (&slot != &cpu_slot) {
+          log_.warn("gpu proof of a batch member failed, proving it again on the CPU",
+                    {{"job", m.job->id}, {"device", backend.name()}, {"reason", groth16::to_string(v)}});
+          devices_->count_cpu_retry();
+          DeviceSet::Lock cpu_lock = co_await devices_->lock(cpu_slot);
+          DeviceBackend& cpu_backend = *cpu_slot.backend;
+          const groth16::Blinding blinding = groth16::random_blinding();
+          Out retry = co_await runtime::run_on(cpu_backend.runner(), [&cpu_backend, &cp, &w, &blinding] {
+            Out o;
+            try {
+              o.proofs = cpu_backend.prove(cp.params, cp.r1cs, std::span(&w, 1), std::span(&blinding, 1), nullptr);
+            } catch (const std::exception& e) {
+              o.error = e.what();
+            }
+            return o;
+          });
+          cpu_lock.unlock();
+          if (retry.error.empty() && retry.proofs.size() == 1) {
+            const groth16::Proof& again = retry.proofs[0];
+            v = co_await runtime::run_on(cpu_,
+                                         [&cp, &again, &inputs] { return groth16::verify(cp.pvk, again, inputs); });
+            if (v == groth16::VerifyResult::kValid) {
+              m.proof = again;
+              ++cpu_slot.proofs_done;
+            } else {
+              ++cpu_slot.verify_failures;
+            }
+          }
+        }
+      }
+      m.t.verify_ms = ms_between(tv, steady_clock::now());
+    }
+
+    for (Member& m : members) {
+      Job& job = *m.job;
+      if (job.cancel_requested) {
+        finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job.stage});
+        continue;
+      }
+      if (!m.proof) {
+        finish(job, JobState::kFailed, Error{ErrorKind::kInternal, "the proof does not verify (batch of " + n + ")"});
+        continue;
+      }
+      ProofOutput o;
+      o.proof = groth16::encode_proofs(std::span(&*m.proof, 1));
+      for (const ff::Fr& x : m.inputs) {
+        std::array<std::uint8_t, 32> le{};
+        x.to_bytes_le(le);
+        o.public_inputs.push_back(le);
+      }
+      o.vk_bytes = cp.vk_bytes;
+      m.t.total_ms = ms_between(job.submitted_at, steady_clock::now());
+      o.timings = m.t;
+      job.output = std::move(o);
+      finish(job, JobState::kDone, std::nullopt);
+    }
+    members.clear();
+  } catch (const std::system_error& e) {
+    if (!is_cancellation(e)) {
+      fail_all(Error{ErrorKind::kInternal, e.what()});
+      co_return;
+    }
+    // The engine's coroutines are being torn down: record, then unwind.
+    for (Member& m : members)
+      if (!is_finished(m.job->state))
+        finish(*m.job, JobState::kCancelled, Error{ErrorKind::kCancelled, "daemon shutting down"});
+    throw;
+  } catch (const std::exception& e) {
+    fail_all(Error{ErrorKind::kInternal, std::string(e.what())});
+  }
 }
 
 }  // namespace cuzk::engine

@@ -34,6 +34,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/backend.hpp"
@@ -42,6 +43,8 @@
 #include "engine/policy.hpp"
 #include "engine/types.hpp"
 #include "engine/views.hpp"
+#include "policy/clock.hpp"
+#include "policy/srs_manager.hpp"
 #include "runtime/event_loop.hpp"
 #include "runtime/log.hpp"
 #include "runtime/notifier.hpp"
@@ -60,6 +63,8 @@ struct EngineConfig {
   // jobs resume after a crash or restart, results stay awaitable for
   // result_ttl. Empty: jobs live in memory only.
   std::filesystem::path journal_dir;
+  // Tests: JobJournalConfig::before_write (simulates a slow disk).
+  std::function<void(std::string_view event)> journal_before_write;
   // Host-memory budget (bytes) for partition witnesses, prover working sets
   // and loaded parameters; 0: unlimited. The daemon resolves "auto".
   std::uint64_t memory_budget_bytes = 0;
@@ -67,6 +72,25 @@ struct EngineConfig {
   std::size_t porep_synthesis_lanes = 0;           // partitions synthesized at once; 0: cores / 2 (>= 1)
   std::size_t porep_max_partitions_in_flight = 0;  // reserved and not yet proved; 0: lanes + 1
   bool porep_check_satisfaction = true;            // R1cs satisfaction check of each witness before proving
+  // Parameter-set residency (policy::SrsManager, "SRS residency" in
+  // engine.cpp). A set nobody uses for srs_min_idle is evicted from host
+  // memory, least recently used first, while the sets held exceed
+  // srs_max_host_bytes or host-memory requests wait; UINT64_MAX: kept
+  // until explicitly evicted or memory is short. Checked every
+  // srs_sweep_period. srs_clock: the manager's clock (tests inject a
+  // policy::FakeClock); null: a steady clock owned by the engine.
+  std::chrono::milliseconds srs_min_idle{std::chrono::minutes(5)};
+  std::uint64_t srs_max_host_bytes = UINT64_MAX;
+  std::chrono::milliseconds srs_sweep_period{std::chrono::seconds(5)};
+  const policy::Clock* srs_clock = nullptr;
+  // Batching of demo jobs of one size (they share parameters and R1cs): up to
+  // batch_max_size queued jobs of the head's priority are proved in ONE
+  // prover call. batch_max_wait 0: take only what is already queued, never
+  // wait; otherwise wait up to that long for more while nothing else is
+  // queued (a job the batch cannot take, e.g. of higher priority, flushes it
+  // at once). CRITICAL jobs never wait.
+  std::size_t batch_max_size = 4;  // 1: no batching
+  std::chrono::milliseconds batch_max_wait{0};
 };
 
 class JobJournal;
@@ -93,15 +117,30 @@ class Engine {
   void start();
 
   // Admits a job, or returns the existing job for a repeated request id.
+  // With a journal it waits (blocking the loop) for the durable record:
+  // tests and in-process callers; the RPC server uses submit_durable.
   Result<JobView> submit(JobRequest request);
+  // submit() whose journal write runs on the journal writer thread: the loop
+  // keeps serving meanwhile, the job id is returned once the record is on
+  // disk. The job id and request id are reserved on the loop first, so a
+  // resubmit of the same request id while the write is in flight waits for
+  // it and returns the same job; a failed write fails every such submit
+  // (kInternal) and frees the request id. Without a journal: submit().
+  asio::awaitable<Result<JobView>> submit_durable(JobRequest request);
   // Waits for the job's result; timeout 0 = no deadline. The error arm carries
   // the job's failure, kCancelled, kNotFound or kTimeout.
   asio::awaitable<Result<JobOutcome>> await(JobKey key, std::chrono::milliseconds timeout);
   Result<JobView> cancel(const JobKey& key);
   EngineStatus status() const;
   std::string metrics() const;  // Prometheus text exposition
-  asio::awaitable<Result<ParamsInfo>> preload(std::string circuit_id);
-  Result<bool> evict(const std::string& circuit_id);
+  // Parameter sets by id: "demo-<log2 domain>" or "porep-<sector size>"
+  // ("porep-2KiB" .. "porep-64GiB"). preload loads (or generates) the set and
+  // leaves it resident, idle from now (srs_min_idle applies). evict drops the
+  // host copy, its budget charge and any device copy; refused with
+  // kOverloaded while a job holds the set (not deferred), kNotFound when not
+  // resident.
+  asio::awaitable<Result<ParamsInfo>> preload(std::string srs_id);
+  Result<bool> evict(const std::string& srs_id);
 
   using Subscriber = std::function<void(const JobEvent&)>;
   std::uint64_t subscribe(Subscriber fn);
@@ -123,12 +162,34 @@ class Engine {
   asio::awaitable<void> worker(std::uint32_t index);
   asio::awaitable<void> run_job(JobPtr job);
   asio::awaitable<void> run_porep_c2(JobPtr job);  // the kPoRepC2 pipeline
+  // Batching (engine.cpp, "Batches"): adds queued jobs that can share the
+  // head's prover call to `batch`; proves a batch of >= 2 demo jobs.
+  bool batchable_with(const Job& head, const Job& other) const;
+  asio::awaitable<void> collect_batch(std::vector<JobPtr>& batch);
+  asio::awaitable<void> run_demo_batch(std::vector<JobPtr> batch);
   asio::awaitable<void> expiry_loop();
+  // SRS residency (engine.cpp): registers parameter set `srs_id` of
+  // `host_bytes` (already in memory) and holds it for one job; performs the
+  // evictions the manager decides (apply_srs_actions).
+  // Inactive (untracked, logged) if the manager refuses.
+  policy::SrsLease lease_srs(const std::string& srs_id, std::uint64_t host_bytes, Priority priority);
+  void apply_srs_actions(const std::vector<policy::SrsAction>& actions);
+  void sweep_idle_srs();  // LRU eviction of sets idle past srs_min_idle
+  asio::awaitable<void> release_device_srs(DeviceSet::Slot& slot, std::string srs_id);
+  asio::awaitable<void> srs_sweep_loop();
   JobPtr find(const JobKey& key) const;
   JobView view(const Job& job) const;
   void set_stage(Job& job, JobState state, std::string stage);
   void finish(Job& job, JobState state, std::optional<Error> error);
   void restore_journaled_jobs();  // start(): jobs of the previous run
+  // submit()'s checks: a rejection or a deduplicated answer, or nullopt with
+  // `priority` set when the request is to be admitted as a new job.
+  std::optional<Result<JobView>> screen(const JobRequest& request, Priority& priority);
+  JobPtr make_job(JobId id, JobRequest request, Priority priority);
+  void enqueue(const JobPtr& job);  // a new (durable) job enters the queue
+  // The journal's start/finish records, posted to journal_writer_ in order.
+  void journal_started(JobId id);
+  void journal_finished(const Job& job);
   void emit(const Job& job);
   std::uint64_t now_ms_since(std::chrono::steady_clock::time_point t) const;
 
@@ -152,7 +213,15 @@ class Engine {
   bool draining_ = false;
   bool stopping_ = false;
   std::unique_ptr<JobJournal> journal_;  // null: no journal_dir
+  // The one thread that writes journal_ (after start()), in posting order:
+  // accept before start before finish of a job. Declared after journal_:
+  // destroyed (joined, its queue run) first. Bounded by admission: at most
+  // capacity + accepting_ + workers jobs have records queued, <= 3 each.
+  std::unique_ptr<runtime::WorkerPool> journal_writer_;
+  std::size_t accepting_ = 0;  // submissions whose accept record is being written (count against capacity)
   std::set<JobId> stopped_by_shutdown_;   // cancelled by the drain, not a client: resumed after a restart
+  std::set<JobId> batch_members_;        // running in a batch besides its worker's head job (cancel_running)
+  std::uint64_t batches_total_ = 0, batched_jobs_total_ = 0;  // prover calls of >= 2 jobs, and their jobs
 
   // Counters for metrics (monotonic).
   std::uint64_t submitted_total_ = 0, deduplicated_total_ = 0;
@@ -174,8 +243,14 @@ class Engine {
   // fresh toxic waste and progress logging.
   std::function<groth16::Parameters(const groth16::R1cs&, ThreadPool&)> porep_generator_;
   std::size_t synthesis_lanes_ = 1;
-  std::map<std::string, policy::Reservation> srs_charges_;  // loaded parameters, by SRS key
-  std::map<std::string, std::uint64_t> srs_host_bytes_;     // same keys, for status
+  // Residency of every parameter set the engine loads (demo "demo-<n>",
+  // PoRep "porep-<sector size>"). The policy's "pinned" tier is the engine's
+  // in-memory copy (ParamStore / PorepState; ordinary pageable memory today),
+  // charged to memory_ while resident. No device capacity is given to the
+  // manager: the device copy follows the back end (DeviceSet) and is dropped
+  // with the host copy. After memory_ (it holds reservations on it).
+  std::unique_ptr<policy::SteadyClock> own_srs_clock_;
+  std::unique_ptr<policy::SrsManager> srs_;
   PipelineDeps pipeline_deps();
 
   // PoRep C2: compiled partition shapes and parameters per sector size,

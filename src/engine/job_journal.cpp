@@ -539,6 +539,7 @@ void JobJournal::remove_orphan_inputs(const JournalRecovery& recovery) {
 }
 
 std::optional<Error> JobJournal::accepted(JobId id, const JobRequest& request, Priority priority) {
+  if (config_.before_write) config_.before_write("accepted");
   auto fail = [&](const std::string& why) {
     log_.error("journal: cannot record a job", {{"job", id}, {"error", why}});
     return Error{ErrorKind::kInternal, "cannot record the job durably: " + why};
@@ -562,6 +563,7 @@ std::optional<Error> JobJournal::accepted(JobId id, const JobRequest& request, P
 }
 
 void JobJournal::started(JobId id) {
+  if (config_.before_write) config_.before_write("started");
   auto it = keys_.find(id);
   if (it == keys_.end()) return;
   if (auto r = journal_->started(it->second); !r)
@@ -569,6 +571,7 @@ void JobJournal::started(JobId id) {
 }
 
 void JobJournal::finished(JobId id, JobState state, const ProofOutput& output, const std::optional<Error>& error) {
+  if (config_.before_write) config_.before_write("finished");
   auto it = keys_.find(id);
   if (it == keys_.end()) return;  // not journaled (a restored finished job cannot finish again)
   const std::string& key = it->second;

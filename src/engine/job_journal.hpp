@@ -32,6 +32,11 @@
 // Every record is synced (the journal's sync_every_record): a terminal
 // record must be durable before the job's input file is deleted. One
 // fdatasync per job event is nothing next to a proof of seconds to minutes.
+// The engine hands a client the job id only after accepted() returned
+// (Engine::submit_durable); start and finish records are queued to the
+// writer thread without waiting, so a result can reach an awaiter before its
+// terminal record is durable: a crash then re-runs the job (see
+// Engine::journal_finished).
 //
 // A job found running at a restart is resumed, but a job that keeps taking the
 // daemon down with it fails after max_interrupted_runs such starts.
@@ -43,18 +48,23 @@
 // the journal itself, or a directory locked by another daemon, stops the start
 // (JobJournalError): serving without durability would lie to clients.
 //
-// Threading: none, blocking file I/O. The engine calls it on the loop thread;
-// the cost there is one fdatasync per job event plus, at submit, writing and
-// checksumming the input (a 32 GiB C1 of ~50 MB: ~0.2 s).
+// Threading: none, blocking file I/O; not thread-safe. open() runs on the
+// loop at start; afterwards the engine calls accepted/started/finished only
+// from its single journal writer thread (Engine::journal_writer_), in the
+// order it posts them, so the loop never waits on an fdatasync (each costs
+// ~10 ms; a submit's input write and checksum up to ~0.2 s for a 50 MB C1).
+// input_kept() reads state fixed at open() and may be called from the loop.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -82,6 +92,9 @@ struct JobJournalConfig {
   std::uint32_t max_interrupted_runs = 3;
   // Wall time: retention must survive a reboot. nullptr: the system clock.
   const policy::Clock* clock = nullptr;
+  // Tests: called on the writing thread before each durable job event
+  // ("accepted", "started", "finished"), e.g. to simulate a slow disk.
+  std::function<void(std::string_view event)> before_write;
 };
 
 // A job found in the journal at start-up.

@@ -88,6 +88,14 @@ policy::Reservation MemoryGate::charge(std::uint64_t bytes) {
   return out;
 }
 
+policy::Reservation MemoryGate::charge_evictable(std::uint64_t bytes) {
+  auto r = budget_.try_reserve(0, Priority::kCritical);
+  if (!r) return {};
+  policy::Reservation out = std::move(r.value());
+  out.settle(bytes);  // already allocated: charged at once, even past the total
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 // DeviceSet
 
@@ -155,6 +163,15 @@ std::vector<DeviceWorkerView> DeviceSet::views() const {
     BackendMemory m = s.backend->memory();
     v.memory_total_bytes = m.total_bytes;
     v.memory_free_bytes = m.free_bytes;
+    if (std::optional<ProverStage> ps = s.backend->prover_stage()) {
+      v.prover_stage = ps->name;
+      auto now = std::chrono::steady_clock::now();
+      v.prover_stage_ms = now > ps->started ? static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - ps->started).count()) : 0;
+      v.prover_stream = ps->stream;
+      v.prover_streams = ps->streams;
+      v.prover_events = ps->events;
+    }
     out.push_back(std::move(v));
   };
   for (const auto& s : gpus_) add(*s);

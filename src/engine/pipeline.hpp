@@ -64,6 +64,10 @@ class MemoryGate {
   // once, even past the total. Empty (untracked) only when a CRITICAL waiter
   // is queued.
   policy::Reservation charge(std::uint64_t bytes);
+  // Like charge() for memory that may be given back (an evictable parameter
+  // set, engine.cpp "SRS residency"): not counted as held for good.
+  policy::Reservation charge_evictable(std::uint64_t bytes);
+  policy::MemoryBudget& budget() { return budget_; }
   policy::BudgetStats stats() const { return budget_.stats(); }
   std::uint64_t total_bytes() const { return budget_.total_bytes(); }
 

@@ -55,6 +55,28 @@ bool JobQueue::remove(JobId id) {
   return true;
 }
 
+std::vector<JobId> JobQueue::take_matching(Priority p, std::size_t max, const std::function<bool(JobId)>& fits) {
+  std::vector<JobId> taken;
+  // Keys of one priority are contiguous in order_ (sorted by negated priority, then sequence).
+  auto it = order_.lower_bound(Key{-static_cast<int>(p), 0, 0});
+  while (taken.size() < max && it != order_.end() && it->neg_priority == -static_cast<int>(p)) {
+    if (!fits(it->id)) {
+      ++it;
+      continue;
+    }
+    taken.push_back(it->id);
+    index_.erase(it->id);
+    --per_priority_[static_cast<int>(p)];
+    it = order_.erase(it);
+  }
+  return taken;
+}
+
+std::optional<Priority> JobQueue::top_priority() const {
+  if (order_.empty()) return std::nullopt;
+  return static_cast<Priority>(-order_.begin()->neg_priority);
+}
+
 std::optional<std::size_t> JobQueue::position(JobId id) const {
   auto it = index_.find(id);
   if (it == index_.end()) return std::nullopt;
@@ -91,6 +113,22 @@ void JobBook::restore(JobId id, const std::string& request_id) {
   jobs_.emplace(id, Entry{name, std::nullopt});
   by_request_.emplace(name, id);
   next_id_ = std::max(next_id_, id + 1);
+}
+
+void JobBook::forget(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  if (auto r = by_request_.find(it->second.request_id); r != by_request_.end() && r->second == id) by_request_.erase(r);
+  if (it->second.expires_at) {
+    auto [first, last] = expiry_.equal_range(*it->second.expires_at);
+    for (auto e = first; e != last; ++e) {
+      if (e->second == id) {
+        expiry_.erase(e);
+        break;
+      }
+    }
+  }
+  jobs_.erase(it);
 }
 
 std::optional<JobId> JobBook::find(const std::string& request_id) const {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -50,6 +51,13 @@ class JobQueue {
   std::optional<JobId> pop();
   // Removes a queued job (cancel); false if it is not queued.
   bool remove(JobId id);
+  // Batch collection: removes and returns, in service order, up to `max`
+  // queued jobs of priority exactly `p` for which `fits(id)` holds. Only the
+  // batch head's own priority joins it, so a batch never lifts a lower-priority
+  // job over work queued before it.
+  std::vector<JobId> take_matching(Priority p, std::size_t max, const std::function<bool(JobId)>& fits);
+  // The highest priority with a queued job; nullopt when empty.
+  std::optional<Priority> top_priority() const;
 
   bool empty() const { return order_.empty(); }
   std::size_t size() const { return order_.size(); }
@@ -98,6 +106,9 @@ class JobBook {
   // Re-registers a job recovered from the journal under its original id and
   // request id (empty: the generated name); later ids are above it.
   void restore(JobId id, const std::string& request_id);
+  // Drops a job registered for a submission that then failed (its journal
+  // write): its request id is free again; its id is not reused.
+  void forget(JobId id);
   // The id the next new job gets.
   JobId next_id() const { return next_id_; }
   // Issues no id below `id` (ids are never reused across restarts).

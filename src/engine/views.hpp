@@ -73,6 +73,13 @@ struct DeviceWorkerView {
   std::string resident_srs;     // parameters resident on the device ("" none)
   std::uint64_t resident_srs_bytes = 0;
   std::uint64_t memory_total_bytes = 0, memory_free_bytes = 0;  // device memory (0 for the CPU)
+  // The GPU prover's own stage inside a prove ("evaluate", "h_ntt", "h_msm",
+  // "l_msm", "a_msm", "b_msm"...; "" when none is running or the back end
+  // does not report it), since when, and on which CUDA stream.
+  std::string prover_stage;
+  std::uint64_t prover_stage_ms = 0;  // elapsed in the stage
+  std::uint64_t prover_stream = 0;    // the stream's handle value (0: the default stream)
+  std::uint32_t prover_streams = 0, prover_events = 0;  // CUDA streams and events the prover owns (0: unknown)
 };
 
 // Where a parameter set (SRS) is held: tier "host" (in memory) or "device".

@@ -68,6 +68,41 @@ TEST(GpuService, ProvesOnItsThreadLikeTheCpuAndKeepsTheSrs) {
   }
 }
 
+// The stage observer sees every stage of each instance in order, device
+// stages on the prover's (non-default) compute stream; the back end reports
+// no stage once prove() has returned.
+TEST(GpuService, StageObserverReportsEachStageInOrder) {
+  CUZK_REQUIRE_GPU();
+  ThreadPool math(4);
+  Demo d = make_demo(10, math);
+  cuzk::gpu::Device device(0);
+  cuzk::gpu::GpuProver prover(device, math);
+  std::vector<std::pair<std::string, std::uintptr_t>> seen;
+  prover.set_stage_observer(
+      [&seen](std::string_view stage, std::uintptr_t stream) { seen.emplace_back(std::string(stage), stream); });
+  const groth16::Witness ws[2] = {d.witness, d.witness};
+  const groth16::Blinding bs[2] = {groth16::random_blinding(), groth16::random_blinding()};
+  ASSERT_EQ(prover.prove(d.params, d.r1cs, ws, bs).size(), 2u);
+  const std::vector<std::string> order = {"evaluate", "h_ntt", "h_msm", "l_msm", "a_msm", "b_msm", "assemble"};
+  ASSERT_EQ(seen.size(), 2 * order.size());
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    const std::string& want = order[i % order.size()];
+    EXPECT_EQ(seen[i].first, want) << i;
+    const bool host = want == "evaluate" || want == "assemble";
+    EXPECT_EQ(seen[i].second == 0, host) << want;
+  }
+  GpuBackend gpu(0, math);
+  EXPECT_FALSE(gpu.prover_stage().has_value());
+  groth16::Blinding b = groth16::random_blinding();
+  std::promise<void> done;
+  asio::post(gpu.runner().executor(), [&] {
+    gpu.prove(d.params, d.r1cs, std::span(&d.witness, 1), std::span(&b, 1), nullptr);
+    done.set_value();
+  });
+  done.get_future().get();
+  EXPECT_FALSE(gpu.prover_stage().has_value());
+}
+
 TEST(GpuService, DevelopmentParametersMatchTheCpu) {
   CUZK_REQUIRE_GPU();
   if (!GpuBackend::has_gpu_setup()) GTEST_SKIP() << "built without gpu/setup: parameters are made on the CPU";

@@ -176,6 +176,22 @@ void render_devices(std::vector<std::string>& out, const eng::EngineStatus& e) {
                   pad_right(d.stage.empty() ? "idle" : d.stage, 8) + " " + pad_left(std::to_string(d.jobs_placed), 6) +
                   " " + pad_left(std::to_string(d.proofs_done), 7) + " " +
                   pad_left(std::to_string(d.verify_failures), 5) + "  " + pad_right(srs, 24) + " " + mem);
+    // The GPU prover's own stage, under its device's line, while it runs.
+    if (!d.prover_stage.empty()) {
+      std::string line = "      prover stage " + d.prover_stage + " for " + std::to_string(d.prover_stage_ms) + " ms on ";
+      if (d.prover_stream == 0) {
+        line += "the default stream";
+      } else {
+        char hex[32];
+        std::snprintf(hex, sizeof hex, "stream 0x%llx", static_cast<unsigned long long>(d.prover_stream));
+        line += hex;
+      }
+      if (d.prover_streams > 0 || d.prover_events > 0) {
+        line += " (prover owns " + std::to_string(d.prover_streams) + " streams, " +
+                std::to_string(d.prover_events) + " events)";
+      }
+      out.push_back(line);
+    }
   }
 }
 

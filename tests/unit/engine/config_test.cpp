@@ -103,6 +103,8 @@ TEST(Config, ExampleFileDocumentsTheDefaults) {
   EXPECT_EQ(example.engine.admission.reserved_for_urgent, d.engine.admission.reserved_for_urgent);
   EXPECT_EQ(example.engine.result_ttl, d.engine.result_ttl);
   EXPECT_EQ(example.engine.max_demo_log_domain, d.engine.max_demo_log_domain);
+  EXPECT_EQ(example.engine.batch_max_size, d.engine.batch_max_size);
+  EXPECT_EQ(example.engine.batch_max_wait, d.engine.batch_max_wait);
   EXPECT_EQ(example.math_threads, d.math_threads);
   EXPECT_EQ(example.pipeline_threads, d.pipeline_threads);
   EXPECT_EQ(example.log_level, d.log_level);

@@ -23,6 +23,7 @@ class FakeBackend final : public DeviceBackend {
   struct Call {
     Clock::time_point start, end;
     std::size_t aux = 0;  // witness size, to tell circuits apart
+    std::size_t instances = 0;  // witnesses in the call (a batch proves several)
   };
 
   FakeBackend(std::string name, std::uint32_t ordinal, ThreadPool& math)
@@ -41,6 +42,8 @@ class FakeBackend final : public DeviceBackend {
   std::uint64_t srs_device_bytes(const groth16::Parameters& p) const override { return params_host_bytes(p); }
   std::uint64_t host_bytes_per_instance(const groth16::R1cs&) const override { return host_bytes; }
   runtime::WorkerPool& runner() override { return runner_; }
+  std::atomic<int> srs_releases{0};  // release_resident_srs() calls
+  void release_resident_srs() override { ++srs_releases; }
 
   std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
                                     std::span<const groth16::Witness> witnesses,
@@ -48,6 +51,7 @@ class FakeBackend final : public DeviceBackend {
     Call call;
     call.start = Clock::now();
     call.aux = witnesses.empty() ? 0 : witnesses[0].aux.size();
+    call.instances = witnesses.size();
     if (int d = delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
     if (take(throw_next)) {
       record(call);
@@ -59,6 +63,16 @@ class FakeBackend final : public DeviceBackend {
     if (breakdown) *breakdown = ProveBreakdown{};
     record(call);
     return proofs;
+  }
+
+  // What prover_stage() reports (a GPU back end forwards its prover's stage observer).
+  void set_stage_report(std::optional<ProverStage> s) {
+    std::lock_guard lock(mu_);
+    stage_report_ = std::move(s);
+  }
+  std::optional<ProverStage> prover_stage() const override {
+    std::lock_guard lock(mu_);
+    return stage_report_;
   }
 
   std::vector<Call> calls() const {
@@ -85,6 +99,7 @@ class FakeBackend final : public DeviceBackend {
   runtime::WorkerPool runner_;
   mutable std::mutex mu_;
   std::vector<Call> calls_;
+  std::optional<ProverStage> stage_report_;
 };
 
 }  // namespace cuzk::engine::testing

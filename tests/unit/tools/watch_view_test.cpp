@@ -222,9 +222,28 @@ TEST(WatchView, DevicesBudgetAndSrs) {
   EXPECT_LT(host, dev);
   for (const auto& l : lines) EXPECT_EQ(l.find("parameters in memory"), std::string::npos) << l;  // subsumed
 
+  // No prover stage reported: no stage line.
+  for (const auto& l : lines) EXPECT_EQ(l.find("prover stage"), std::string::npos) << l;
+
   e.memory = {0, 1u << 20, 0, 1u << 20, 0, 0};
   lines = render_watch(WatchInput{"a", s, nullptr, 0}, {});
   EXPECT_NE(line_with(lines, "memory budget").find("reserved 1.0 MiB (unlimited)"), std::string::npos);
+
+  // The GPU prover's stage goes on a line right under its device's.
+  e.devices[0].prover_stage = "h_msm";
+  e.devices[0].prover_stage_ms = 120;
+  e.devices[0].prover_stream = 0x5a00;
+  e.devices[0].prover_streams = 3;
+  e.devices[0].prover_events = 8;
+  lines = render_watch(WatchInput{"a", s, nullptr, 0}, {});
+  std::size_t gi = index_of(lines, "cuda:0 NVIDIA H200");
+  ASSERT_LT(gi + 1, lines.size());
+  EXPECT_EQ(lines[gi + 1], "      prover stage h_msm for 120 ms on stream 0x5a00 (prover owns 3 streams, 8 events)");
+  e.devices[0].prover_stream = 0;
+  e.devices[0].prover_streams = 0;
+  e.devices[0].prover_events = 0;
+  lines = render_watch(WatchInput{"a", s, nullptr, 0}, {});
+  EXPECT_EQ(lines[index_of(lines, "cuda:0 NVIDIA H200") + 1], "      prover stage h_msm for 120 ms on the default stream");
 }
 
 TEST(WatchView, Formats) {

@@ -13,6 +13,7 @@
 //     await (--job ID | --request-id ID) [--timeout-ms T]
 //     cancel (--job ID | --request-id ID)
 //     status | metrics | preload-srs ID | evict-srs ID
+//     preload | evict (--params FILE | --srs ID)
 //     (watch: commands/watch.cpp)
 //
 // `prove` is shared with the offline prover: naming a built-in circuit with
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -63,6 +65,7 @@ struct DaemonArgs {
   std::uint64_t job = 0;
   std::uint64_t timeout_ms = 0;
   std::string circuit_id;
+  std::string params_file;  // preload/evict --params FILE
   std::string porep_c1;   // prove --porep-c1 FILE
   std::string proof_out;  // prove --proof OUT (with --porep-c1)
 };
@@ -431,6 +434,32 @@ void preload(Context& ctx, const DaemonArgs& a) {
                    static_cast<unsigned long long>(info.load_ms));
 }
 
+// The daemon's parameter-set id for a parameter file: "demo-<n>" for the
+// files the daemon writes for the demo circuit, "porep-<size>" for a PoRep
+// file under its official or development name (rust-fil-proofs names).
+std::string srs_id_for_params_file(const std::string& path) {
+  namespace fc = cuzk::circuits::filecoin;
+  const std::string name = std::filesystem::path(path).filename().string();
+  for (const fc::SealProofInfo& info : fc::seal_proofs()) {
+    if (name == fc::official_param_names(info.proof).params || name == fc::dev_param_names(info.proof).params) {
+      std::string_view size = info.name;  // "StackedDrg32GiBV1_1"
+      size.remove_prefix(std::string_view("StackedDrg").size());
+      return "porep-" + std::string(size.substr(0, size.rfind('V')));
+    }
+  }
+  const std::string stem = std::filesystem::path(path).stem().string();
+  if (stem.rfind("demo-", 0) == 0) return stem;
+  throw CLI::ValidationError("--params", "not a parameter file this daemon serves: " + name +
+                                             " (expected demo-N.params or a PoRep .params name)");
+}
+
+// preload/evict --params FILE | --srs ID: resolve to the id.
+DaemonArgs with_srs_id(DaemonArgs a) {
+  if (!a.params_file.empty()) a.circuit_id = srs_id_for_params_file(a.params_file);
+  if (a.circuit_id.empty()) throw CLI::ValidationError("--params", "give --params FILE or --srs ID");
+  return a;
+}
+
 void evict(Context& ctx, const DaemonArgs& a) {
   cuzk::rpc::Client client(a.addr);
   unwrap(client.evict(a.circuit_id));
@@ -539,6 +568,15 @@ void register_daemon(CLI::App& app, Context& ctx) {
   auto* ev = app.add_subcommand("evict-srs", "drop a circuit's parameters from memory");
   ev->add_option("circuit_id", args->circuit_id, "e.g. demo-10")->required();
   ev->callback([&ctx, args] { guarded(ctx, [&] { evict(ctx, *args); }); });
+  // The CLI contract's spelling: preload/evict --params FILE (or --srs ID).
+  auto* pl2 = app.add_subcommand("preload", "load (or generate) a parameter set: --params FILE or --srs ID");
+  pl2->add_option("--params", args->params_file, "parameter file (demo-N.params, PoRep official or -dev name)");
+  pl2->add_option("--srs", args->circuit_id, "parameter-set id (demo-14, porep-32GiB)");
+  pl2->callback([&ctx, args] { guarded(ctx, [&] { preload(ctx, with_srs_id(*args)); }); });
+  auto* ev2 = app.add_subcommand("evict", "drop a parameter set from memory and devices: --params FILE or --srs ID");
+  ev2->add_option("--params", args->params_file, "parameter file (demo-N.params, PoRep official or -dev name)");
+  ev2->add_option("--srs", args->circuit_id, "parameter-set id (demo-14, porep-32GiB)");
+  ev2->callback([&ctx, args] { guarded(ctx, [&] { evict(ctx, with_srs_id(*args)); }); });
 }
 
 }  // namespace cuzkctl

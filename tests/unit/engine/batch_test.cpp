@@ -1,0 +1,324 @@
+// Batching of same-circuit demo jobs: JobQueue::take_matching (the pure
+// collection step), then the engine with a fake device back end: queued jobs
+// of one size become ONE prove call of several witnesses, sizes are never
+// mixed, a more urgent job is not held behind a waiting batch, a cancelled
+// member leaves only itself, and every member's proof verifies on its own.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "daemon/config.hpp"
+#include "engine/engine.hpp"
+#include "groth16/proof.hpp"
+#include "groth16/verifier.hpp"
+#include "unit/engine/fake_backend.hpp"
+
+namespace cuzk::engine {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using testing::FakeBackend;
+
+TEST(JobQueueBatch, TakesMatchingJobsOfOnePriorityInServiceOrder) {
+  JobQueue q(AdmissionPolicy{16, 1});
+  // Even ids "fit" the batch.
+  ASSERT_TRUE(q.push(1, Priority::kNormal));
+  ASSERT_TRUE(q.push(2, Priority::kNormal));
+  ASSERT_TRUE(q.push(3, Priority::kNormal));
+  ASSERT_TRUE(q.push(4, Priority::kLow));
+  ASSERT_TRUE(q.push(6, Priority::kNormal));
+  ASSERT_TRUE(q.push(8, Priority::kNormal));
+  ASSERT_TRUE(q.push(10, Priority::kHigh));
+  EXPECT_EQ(q.top_priority(), Priority::kHigh);
+  auto even = [](JobId id) { return id % 2 == 0; };
+  // Bounded by max; the LOW even job (4) and the HIGH one (10) are not taken.
+  EXPECT_EQ(q.take_matching(Priority::kNormal, 2, even), (std::vector<JobId>{2, 6}));
+  EXPECT_EQ(q.take_matching(Priority::kNormal, 5, even), (std::vector<JobId>{8}));
+  EXPECT_TRUE(q.take_matching(Priority::kNormal, 5, even).empty());
+  EXPECT_EQ(q.size(), 4u);
+  EXPECT_EQ(q.size(Priority::kNormal), 2u);
+  EXPECT_EQ(q.snapshot(), (std::vector<JobId>{10, 1, 3, 4}));
+  EXPECT_FALSE(q.position(6).has_value());
+  EXPECT_EQ(q.pop(), JobId{10});
+  EXPECT_EQ(q.top_priority(), Priority::kNormal);
+  q.pop();
+  q.pop();
+  q.pop();
+  EXPECT_FALSE(q.top_priority().has_value());
+}
+
+fs::path temp_dir(const char* prefix) {
+  std::string tmpl = std::string("/tmp/") + prefix + "-XXXXXX";
+  return ::mkdtemp(tmpl.data());
+}
+
+struct Rig {
+  explicit Rig(std::size_t batch_max_size, std::chrono::milliseconds batch_max_wait)
+      : log(runtime::LogLevel::kWarn), math(2), cpu(3) {
+    dir = temp_dir("cuzk-batch-test");
+    params = std::make_unique<ParamStore>(dir, math, log);
+    EngineConfig cfg;
+    cfg.admission = AdmissionPolicy{16, 1};
+    cfg.max_demo_log_domain = 10;
+    cfg.drain_timeout = 10s;
+    cfg.batch_max_size = batch_max_size;
+    cfg.batch_max_wait = batch_max_wait;
+    engine = std::make_unique<Engine>(loop.executor(), cpu, math, *params, log, cfg);
+    fake = std::make_shared<FakeBackend>("fake:0", 0, math);
+    engine->set_gpu_backends({fake});
+  }
+  ~Rig() {
+    engine.reset();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  runtime::EventLoop loop;
+  runtime::Logger log;
+  ThreadPool math;
+  runtime::WorkerPool cpu;
+  fs::path dir;
+  std::unique_ptr<ParamStore> params;
+  std::shared_ptr<FakeBackend> fake;
+  std::unique_ptr<Engine> engine;
+};
+
+JobRequest demo(std::uint32_t size, std::uint64_t seed, Priority p = Priority::kNormal) {
+  JobRequest r;
+  r.demo_log_domain = size;
+  r.demo_seed = seed;
+  r.priority = p;
+  return r;
+}
+
+// Decodes and verifies a demo job's output independently of the engine.
+bool output_verifies(const ProofOutput& out) {
+  auto proofs = groth16::decode_proofs(out.proof);
+  if (!proofs || proofs->size() != 1) return false;
+  auto pvk = groth16::prepare_verifying_key(groth16::decode_vk(out.vk_bytes));
+  std::vector<ff::Fr> inputs;
+  for (const auto& le : out.public_inputs) {
+    ff::Fr x;
+    if (!ff::Fr::from_bytes_le(le, x)) return false;
+    inputs.push_back(x);
+  }
+  return groth16::verify(pvk, proofs->at(0), inputs) == groth16::VerifyResult::kValid;
+}
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+// Awaits a job and expects a verified proof (its own public inputs) and timings.
+asio::awaitable<void> expect_done(Engine& e, JobId id) {
+  auto out = co_await e.await(id, 0ms);
+  EXPECT_TRUE(out.ok()) << "job " << id;
+  if (!out.ok()) co_return;
+  EXPECT_TRUE(output_verifies(out.value().output)) << "job " << id;
+  EXPECT_GE(out.value().output.timings.total_ms, out.value().output.timings.prove_ms);
+}
+
+template <class Body>
+void run_scenario(Rig& rig, Body body) {
+  rig.engine->start();
+  runtime::TaskSet tasks(rig.loop.executor());
+  bool finished = false;
+  tasks.spawn([](Rig& r, Body b, bool& done) -> asio::awaitable<void> {
+    co_await b(*r.engine);
+    co_await r.engine->drain();
+    done = true;
+  }(rig, body, finished));
+  rig.loop.run();
+  EXPECT_TRUE(finished);
+}
+
+TEST(EngineBatch, QueuedJobsOfOneSizeAreProvedInOneCall) {
+  Rig rig(4, 0ms);
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    // Submitted without yielding: all three are queued when the worker runs.
+    std::vector<JobId> ids;
+    for (std::uint64_t seed : {1, 2, 3}) ids.push_back(e.submit(demo(5, seed)).value().id);
+    for (JobId id : ids) co_await expect_done(e, id);
+    EXPECT_EQ(e.status().devices.at(0).proofs_done, 3u);
+    EXPECT_NE(e.metrics().find("cuzk_batches_total 1\n"), std::string::npos);
+    EXPECT_NE(e.metrics().find("cuzk_batched_jobs_total 3\n"), std::string::npos);
+  });
+  auto calls = rig.fake->calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].instances, 3u);
+}
+
+TEST(EngineBatch, SizesAreNotMixedAndTheMaximumHolds) {
+  Rig rig(2, 0ms);
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    std::vector<JobId> ids;
+    ids.push_back(e.submit(demo(5, 1)).value().id);
+    ids.push_back(e.submit(demo(6, 2)).value().id);
+    ids.push_back(e.submit(demo(5, 3)).value().id);
+    ids.push_back(e.submit(demo(5, 4)).value().id);
+    for (JobId id : ids) co_await expect_done(e, id);
+  });
+  auto calls = rig.fake->calls();
+  ASSERT_EQ(calls.size(), 3u);
+  // demo-5 x2 (the maximum), demo-6 alone, then the last demo-5.
+  EXPECT_EQ(calls[0].instances, 2u);
+  EXPECT_EQ(calls[1].instances, 1u);
+  EXPECT_EQ(calls[2].instances, 1u);
+  EXPECT_EQ(calls[0].aux, calls[2].aux);
+  EXPECT_NE(calls[0].aux, calls[1].aux);
+}
+
+TEST(EngineBatch, BatchingOffProvesEachJobAlone) {
+  Rig rig(1, 0ms);
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    JobId a = e.submit(demo(5, 1)).value().id;
+    JobId b = e.submit(demo(5, 2)).value().id;
+    co_await expect_done(e, a);
+    co_await expect_done(e, b);
+  });
+  auto calls = rig.fake->calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].instances, 1u);
+}
+
+TEST(EngineBatch, UrgentJobFlushesAWaitingBatch) {
+  Rig rig(4, 5000ms);  // a batch would wait 5 s for more jobs
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    EXPECT_TRUE((co_await e.preload("demo-5")).ok());
+    auto t0 = std::chrono::steady_clock::now();
+    JobId normal = e.submit(demo(5, 1)).value().id;
+    co_await sleep_for(100ms);  // the worker took it and waits for more
+    EXPECT_EQ(e.status().jobs.at(0).state, JobState::kQueued);
+    JobId critical = e.submit(demo(5, 2, Priority::kCritical)).value().id;
+    // Both well before the 5 s wait: the critical job ended the wait, and it
+    // did not join the NORMAL batch.
+    auto c = co_await e.await(critical, 4000ms);
+    EXPECT_TRUE(c.ok());
+    auto n = co_await e.await(normal, 4000ms);
+    EXPECT_TRUE(n.ok());
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 4000ms);
+  });
+  auto calls = rig.fake->calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].instances, 1u);
+  EXPECT_EQ(calls[1].instances, 1u);
+}
+
+TEST(EngineBatch, WaitingBatchDoesNotHoldOtherWorkAndCriticalNeverWaits) {
+  Rig rig(4, 5000ms);
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    EXPECT_TRUE((co_await e.preload("demo-5")).ok());
+    EXPECT_TRUE((co_await e.preload("demo-6")).ok());
+    auto t0 = std::chrono::steady_clock::now();
+    JobId waiting = e.submit(demo(5, 1)).value().id;
+    co_await sleep_for(100ms);
+    JobId other = e.submit(demo(6, 2)).value().id;  // cannot join: flushes the demo-5 batch
+    EXPECT_TRUE((co_await e.await(waiting, 2000ms)).ok());
+    // `other` now heads its own waiting batch; a CRITICAL job flushes it and
+    // then runs without waiting for company.
+    JobId critical = e.submit(demo(5, 3, Priority::kCritical)).value().id;
+    EXPECT_TRUE((co_await e.await(other, 2000ms)).ok());
+    EXPECT_TRUE((co_await e.await(critical, 2000ms)).ok());
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 4000ms);
+  });
+  EXPECT_EQ(rig.fake->calls().size(), 3u);
+}
+
+TEST(EngineBatch, CancelledMemberLeavesOnlyItself) {
+  Rig rig(4, 3000ms);
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    EXPECT_TRUE((co_await e.preload("demo-5")).ok());
+    JobId a = e.submit(demo(5, 1)).value().id;
+    JobId b = e.submit(demo(5, 2)).value().id;
+    co_await sleep_for(100ms);  // a and b collected, the batch waits for more
+    auto cancelled = e.cancel(b);
+    EXPECT_TRUE(cancelled.ok());
+    if (cancelled.ok()) {
+      EXPECT_EQ(cancelled.value().state, JobState::kCancelled);
+    }
+    JobId c = e.submit(demo(5, 3)).value().id;
+    JobId d = e.submit(demo(5, 4)).value().id;  // the fourth fills the batch: it goes now
+    co_await expect_done(e, a);
+    co_await expect_done(e, c);
+    co_await expect_done(e, d);
+    auto rb = co_await e.await(b, 0ms);
+    EXPECT_FALSE(rb.ok());
+    if (!rb.ok()) {
+      EXPECT_EQ(rb.error().kind, ErrorKind::kCancelled);
+    }
+  });
+  auto calls = rig.fake->calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].instances, 3u);
+}
+
+TEST(EngineBatch, CancelDuringTheProveEndsOnlyThatMember) {
+  Rig rig(4, 0ms);
+  rig.fake->delay_ms = 400;
+  run_scenario(rig, [&rig](Engine& e) -> asio::awaitable<void> {
+    std::vector<JobId> ids;
+    for (std::uint64_t seed : {1, 2, 3}) ids.push_back(e.submit(demo(5, seed)).value().id);
+    // Wait until the device holds the batch, then cancel the middle member.
+    for (int i = 0; i < 500 && e.status().devices.at(0).stage.find("batch") == std::string::npos; ++i)
+      co_await sleep_for(10ms);
+    EXPECT_NE(e.status().devices.at(0).stage.find("batch of 3"), std::string::npos);
+    EXPECT_TRUE(e.cancel(ids[1]).ok());
+    co_await expect_done(e, ids[0]);
+    co_await expect_done(e, ids[2]);
+    auto rb = co_await e.await(ids[1], 0ms);
+    EXPECT_FALSE(rb.ok());
+    if (!rb.ok()) {
+      EXPECT_EQ(rb.error().kind, ErrorKind::kCancelled);
+    }
+    EXPECT_EQ(rig.fake->calls().size(), 1u);
+  });
+}
+
+TEST(EngineBatch, CorruptProofOfOneMemberIsProvedAgainOnTheCpu) {
+  Rig rig(4, 0ms);
+  rig.fake->corrupt_next = 1;  // the first proof of the batch comes back wrong
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    std::vector<JobId> ids;
+    for (std::uint64_t seed : {1, 2}) ids.push_back(e.submit(demo(5, seed)).value().id);
+    for (JobId id : ids) co_await expect_done(e, id);
+    EngineStatus s = e.status();
+    EXPECT_EQ(s.cpu_retries_total, 1u);
+    EXPECT_EQ(s.devices.at(0).verify_failures, 1u);
+    EXPECT_EQ(s.devices.at(0).proofs_done, 1u);
+    EXPECT_EQ(s.devices.at(1).proofs_done, 1u);
+  });
+}
+
+TEST(DeviceStatus, CarriesTheProverStageOfItsBackend) {
+  runtime::EventLoop loop;
+  ThreadPool math(1);
+  runtime::WorkerPool cpu(1);
+  auto fake = std::make_shared<FakeBackend>("fake:0", 0, math);
+  DeviceSet set(loop.executor(), std::make_shared<CpuBackend>(cpu, math), {fake});
+  EXPECT_EQ(set.views().at(0).prover_stage, "");
+  fake->set_stage_report(ProverStage{"h_msm", std::chrono::steady_clock::now() - 250ms, 0x42, 3, 8});
+  std::vector<DeviceWorkerView> v = set.views();
+  EXPECT_EQ(v.at(0).prover_stage, "h_msm");
+  EXPECT_GE(v.at(0).prover_stage_ms, 250u);
+  EXPECT_LT(v.at(0).prover_stage_ms, 60'000u);
+  EXPECT_EQ(v.at(0).prover_stream, 0x42u);
+  EXPECT_EQ(v.at(0).prover_streams, 3u);
+  EXPECT_EQ(v.at(0).prover_events, 8u);
+  EXPECT_EQ(v.at(1).prover_stage, "");  // the CPU back end reports none
+}
+
+TEST(EngineBatch, ConfigKeys) {
+  daemon::Config d = daemon::parse_config("", "test");
+  EXPECT_EQ(d.engine.batch_max_size, 4u);
+  EXPECT_EQ(d.engine.batch_max_wait, 0ms);
+  daemon::Config c = daemon::parse_config("[engine]\nbatch_max_size = 8\nbatch_max_wait_ms = 250\n", "test");
+  EXPECT_EQ(c.engine.batch_max_size, 8u);
+  EXPECT_EQ(c.engine.batch_max_wait, 250ms);
+  EXPECT_THROW(daemon::parse_config("[engine]\nbatch_max_size = 0\n", "test"), daemon::ConfigError);
+  EXPECT_THROW(daemon::parse_config("[engine]\nbatch_max_wait_ms = 600000\n", "test"), daemon::ConfigError);
+}
+
+}  // namespace
+}  // namespace cuzk::engine

@@ -1,0 +1,215 @@
+// Parameter-set residency in the engine (policy::SrsManager wired in): a job's
+// lease blocks eviction, an idle set is evicted after srs_min_idle (its budget
+// charge given back, the back end's device copy released) and the next job
+// loads it again, explicit evict/preload, and the status lists the tiers.
+// The manager's clock is a FakeClock moved by the test; the sweep runs every
+// few milliseconds of real time.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "daemon/config.hpp"
+#include "engine/engine.hpp"
+#include "unit/engine/fake_backend.hpp"
+
+namespace cuzk::engine {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using testing::FakeBackend;
+
+struct Rig {
+  Rig() : log(runtime::LogLevel::kWarn), math(2), cpu(2) {
+    char tmpl[] = "/tmp/cuzk-srs-test-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+    params = std::make_unique<ParamStore>(dir, math, log);
+    EngineConfig cfg;
+    cfg.admission = AdmissionPolicy{8, 1};
+    cfg.max_demo_log_domain = 12;
+    cfg.drain_timeout = 10s;
+    cfg.batch_max_size = 1;
+    cfg.srs_min_idle = 60s;
+    cfg.srs_max_host_bytes = 0;  // keep no idle set past min_idle
+    cfg.srs_sweep_period = 2ms;
+    cfg.srs_clock = &clock;
+    engine = std::make_unique<Engine>(loop.executor(), cpu, math, *params, log, cfg);
+    fake = std::make_shared<FakeBackend>("fake:0", 0, math);
+    engine->set_gpu_backends({fake});
+  }
+  ~Rig() {
+    engine.reset();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  runtime::EventLoop loop;
+  runtime::Logger log;
+  ThreadPool math;
+  runtime::WorkerPool cpu;
+  policy::FakeClock clock{policy::Millis{1'000'000}};
+  fs::path dir;
+  std::unique_ptr<ParamStore> params;
+  std::shared_ptr<FakeBackend> fake;
+  std::unique_ptr<Engine> engine;
+};
+
+JobRequest demo(std::uint32_t size, std::uint64_t seed) {
+  JobRequest r;
+  r.demo_log_domain = size;
+  r.demo_seed = seed;
+  return r;
+}
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+// The host-tier entry of `srs` in the status, or nullopt.
+std::optional<SrsResidencyView> host_entry(const Engine& e, const std::string& srs) {
+  for (const SrsResidencyView& v : e.status().srs)
+    if (v.srs == srs && v.tier == "host") return v;
+  return std::nullopt;
+}
+
+bool has_device_entry(const Engine& e, const std::string& srs) {
+  for (const SrsResidencyView& v : e.status().srs)
+    if (v.srs == srs && v.tier == "device") return true;
+  return false;
+}
+
+// Gives the sweep (every 2 ms) time to run; true once `pred` holds.
+template <class Pred>
+asio::awaitable<bool> eventually(Pred pred) {
+  for (int i = 0; i < 500 && !pred(); ++i) co_await sleep_for(2ms);
+  co_return pred();
+}
+
+asio::awaitable<void> scenario(Rig& rig, bool& finished) {
+  Engine& e = *rig.engine;
+
+  // 1. A running job's lease blocks eviction, explicit and idle.
+  rig.fake->delay_ms = 300;
+  auto a = e.submit(demo(5, 1));
+  EXPECT_TRUE(a.ok());
+  EXPECT_TRUE(co_await eventually([&] { return host_entry(e, "demo-5").has_value(); }));
+  auto busy = e.evict("demo-5");
+  EXPECT_FALSE(busy.ok());
+  if (!busy.ok()) {
+    EXPECT_EQ(busy.error().kind, ErrorKind::kOverloaded);
+  }
+  rig.clock.advance(10min);  // idle time does not count while in use
+  co_await sleep_for(20ms);  // several sweeps
+  EXPECT_TRUE(host_entry(e, "demo-5").has_value());
+  auto a_out = co_await e.await(a.value().id, 0ms);
+  EXPECT_TRUE(a_out.ok());
+  rig.fake->delay_ms = 0;
+
+  // 2. Idle: resident and charged to the budget until min_idle has passed.
+  auto entry = host_entry(e, "demo-5");
+  EXPECT_TRUE(entry.has_value());
+  const std::uint64_t bytes = entry ? entry->bytes : 0;
+  EXPECT_GT(bytes, 0u);
+  EXPECT_EQ(e.status().memory.reserved_bytes, bytes);  // nothing else holds memory now
+  EXPECT_TRUE(has_device_entry(e, "demo-5"));          // the fake keeps it on its device
+  rig.clock.advance(59s);
+  co_await sleep_for(20ms);
+  EXPECT_TRUE(host_entry(e, "demo-5").has_value());
+  EXPECT_EQ(rig.params->loaded().size(), 1u);
+
+  // ... then evicted by the sweep: host copy, budget charge, device copy.
+  rig.clock.advance(2s);
+  EXPECT_TRUE(co_await eventually([&] { return !host_entry(e, "demo-5").has_value(); }));
+  EXPECT_EQ(e.status().memory.reserved_bytes, 0u);
+  EXPECT_TRUE(rig.params->loaded().empty());
+  EXPECT_TRUE(co_await eventually([&] { return rig.fake->srs_releases.load() == 1; }));
+  EXPECT_TRUE(co_await eventually([&] { return !has_device_entry(e, "demo-5"); }));
+
+  // 3. The next job loads it again (and is charged again).
+  auto b = e.submit(demo(5, 2));
+  auto b_out = co_await e.await(b.value().id, 0ms);
+  EXPECT_TRUE(b_out.ok());
+  EXPECT_EQ(rig.params->loaded().size(), 1u);
+  entry = host_entry(e, "demo-5");
+  EXPECT_TRUE(entry.has_value());
+  if (entry) {
+    EXPECT_EQ(entry->bytes, bytes);
+  }
+  EXPECT_EQ(e.status().memory.reserved_bytes, bytes);
+
+  // 4. Explicit eviction of an idle set ignores min_idle; unknown ids are typed.
+  auto ev = e.evict("demo-5");
+  EXPECT_TRUE(ev.ok());
+  EXPECT_FALSE(host_entry(e, "demo-5").has_value());
+  EXPECT_EQ(e.status().memory.reserved_bytes, 0u);
+  EXPECT_TRUE(rig.params->loaded().empty());
+  auto again = e.evict("demo-5");
+  EXPECT_FALSE(again.ok());
+  if (!again.ok()) {
+    EXPECT_EQ(again.error().kind, ErrorKind::kNotFound);
+  }
+  auto bogus = e.evict("nonsense");
+  EXPECT_FALSE(bogus.ok());
+  if (!bogus.ok()) {
+    EXPECT_EQ(bogus.error().kind, ErrorKind::kInvalidInput);
+  }
+  // PoRep sets are addressed by sector size: known id, nothing loaded.
+  auto porep = e.evict("porep-2KiB");
+  EXPECT_FALSE(porep.ok());
+  if (!porep.ok()) {
+    EXPECT_EQ(porep.error().kind, ErrorKind::kNotFound);
+  }
+  auto porep_bad = e.evict("porep-3KiB");
+  EXPECT_FALSE(porep_bad.ok());
+  if (!porep_bad.ok()) {
+    EXPECT_EQ(porep_bad.error().kind, ErrorKind::kInvalidInput);
+  }
+
+  // 5. Preload: resident (listed, charged) without a job; idle from now.
+  auto p1 = co_await e.preload("demo-6");
+  EXPECT_TRUE(p1.ok());
+  if (p1.ok()) {
+    EXPECT_FALSE(p1.value().already_loaded);
+  }
+  entry = host_entry(e, "demo-6");
+  EXPECT_TRUE(entry.has_value());
+  if (entry) {
+    EXPECT_EQ(e.status().memory.reserved_bytes, entry->bytes);
+  }
+  auto p2 = co_await e.preload("demo-6");
+  EXPECT_TRUE(p2.ok());
+  if (p2.ok()) {
+    EXPECT_TRUE(p2.value().already_loaded);
+  }
+  rig.clock.advance(61s);
+  EXPECT_TRUE(co_await eventually([&] { return !host_entry(e, "demo-6").has_value(); }));
+  EXPECT_EQ(e.status().memory.reserved_bytes, 0u);
+
+  co_await e.drain();
+  finished = true;
+}
+
+TEST(EngineSrs, LeaseIdleEvictionReloadPreloadEvict) {
+  Rig rig;
+  rig.engine->start();
+  runtime::TaskSet tasks(rig.loop.executor());
+  bool finished = false;
+  tasks.spawn(scenario(rig, finished));
+  rig.loop.run();
+  EXPECT_TRUE(finished);
+}
+
+TEST(EngineSrs, ConfigKeys) {
+  daemon::Config d;
+  daemon::Config example =
+      daemon::load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
+  EXPECT_EQ(example.engine.srs_min_idle, d.engine.srs_min_idle);
+  EXPECT_EQ(example.engine.srs_max_host_bytes, d.engine.srs_max_host_bytes);
+  daemon::Config c = daemon::parse_config("[srs]\nmin_idle_s = 30\nmax_host_bytes = \"8GiB\"\n", "test");
+  EXPECT_EQ(c.engine.srs_min_idle, 30s);
+  EXPECT_EQ(c.engine.srs_max_host_bytes, 8ull << 30);
+  EXPECT_ANY_THROW(daemon::parse_config("[srs]\nmax_host_bytes = \"lots\"\n", "test"));
+}
+
+}  // namespace
+}  // namespace cuzk::engine
