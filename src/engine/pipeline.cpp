@@ -125,18 +125,22 @@ DeviceSet::DeviceSet(asio::any_io_executor loop, std::shared_ptr<DeviceBackend> 
 DeviceSet::~DeviceSet() = default;
 
 DeviceSet::Placement DeviceSet::place(const std::string& srs_key) {
-  Slot* best = nullptr;
-  // 1. Where the SRS is already resident: no upload (a 32 GiB SRS is ~51 GB).
+  // The least loaded GPU, and the least loaded one holding the SRS.
+  Slot* least = nullptr;
+  Slot* resident = nullptr;
   for (auto& s : gpus_) {
-    if (s->resident_srs == srs_key && (!best || s->jobs < best->jobs)) best = s.get();
+    if (!least || s->jobs < least->jobs) least = s.get();
+    if (s->resident_srs == srs_key && (!resident || s->jobs < resident->jobs)) resident = s.get();
   }
-  // 2. The least loaded GPU.
-  if (!best) {
-    for (auto& s : gpus_) {
-      if (!best || s->jobs < best->jobs) best = s.get();
-    }
-  }
-  return Placement(best ? best : cpu_.get());
+  if (!least) return Placement(cpu_.get());
+  // Prefer the device holding the SRS (no upload: a 32 GiB SRS is 44 GiB)
+  // unless another GPU has less queued: waiting behind a whole proof costs
+  // more than one upload (measured on the H200: a 32 GiB partition proves in
+  // ~3.9 s, the first on a device in ~15.8 s including its 44 GiB upload, and
+  // a PoRep job queues 10 of them). Without this, a second GPU idled while
+  // 21 demo jobs queued on the first (h200-x2, 2026-11-30).
+  if (resident && resident->jobs <= least->jobs) return Placement(resident);
+  return Placement(least);
 }
 
 asio::awaitable<DeviceSet::Lock> DeviceSet::lock(Slot& slot) {

@@ -138,8 +138,9 @@ class DeviceSet {
   std::size_t gpu_count() const { return gpus_.size(); }
   Slot& gpu(std::size_t i) { return *gpus_.at(i); }
   Slot& cpu() { return *cpu_; }
-  // A GPU where `srs_key` is resident (the least loaded such), else the least
-  // loaded GPU, else the CPU.
+  // A GPU where `srs_key` is resident (the least loaded such) unless another
+  // GPU has fewer jobs placed, then that least loaded GPU; the CPU when there
+  // is no GPU.
   Placement place(const std::string& srs_key);
   asio::awaitable<Lock> lock(Slot& slot);
 
