@@ -31,6 +31,7 @@
 #include "rpc/client.hpp"
 #include "rpc/client_impl.hpp"
 #include "rpc/convert.hpp"
+#include "daemon_harness.hpp"
 
 namespace cuzk {
 namespace {
@@ -66,154 +67,41 @@ level = "debug"
 constexpr std::uint32_t kBlockerSize = 14;
 constexpr std::uint32_t kSmallSize = 5;
 
-class Daemon {
+// A cuzkd on <dir>/state (shared by all daemons of the suite, for its
+// parameters). notify_socket: when set, the daemon's sd_notify messages go there.
+class Daemon : public e2e::DaemonProcess {
  public:
-  // notify_socket: when set, the daemon's sd_notify messages go there.
-  Daemon(const fs::path& dir, const std::string& name, const std::string& notify_socket = "") : dir_(dir) {
-    socket_ = dir / (name + ".sock");
-    log_ = dir / (name + ".log");
-    fs::path config = dir / (name + ".toml");
-    std::ofstream(config) << kConfig;
-    addr_ = "unix://" + socket_.string();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      // A test process that crashes must not leave its daemon behind.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (!notify_socket.empty()) ::setenv("NOTIFY_SOCKET", notify_socket.c_str(), 1);
-      FILE* log = std::freopen(log_.c_str(), "w", stderr);
-      (void)log;
-      ::execl(CUZKD_BINARY, "cuzkd", "--config", config.c_str(), "--listen", addr_.c_str(), "--state-dir",
-              (dir / "state").c_str(), static_cast<char*>(nullptr));
-      std::_Exit(127);
-    }
-    // Ready = the socket accepts a status call.
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (fs::exists(socket_)) {
-        try {
-          rpc::Client c(addr_);
-          c.status();
-          return;
-        } catch (const rpc::ClientError&) {
-        }
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    ADD_FAILURE() << "cuzkd did not become ready; log:\n" << log_tail();
-  }
-  ~Daemon() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  const std::string& addr() const { return addr_; }
-  const fs::path& socket() const { return socket_; }
-  void signal(int signo) { ::kill(pid_, signo); }
-  // Exit status, or -1 if it did not exit within `timeout`.
-  int wait_exit(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    return -1;
-  }
-  std::string log_tail() const {
-    std::ifstream in(log_);
-    std::stringstream s;
-    s << in.rdbuf();
-    std::string all = s.str();
-    return all.size() > 4000 ? all.substr(all.size() - 4000) : all;
+  Daemon(const fs::path& dir, const std::string& name, const std::string& notify_socket = "")
+      : DaemonProcess(dir, name, launch(dir, notify_socket)) {
+    if (!wait_ready(20s, /*stop_on_exit=*/false)) ADD_FAILURE() << "cuzkd did not become ready; log:\n" << log_tail();
   }
 
  private:
-  fs::path dir_, socket_, log_;
-  std::string addr_;
-  pid_t pid_ = -1;
+  static e2e::DaemonLaunch launch(const fs::path& dir, const std::string& notify_socket) {
+    e2e::DaemonLaunch l{kConfig, dir / "state", {}, nullptr};
+    if (!notify_socket.empty()) l.env.emplace_back("NOTIFY_SOCKET", notify_socket);
+    return l;
+  }
 };
 
-JobRequest demo(std::uint32_t size, std::uint64_t seed, std::string request_id = "",
-                std::optional<Priority> priority = std::nullopt) {
-  JobRequest r;
-  r.kind = engine::ProofKind::kGroth16Demo;
-  r.demo_log_domain = size;
-  r.demo_seed = seed;
-  r.request_id = std::move(request_id);
-  r.priority = priority;
-  return r;
-}
-
-// The proof verifies under the returned key, for the statement computed
-// here: x_0 = seed, y = chain(x_0).
-::testing::AssertionResult verifies(const engine::JobOutcome& o, std::uint32_t size, std::uint64_t seed) {
-  groth16::VerifyingKey vk = groth16::decode_vk(o.output.vk_bytes);
-  std::string why;
-  auto proofs = groth16::decode_proofs(o.output.proof, &why);
-  if (!proofs || proofs->size() != 1) return ::testing::AssertionFailure() << "bad proof bytes: " << why;
-  ff::Fr x0 = ff::Fr::from_u64(seed);
-  ff::Fr y = circuits::demo_chain(x0, circuits::DemoCircuit::rounds_for_log_domain(size));
-  std::vector<ff::Fr> inputs = {x0, y};
-  if (o.output.public_inputs.size() != 2) return ::testing::AssertionFailure() << "want 2 public inputs";
-  for (int i = 0; i < 2; ++i) {
-    std::array<std::uint8_t, 32> le{};
-    inputs[static_cast<std::size_t>(i)].to_bytes_le(le);
-    if (le != o.output.public_inputs[static_cast<std::size_t>(i)])
-      return ::testing::AssertionFailure() << "public input " << i << " is not the requested statement";
-  }
-  auto verdict = groth16::verify(groth16::prepare_verifying_key(vk), proofs->at(0), inputs);
-  if (verdict != groth16::VerifyResult::kValid)
-    return ::testing::AssertionFailure() << "verify: " << groth16::to_string(verdict);
-  return ::testing::AssertionSuccess();
-}
-
-std::optional<engine::JobView> find_job(const rpc::ClientStatus& s, engine::JobId id) {
-  for (const auto& j : s.engine.jobs)
-    if (j.id == id) return j;
-  return std::nullopt;
-}
+using e2e::demo;
+using e2e::find_job;
+using e2e::verifies;
 
 // Waits until `id` is running (the blocker has reached the worker).
-void wait_running(rpc::Client& c, engine::JobId id) {
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto j = find_job(c.status(), id);
-    ASSERT_TRUE(j.has_value());
-    if (j->state == JobState::kRunning) return;
-    std::this_thread::sleep_for(5ms);
-  }
-  FAIL() << "job " << id << " never started";
-}
+void wait_running(rpc::Client& c, engine::JobId id) { e2e::wait_running(c, id, 10s); }
 
-class DaemonE2E : public ::testing::Test {
+class DaemonE2E : public e2e::SharedDaemonSuite<Daemon> {
  protected:
   static void SetUpTestSuite() {
-    char tmpl[] = "/tmp/cuzkd-e2e-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = new fs::path(tmpl);
+    ASSERT_TRUE(make_suite_dir("cuzkd-e2e"));
     daemon_ = new Daemon(*dir_, "shared");
-  }
-  static void TearDownTestSuite() {
-    delete daemon_;
-    daemon_ = nullptr;
-    std::error_code ec;
-    fs::remove_all(*dir_, ec);
-    delete dir_;
   }
   void TearDown() override {
     if (HasFailure()) std::fprintf(stderr, "--- cuzkd log tail ---\n%s\n", daemon_->log_tail().c_str());
   }
   static const std::string& addr() { return daemon_->addr(); }
-
-  static fs::path* dir_;
-  static Daemon* daemon_;
 };
-fs::path* DaemonE2E::dir_ = nullptr;
-Daemon* DaemonE2E::daemon_ = nullptr;
 
 TEST_F(DaemonE2E, SocketIsGroupOnly) {
   struct stat st {};
@@ -498,34 +386,12 @@ TEST_F(DaemonE2E, SigtermDrainsRunningWorkCancelsQueuedAndExitsZero) {
   EXPECT_NE(log.find("engine drained"), std::string::npos) << log;
 }
 
-// A datagram socket standing in for systemd's notify socket.
-class NotifySocket {
- public:
-  explicit NotifySocket(const fs::path& path) : path_(path) {
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    timeval tv{5, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~NotifySocket() { ::close(fd_); }
-  std::string receive() {
-    char buf[512];
-    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
-  }
-
- private:
-  fs::path path_;
-  int fd_;
-};
+using e2e::NotifySocket;
 
 TEST_F(DaemonE2E, IdleDaemonStopsPromptlyOnSigint) {
   NotifySocket notify(*dir_ / "notify.sock");
   Daemon d(*dir_, "idle", (*dir_ / "notify.sock").string());
-  EXPECT_NE(notify.receive().find("READY=1"), std::string::npos);
+  EXPECT_NE(notify.receive_next().find("READY=1"), std::string::npos);
   {
     rpc::Client c(d.addr());
     auto r = c.prove(demo(kSmallSize, 1), 30000);
@@ -535,7 +401,7 @@ TEST_F(DaemonE2E, IdleDaemonStopsPromptlyOnSigint) {
   d.signal(SIGINT);
   // Nothing runs, so the drain must not wait for drain_timeout_ms (20 s here).
   EXPECT_EQ(d.wait_exit(5s), 0) << d.log_tail();
-  EXPECT_NE(notify.receive().find("STOPPING=1"), std::string::npos);
+  EXPECT_NE(notify.receive_next().find("STOPPING=1"), std::string::npos);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
   EXPECT_FALSE(fs::exists(d.socket()));
 }

@@ -26,6 +26,7 @@
 #include "groth16/verifier.hpp"
 #include "policy/journal.hpp"
 #include "rpc/client.hpp"
+#include "daemon_harness.hpp"
 
 namespace cuzk {
 namespace {
@@ -60,132 +61,22 @@ constexpr std::uint32_t kBlockerSize = 13;
 constexpr std::uint32_t kSmallSize = 5;
 
 // A cuzkd on <dir>/state; `name` tells its socket, config and log apart.
-class Daemon {
+class Daemon : public e2e::DaemonProcess {
  public:
   enum class Wait : std::uint8_t { kReady, kNothing };
-  Daemon(const fs::path& dir, const std::string& name, Wait wait = Wait::kReady) {
-    socket_ = dir / (name + ".sock");
-    log_ = dir / (name + ".log");
-    fs::path config = dir / (name + ".toml");
-    std::ofstream(config) << kConfig;
-    addr_ = "unix://" + socket_.string();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a crashed test leaves no daemon behind
-      FILE* log = std::freopen(log_.c_str(), "w", stderr);
-      (void)log;
-      ::execl(CUZKD_BINARY, "cuzkd", "--config", config.c_str(), "--listen", addr_.c_str(), "--state-dir",
-              (dir / "state").c_str(), static_cast<char*>(nullptr));
-      std::_Exit(127);
-    }
+  Daemon(const fs::path& dir, const std::string& name, Wait wait = Wait::kReady)
+      : DaemonProcess(dir, name, {kConfig, dir / "state", {}, nullptr}) {
     if (wait == Wait::kNothing) return;
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (fs::exists(socket_)) {
-        try {
-          rpc::Client c(addr_);
-          c.status();
-          return;
-        } catch (const rpc::ClientError&) {
-        }
-      }
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    ADD_FAILURE() << "cuzkd " << name << " did not become ready; log:\n" << log_text();
+    if (!wait_ready(20s, /*stop_on_exit=*/true))
+      ADD_FAILURE() << "cuzkd " << name << " did not become ready; log:\n" << log_text();
   }
-  ~Daemon() { kill9(); }
-  Daemon(const Daemon&) = delete;
-  Daemon& operator=(const Daemon&) = delete;
-
-  const std::string& addr() const { return addr_; }
-  void signal(int signo) { ::kill(pid_, signo); }
-  // The crash the journal is for: no drain, no destructor, no flush.
-  void kill9() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  int wait_exit(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    return -1;
-  }
-  std::string log_text() const {
-    std::ifstream in(log_);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-
- private:
-  fs::path socket_, log_;
-  std::string addr_;
-  pid_t pid_ = -1;
 };
 
-JobRequest demo(std::uint32_t size, std::uint64_t seed, std::string request_id = "",
-                std::optional<Priority> priority = std::nullopt) {
-  JobRequest r;
-  r.kind = engine::ProofKind::kGroth16Demo;
-  r.demo_log_domain = size;
-  r.demo_seed = seed;
-  r.request_id = std::move(request_id);
-  r.priority = priority;
-  return r;
-}
+using e2e::demo;
+using e2e::find_job;
+using e2e::verifies;
 
-// The proof verifies under the returned key for the statement computed here:
-// x_0 = seed, y = chain(x_0).
-::testing::AssertionResult verifies(const engine::JobOutcome& o, std::uint32_t size, std::uint64_t seed) {
-  groth16::VerifyingKey vk = groth16::decode_vk(o.output.vk_bytes);
-  std::string why;
-  auto proofs = groth16::decode_proofs(o.output.proof, &why);
-  if (!proofs || proofs->size() != 1) return ::testing::AssertionFailure() << "bad proof bytes: " << why;
-  ff::Fr x0 = ff::Fr::from_u64(seed);
-  ff::Fr y = circuits::demo_chain(x0, circuits::DemoCircuit::rounds_for_log_domain(size));
-  std::vector<ff::Fr> inputs = {x0, y};
-  if (o.output.public_inputs.size() != 2) return ::testing::AssertionFailure() << "want 2 public inputs";
-  for (std::size_t i = 0; i < 2; ++i) {
-    std::array<std::uint8_t, 32> le{};
-    inputs[i].to_bytes_le(le);
-    if (le != o.output.public_inputs[i])
-      return ::testing::AssertionFailure() << "public input " << i << " is not the requested statement";
-  }
-  auto verdict = groth16::verify(groth16::prepare_verifying_key(vk), proofs->at(0), inputs);
-  if (verdict != groth16::VerifyResult::kValid)
-    return ::testing::AssertionFailure() << "verify: " << groth16::to_string(verdict);
-  return ::testing::AssertionSuccess();
-}
-
-std::optional<engine::JobView> find_job(const rpc::ClientStatus& s, JobId id) {
-  for (const auto& j : s.engine.jobs)
-    if (j.id == id) return j;
-  return std::nullopt;
-}
-
-void wait_running(rpc::Client& c, JobId id) {
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto j = find_job(c.status(), id);
-    ASSERT_TRUE(j.has_value());
-    if (j->state == JobState::kRunning) return;
-    std::this_thread::sleep_for(5ms);
-  }
-  FAIL() << "job " << id << " never started";
-}
+void wait_running(rpc::Client& c, JobId id) { e2e::wait_running(c, id, 20s); }
 
 // Each test gets its own state dir (the journal admits one daemon per dir).
 class JournalE2E : public ::testing::Test {

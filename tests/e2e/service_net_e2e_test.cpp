@@ -42,6 +42,7 @@
 #include "groth16/verifier.hpp"
 #include "rpc/client.hpp"
 #include "rpc/client_impl.hpp"
+#include "daemon_harness.hpp"
 
 namespace cuzk {
 namespace {
@@ -54,36 +55,10 @@ using engine::JobRequest;
 constexpr std::uint32_t kSmallSize = 5;
 constexpr char kToken[] = "7f3a9c2e51d84b06a1e2c3d4f5a6b7c8";  // 32 bytes
 
-JobRequest demo(std::uint32_t size, std::uint64_t seed) {
-  JobRequest r;
-  r.kind = engine::ProofKind::kGroth16Demo;
-  r.demo_log_domain = size;
-  r.demo_seed = seed;
-  return r;
-}
-
-// The proof verifies under the returned key for x_0 = seed, y = chain(x_0)
-// (the statement is recomputed here, not taken from the daemon).
-::testing::AssertionResult verifies(const engine::JobOutcome& o, std::uint32_t size, std::uint64_t seed) {
-  groth16::VerifyingKey vk = groth16::decode_vk(o.output.vk_bytes);
-  std::string why;
-  auto proofs = groth16::decode_proofs(o.output.proof, &why);
-  if (!proofs || proofs->size() != 1) return ::testing::AssertionFailure() << "bad proof bytes: " << why;
-  ff::Fr x0 = ff::Fr::from_u64(seed);
-  ff::Fr y = circuits::demo_chain(x0, circuits::DemoCircuit::rounds_for_log_domain(size));
-  std::vector<ff::Fr> inputs = {x0, y};
-  auto verdict = groth16::verify(groth16::prepare_verifying_key(vk), proofs->at(0), inputs);
-  if (verdict != groth16::VerifyResult::kValid)
-    return ::testing::AssertionFailure() << "verify: " << groth16::to_string(verdict);
-  return ::testing::AssertionSuccess();
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using e2e::demo;
+using e2e::read_file;
+// The proof alone is checked here (daemon_e2e_test checks the public inputs).
+constexpr auto verifies = e2e::proof_verifies;
 
 int run_shell(const std::string& cmd) {
   int rc = std::system(cmd.c_str());
@@ -134,52 +109,23 @@ struct DaemonOptions {
   bool deny_io_uring = false;
 };
 
-class Daemon {
+// A cuzkd on <dir>/<name>-state; once ready, its TCP port (if it listens on
+// one) is read from its log.
+class Daemon : public e2e::DaemonProcess {
  public:
-  Daemon(const fs::path& dir, const std::string& name, const DaemonOptions& opts) {
-    socket_ = dir / (name + ".sock");
-    log_ = dir / (name + ".log");
-    config_ = dir / (name + ".toml");
-    std::ofstream(config_) << opts.config;
-    addr_ = "unix://" + socket_.string();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a crashed test leaves no daemon behind
-      for (const auto& [k, v] : opts.env) ::setenv(k.c_str(), v.c_str(), 1);
-      FILE* log = std::freopen(log_.c_str(), "w", stderr);
-      (void)log;
-      if (opts.deny_io_uring && !deny_io_uring_setup()) std::_Exit(126);
-      ::execl(CUZKD_BINARY, "cuzkd", "--config", config_.c_str(), "--listen", addr_.c_str(), "--state-dir",
-              (dir / (name + "-state")).c_str(), static_cast<char*>(nullptr));
-      std::_Exit(127);
+  Daemon(const fs::path& dir, const std::string& name, const DaemonOptions& opts)
+      : DaemonProcess(dir, name,
+                      {opts.config, dir / (name + "-state"), opts.env,
+                       opts.deny_io_uring ? &deny_io_uring_setup : nullptr}) {
+    if (!wait_ready(20s, /*stop_on_exit=*/false)) {
+      ADD_FAILURE() << "cuzkd did not become ready; log:\n" << log();
+      return;
     }
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (fs::exists(socket_)) {
-        try {
-          rpc::Client c(addr_);
-          c.status();
-          parse_tcp_port();
-          return;
-        } catch (const rpc::ClientError&) {
-        }
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    ADD_FAILURE() << "cuzkd did not become ready; log:\n" << log();
+    parse_tcp_port();
   }
-  ~Daemon() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  const std::string& addr() const { return addr_; }
   std::string tcp_addr() const { return "tcp://127.0.0.1:" + std::to_string(tcp_port_); }
   int tcp_port() const { return tcp_port_; }
-  const fs::path& config_path() const { return config_; }
-  void signal(int signo) { ::kill(pid_, signo); }
-  std::string log() const { return read_file(log_); }
+  std::string log() const { return log_text(); }
   // Waits until the log contains `needle` (true) or `timeout` passes.
   bool wait_log(const std::string& needle, std::chrono::milliseconds timeout = 10s) const {
     auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -197,54 +143,15 @@ class Daemon {
     // The daemon listens on port 0 and logs the port the kernel chose.
     if (std::regex_search(text, m, std::regex("listening tcp.*port=([0-9]+)"))) tcp_port_ = std::stoi(m[1]);
   }
-  fs::path socket_, log_, config_;
-  std::string addr_;
   int tcp_port_ = 0;
-  pid_t pid_ = -1;
 };
 
-// A datagram socket standing in for systemd's notify socket.
-class NotifySocket {
- public:
-  explicit NotifySocket(const fs::path& path) {
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    timeval tv{0, 100'000};  // receive() polls in 100 ms steps
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~NotifySocket() { ::close(fd_); }
-  // The next datagram containing `needle`, skipping others, or "" after `timeout`.
-  std::string receive(const std::string& needle, std::chrono::milliseconds timeout = 5s) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      char buf[512];
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) continue;
-      std::string msg(buf, static_cast<std::size_t>(n));
-      if (msg.find(needle) != std::string::npos) return msg;
-    }
-    return "";
-  }
-  // Discards what is queued.
-  void drain() {
-    char buf[512];
-    while (::recv(fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
-    }
-  }
+using e2e::NotifySocket;
 
- private:
-  int fd_;
-};
-
-class ServiceNetE2E : public ::testing::Test {
+class ServiceNetE2E : public e2e::SharedDaemonSuite<Daemon> {
  protected:
   static void SetUpTestSuite() {
-    char tmpl[] = "/tmp/cuzkd-net-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = new fs::path(tmpl);
+    ASSERT_TRUE(make_suite_dir("cuzkd-net"));
     // A self-signed certificate for "localhost" (and 127.0.0.1), and a second
     // one the daemon does not use (a CA the client must not accept).
     for (const char* name : {"server", "other"}) {
@@ -256,13 +163,6 @@ class ServiceNetE2E : public ::testing::Test {
     }
     std::ofstream(*dir_ / "token") << kToken << "\n";  // a trailing newline is not part of the token
     daemon_ = new Daemon(*dir_, "tls", {tls_config(4), {}, false});
-  }
-  static void TearDownTestSuite() {
-    delete daemon_;
-    daemon_ = nullptr;
-    std::error_code ec;
-    fs::remove_all(*dir_, ec);
-    delete dir_;
   }
   void TearDown() override {
     if (HasFailure()) std::fprintf(stderr, "--- cuzkd log ---\n%s\n", daemon_->log().c_str());
@@ -286,12 +186,7 @@ class ServiceNetE2E : public ::testing::Test {
     o.token = std::move(token);
     return o;
   }
-
-  static fs::path* dir_;
-  static Daemon* daemon_;
 };
-fs::path* ServiceNetE2E::dir_ = nullptr;
-Daemon* ServiceNetE2E::daemon_ = nullptr;
 
 TEST_F(ServiceNetE2E, TlsWithTheRightTokenProvesAndVerifies) {
   ASSERT_GT(daemon_->tcp_port(), 0) << "no 'listening tcp' line";

@@ -15,6 +15,7 @@
 #include "engine/pipeline.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/verifier.hpp"
+#include "unit/engine/engine_fixture.hpp"
 #include "unit/engine/fake_backend.hpp"
 
 namespace cuzk::engine {
@@ -25,21 +26,17 @@ namespace fs = std::filesystem;
 using testing::FakeBackend;
 using Clock = std::chrono::steady_clock;
 
-fs::path temp_dir(const char* prefix) {
-  std::string tmpl = std::string("/tmp/") + prefix + "-XXXXXX";
-  return ::mkdtemp(tmpl.data());
-}
+using testing::output_verifies;
+using testing::run_scenario;
 
-struct Rig {
-  explicit Rig(std::size_t gpus, std::size_t concurrent_jobs = 1) : log(runtime::LogLevel::kWarn), math(2), cpu(3) {
-    dir = temp_dir("cuzk-backend-test");
-    params = std::make_unique<ParamStore>(dir, math, log);
+struct Rig : testing::EngineRig {
+  explicit Rig(std::size_t gpus, std::size_t concurrent_jobs = 1) : EngineRig("cuzk-backend-test", 3) {
     EngineConfig cfg;
     cfg.admission = AdmissionPolicy{8, 1};
     cfg.max_demo_log_domain = 10;
     cfg.max_concurrent_jobs = concurrent_jobs;
     cfg.drain_timeout = 10s;
-    engine = std::make_unique<Engine>(loop.executor(), cpu, math, *params, log, cfg);
+    make_engine(cfg);
     std::vector<std::shared_ptr<DeviceBackend>> backends;
     for (std::size_t i = 0; i < gpus; ++i) {
       fakes.push_back(std::make_shared<FakeBackend>("fake:" + std::to_string(i), static_cast<std::uint32_t>(i), math));
@@ -47,19 +44,7 @@ struct Rig {
     }
     engine->set_gpu_backends(backends);
   }
-  ~Rig() {
-    engine.reset();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  runtime::EventLoop loop;
-  runtime::Logger log;
-  ThreadPool math;
-  runtime::WorkerPool cpu;
-  fs::path dir;
-  std::unique_ptr<ParamStore> params;
   std::vector<std::shared_ptr<FakeBackend>> fakes;
-  std::unique_ptr<Engine> engine;
 };
 
 JobRequest demo(std::uint32_t size, std::uint64_t seed) {
@@ -67,35 +52,6 @@ JobRequest demo(std::uint32_t size, std::uint64_t seed) {
   r.demo_log_domain = size;
   r.demo_seed = seed;
   return r;
-}
-
-// Decodes and verifies a demo job's output independently of the engine.
-bool output_verifies(const ProofOutput& out) {
-  auto proofs = groth16::decode_proofs(out.proof);
-  if (!proofs || proofs->size() != 1) return false;
-  auto pvk = groth16::prepare_verifying_key(groth16::decode_vk(out.vk_bytes));
-  std::vector<ff::Fr> inputs;
-  for (const auto& le : out.public_inputs) {
-    ff::Fr x;
-    if (!ff::Fr::from_bytes_le(le, x)) return false;
-    inputs.push_back(x);
-  }
-  return groth16::verify(pvk, proofs->at(0), inputs) == groth16::VerifyResult::kValid;
-}
-
-// Runs `body` as a coroutine on the rig's loop, then drains the engine.
-template <class Body>
-void run_scenario(Rig& rig, Body body) {
-  rig.engine->start();
-  runtime::TaskSet tasks(rig.loop.executor());
-  bool finished = false;
-  tasks.spawn([](Rig& r, Body b, bool& done) -> asio::awaitable<void> {
-    co_await b(*r.engine);
-    co_await r.engine->drain();
-    done = true;
-  }(rig, body, finished));
-  rig.loop.run();
-  EXPECT_TRUE(finished);
 }
 
 TEST(EngineBackends, JobsGoToTheDeviceBackend) {
@@ -204,7 +160,7 @@ TEST(EngineBackends, ThrowingDeviceFailsTheJobAndServesTheNext) {
 struct PipelineRig {
   PipelineRig(std::uint64_t budget_bytes)
       : log(runtime::LogLevel::kWarn), math(2), cpu(2), synthesis(4), memory(loop.executor(), budget_bytes) {
-    dir = temp_dir("cuzk-pipeline-test");
+    dir = testing::make_temp_dir("cuzk-pipeline-test");
     params = std::make_unique<ParamStore>(dir, math, log);
     demo = params->get_demo(5).params;
     fake = std::make_shared<FakeBackend>("fake:0", 0, math);
@@ -407,8 +363,29 @@ TEST(DeviceSet, PlacementPrefersResidentSrsThenTheLeastLoaded) {
     auto r = set.place("y");
     EXPECT_EQ(r.slot().index, 1u);
     set.gpu(1).resident_srs = "x";
-    auto s = set.place("x");  // resident on 1 (1 job) and 2 (1 job): the first least loaded
+    auto s = set.place("x");  // resident on 1 (1 job) and 2 (1 job), none has fewer: a resident one
     EXPECT_EQ(s.slot().jobs, 2u);
+    EXPECT_EQ(s.slot().resident_srs, "x");
+    // Jobs per GPU now 1, 2, 1; "x" on 1 and 2. GPU 2 holds it and is as
+    // idle as any: it takes the job (1, 2, 2).
+    auto t = set.place("x");
+    EXPECT_EQ(t.slot().index, 2u);
+    // Both holders are busier than GPU 0: an upload beats waiting.
+    auto u = set.place("x");
+    EXPECT_EQ(u.slot().index, 0u);
+  }
+  {
+    // Two GPUs, the SRS on the first: jobs alternate instead of queueing on it.
+    std::vector<std::shared_ptr<DeviceBackend>> two;
+    for (std::uint32_t i = 0; i < 2; ++i) two.push_back(std::make_shared<FakeBackend>("f", i, math));
+    DeviceSet pair(loop.executor(), std::make_shared<CpuBackend>(cpu, math), two);
+    pair.gpu(0).resident_srs = "x";
+    auto a = pair.place("x");
+    auto b = pair.place("x");
+    auto c = pair.place("x");
+    EXPECT_EQ(a.slot().index, 0u);  // resident and as idle as any
+    EXPECT_EQ(b.slot().index, 1u);  // the resident GPU is busier than the idle one
+    EXPECT_EQ(c.slot().index, 0u);  // tie: the resident one
   }
   EXPECT_EQ(set.gpu(0).jobs + set.gpu(1).jobs + set.gpu(2).jobs, 0u);  // placements released
   DeviceSet cpu_only(loop.executor(), std::make_shared<CpuBackend>(cpu, math), {});

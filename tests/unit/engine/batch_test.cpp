@@ -12,6 +12,7 @@
 #include "engine/engine.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/verifier.hpp"
+#include "unit/engine/engine_fixture.hpp"
 #include "unit/engine/fake_backend.hpp"
 
 namespace cuzk::engine {
@@ -49,39 +50,24 @@ TEST(JobQueueBatch, TakesMatchingJobsOfOnePriorityInServiceOrder) {
   EXPECT_FALSE(q.top_priority().has_value());
 }
 
-fs::path temp_dir(const char* prefix) {
-  std::string tmpl = std::string("/tmp/") + prefix + "-XXXXXX";
-  return ::mkdtemp(tmpl.data());
-}
+using testing::output_verifies;
+using testing::run_scenario;
+using testing::sleep_for;
 
-struct Rig {
+struct Rig : testing::EngineRig {
   explicit Rig(std::size_t batch_max_size, std::chrono::milliseconds batch_max_wait)
-      : log(runtime::LogLevel::kWarn), math(2), cpu(3) {
-    dir = temp_dir("cuzk-batch-test");
-    params = std::make_unique<ParamStore>(dir, math, log);
+      : EngineRig("cuzk-batch-test", 3) {
     EngineConfig cfg;
     cfg.admission = AdmissionPolicy{16, 1};
     cfg.max_demo_log_domain = 10;
     cfg.drain_timeout = 10s;
     cfg.batch_max_size = batch_max_size;
     cfg.batch_max_wait = batch_max_wait;
-    engine = std::make_unique<Engine>(loop.executor(), cpu, math, *params, log, cfg);
+    make_engine(cfg);
     fake = std::make_shared<FakeBackend>("fake:0", 0, math);
     engine->set_gpu_backends({fake});
   }
-  ~Rig() {
-    engine.reset();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  runtime::EventLoop loop;
-  runtime::Logger log;
-  ThreadPool math;
-  runtime::WorkerPool cpu;
-  fs::path dir;
-  std::unique_ptr<ParamStore> params;
   std::shared_ptr<FakeBackend> fake;
-  std::unique_ptr<Engine> engine;
 };
 
 JobRequest demo(std::uint32_t size, std::uint64_t seed, Priority p = Priority::kNormal) {
@@ -92,25 +78,6 @@ JobRequest demo(std::uint32_t size, std::uint64_t seed, Priority p = Priority::k
   return r;
 }
 
-// Decodes and verifies a demo job's output independently of the engine.
-bool output_verifies(const ProofOutput& out) {
-  auto proofs = groth16::decode_proofs(out.proof);
-  if (!proofs || proofs->size() != 1) return false;
-  auto pvk = groth16::prepare_verifying_key(groth16::decode_vk(out.vk_bytes));
-  std::vector<ff::Fr> inputs;
-  for (const auto& le : out.public_inputs) {
-    ff::Fr x;
-    if (!ff::Fr::from_bytes_le(le, x)) return false;
-    inputs.push_back(x);
-  }
-  return groth16::verify(pvk, proofs->at(0), inputs) == groth16::VerifyResult::kValid;
-}
-
-asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
-  co_await t.async_wait(asio::use_awaitable);
-}
-
 // Awaits a job and expects a verified proof (its own public inputs) and timings.
 asio::awaitable<void> expect_done(Engine& e, JobId id) {
   auto out = co_await e.await(id, 0ms);
@@ -118,20 +85,6 @@ asio::awaitable<void> expect_done(Engine& e, JobId id) {
   if (!out.ok()) co_return;
   EXPECT_TRUE(output_verifies(out.value().output)) << "job " << id;
   EXPECT_GE(out.value().output.timings.total_ms, out.value().output.timings.prove_ms);
-}
-
-template <class Body>
-void run_scenario(Rig& rig, Body body) {
-  rig.engine->start();
-  runtime::TaskSet tasks(rig.loop.executor());
-  bool finished = false;
-  tasks.spawn([](Rig& r, Body b, bool& done) -> asio::awaitable<void> {
-    co_await b(*r.engine);
-    co_await r.engine->drain();
-    done = true;
-  }(rig, body, finished));
-  rig.loop.run();
-  EXPECT_TRUE(finished);
 }
 
 TEST(EngineBatch, QueuedJobsOfOneSizeAreProvedInOneCall) {

@@ -10,6 +10,7 @@
 #include "engine/engine.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/verifier.hpp"
+#include "unit/engine/engine_fixture.hpp"
 
 namespace cuzk::engine {
 namespace {
@@ -17,29 +18,14 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-struct Rig {
-  Rig() : log(runtime::LogLevel::kWarn), math(2), cpu(2) {
-    char tmpl[] = "/tmp/cuzk-engine-test-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-    params = std::make_unique<ParamStore>(dir, math, log);
+struct Rig : testing::EngineRig {
+  Rig() : EngineRig("cuzk-engine-test", 2) {
     EngineConfig cfg;
     cfg.admission = AdmissionPolicy{8, 1};
     cfg.max_demo_log_domain = 12;
     cfg.drain_timeout = 10s;
-    engine = std::make_unique<Engine>(loop.executor(), cpu, math, *params, log, cfg);
+    make_engine(cfg);
   }
-  ~Rig() {
-    engine.reset();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  runtime::EventLoop loop;
-  runtime::Logger log;
-  ThreadPool math;
-  runtime::WorkerPool cpu;
-  fs::path dir;
-  std::unique_ptr<ParamStore> params;
-  std::unique_ptr<Engine> engine;
 };
 
 JobRequest demo(std::uint32_t size, std::uint64_t seed) {
@@ -124,13 +110,9 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
 
 TEST(Engine, PipelineCancelTimeoutAndDrain) {
   Rig rig;
-  rig.engine->start();
-  runtime::TaskSet tasks(rig.loop.executor());
-  bool finished = false;
-  tasks.spawn(scenario(rig, finished));
-  rig.loop.run();  // returns once drain has joined the engine's coroutines
-  EXPECT_TRUE(finished);
-  EXPECT_EQ(tasks.size(), 0u);
+  // The loop returns once drain has joined the engine's coroutines.
+  std::size_t tasks_left = testing::run_on_loop(rig, [&rig](bool& finished) { return scenario(rig, finished); });
+  EXPECT_EQ(tasks_left, 0u);
   // Parameters were generated once per size and kept on disk.
   EXPECT_TRUE(fs::exists(rig.dir / "params" / "demo-5.params"));
   EXPECT_TRUE(fs::exists(rig.dir / "params" / "demo-5.vk"));

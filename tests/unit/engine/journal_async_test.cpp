@@ -15,6 +15,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/job_journal.hpp"
+#include "unit/engine/engine_fixture.hpp"
 
 namespace cuzk::engine {
 namespace {
@@ -39,32 +40,18 @@ struct Disk {
   }
 };
 
-struct Rig {
-  Rig() : log(runtime::LogLevel::kWarn), math(2), cpu(2) {
-    char tmpl[] = "/tmp/cuzk-journal-async-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-    params = std::make_unique<ParamStore>(dir, math, log);
+struct Rig : testing::EngineRig {
+  Rig() : EngineRig("cuzk-journal-async", 2) {
     EngineConfig cfg;
     cfg.admission = AdmissionPolicy{8, 1};
     cfg.max_demo_log_domain = 8;
     cfg.drain_timeout = 10s;
     cfg.journal_dir = dir / "state";
     cfg.journal_before_write = [this](std::string_view event) { disk.before_write(event); };
-    engine = std::make_unique<Engine>(loop.executor(), cpu, math, *params, log, cfg);
+    make_engine(cfg);
   }
-  ~Rig() {
-    engine.reset();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+  ~Rig() { engine.reset(); }  // the engine's journal writer calls into `disk`
   Disk disk;
-  runtime::EventLoop loop;
-  runtime::Logger log;
-  ThreadPool math;
-  runtime::WorkerPool cpu;
-  fs::path dir;
-  std::unique_ptr<ParamStore> params;
-  std::unique_ptr<Engine> engine;
 };
 
 JobRequest demo(std::uint64_t seed, std::string request_id) {
@@ -75,10 +62,7 @@ JobRequest demo(std::uint64_t seed, std::string request_id) {
   return r;
 }
 
-asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
-  co_await t.async_wait(asio::use_awaitable);
-}
+using testing::sleep_for;
 
 struct Submitted {
   std::optional<Result<JobView>> result;
@@ -173,13 +157,9 @@ asio::awaitable<void> scenario(Rig& rig, runtime::TaskSet& side, std::vector<Job
 
 TEST(JournalAsync, WritesLeaveTheLoopFreeAndResubmitsDedupDuringAWrite) {
   Rig rig;
-  rig.engine->start();
-  runtime::TaskSet tasks(rig.loop.executor()), side(rig.loop.executor());
+  runtime::TaskSet side(rig.loop.executor());
   std::vector<JobId> done_ids;
-  bool finished = false;
-  tasks.spawn(scenario(rig, side, done_ids, finished));
-  rig.loop.run();
-  EXPECT_TRUE(finished);
+  testing::run_on_loop(rig, [&](bool& finished) { return scenario(rig, side, done_ids, finished); });
   rig.engine.reset();  // releases the journal's lock
 
   // Every end recorded, in order after its acceptance: all three are finished

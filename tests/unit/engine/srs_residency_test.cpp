@@ -10,6 +10,7 @@
 
 #include "daemon/config.hpp"
 #include "engine/engine.hpp"
+#include "unit/engine/engine_fixture.hpp"
 #include "unit/engine/fake_backend.hpp"
 
 namespace cuzk::engine {
@@ -19,11 +20,10 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using testing::FakeBackend;
 
-struct Rig {
-  Rig() : log(runtime::LogLevel::kWarn), math(2), cpu(2) {
-    char tmpl[] = "/tmp/cuzk-srs-test-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-    params = std::make_unique<ParamStore>(dir, math, log);
+using testing::sleep_for;
+
+struct Rig : testing::EngineRig {
+  Rig() : EngineRig("cuzk-srs-test", 2) {
     EngineConfig cfg;
     cfg.admission = AdmissionPolicy{8, 1};
     cfg.max_demo_log_domain = 12;
@@ -33,24 +33,13 @@ struct Rig {
     cfg.srs_max_host_bytes = 0;  // keep no idle set past min_idle
     cfg.srs_sweep_period = 2ms;
     cfg.srs_clock = &clock;
-    engine = std::make_unique<Engine>(loop.executor(), cpu, math, *params, log, cfg);
+    make_engine(cfg);
     fake = std::make_shared<FakeBackend>("fake:0", 0, math);
     engine->set_gpu_backends({fake});
   }
-  ~Rig() {
-    engine.reset();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  runtime::EventLoop loop;
-  runtime::Logger log;
-  ThreadPool math;
-  runtime::WorkerPool cpu;
+  ~Rig() { engine.reset(); }  // the engine reads `clock`
   policy::FakeClock clock{policy::Millis{1'000'000}};
-  fs::path dir;
-  std::unique_ptr<ParamStore> params;
   std::shared_ptr<FakeBackend> fake;
-  std::unique_ptr<Engine> engine;
 };
 
 JobRequest demo(std::uint32_t size, std::uint64_t seed) {
@@ -58,11 +47,6 @@ JobRequest demo(std::uint32_t size, std::uint64_t seed) {
   r.demo_log_domain = size;
   r.demo_seed = seed;
   return r;
-}
-
-asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
-  co_await t.async_wait(asio::use_awaitable);
 }
 
 // The host-tier entry of `srs` in the status, or nullopt.
@@ -191,12 +175,7 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
 
 TEST(EngineSrs, LeaseIdleEvictionReloadPreloadEvict) {
   Rig rig;
-  rig.engine->start();
-  runtime::TaskSet tasks(rig.loop.executor());
-  bool finished = false;
-  tasks.spawn(scenario(rig, finished));
-  rig.loop.run();
-  EXPECT_TRUE(finished);
+  testing::run_on_loop(rig, [&rig](bool& finished) { return scenario(rig, finished); });
 }
 
 TEST(EngineSrs, ConfigKeys) {
