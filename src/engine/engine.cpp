@@ -53,7 +53,6 @@ std::uint64_t ms_between(steady_clock::time_point a, steady_clock::time_point b)
   return b > a ? static_cast<std::uint64_t>(duration_cast<milliseconds>(b - a).count()) : 0;
 }
 
-bool is_cancellation(const std::system_error& e) { return e.code() == asio::error::operation_aborted; }
 
 namespace fc = circuits::filecoin;
 
@@ -719,16 +718,8 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
     out.timings = t;
     job->output = std::move(out);
     finish(*job, JobState::kDone, std::nullopt);
-  } catch (const std::system_error& e) {
-    if (!is_cancellation(e)) {
-      finish(*job, JobState::kFailed, Error{ErrorKind::kInternal, e.what()});
-      co_return;
-    }
-    // The engine's coroutines are being torn down: record, then unwind.
-    finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "daemon shutting down"});
-    throw;
   } catch (const std::exception& e) {
-    finish(*job, JobState::kFailed, Error{ErrorKind::kInternal, std::string(e.what())});
+    if (finish_from_exception(*job, e)) throw;
   }
 }
 
@@ -890,16 +881,22 @@ asio::awaitable<void> Engine::run_porep_c2(JobPtr job) {
     out.timings = t;
     job->output = std::move(out);
     finish(*job, JobState::kDone, std::nullopt);
-  } catch (const std::system_error& e) {
-    if (!is_cancellation(e)) {
-      finish(*job, JobState::kFailed, Error{ErrorKind::kInternal, e.what()});
-      co_return;
-    }
-    finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "daemon shutting down"});
-    throw;
   } catch (const std::exception& e) {
-    finish(*job, JobState::kFailed, Error{ErrorKind::kInternal, std::string(e.what())});
+    if (finish_from_exception(*job, e)) throw;
   }
+}
+
+// A job's pipeline threw: shutdown (asio's operation_aborted) records the job
+// as cancelled and returns true (the caller rethrows to unwind); any other
+// exception fails the job as internal.
+bool Engine::finish_from_exception(Job& job, const std::exception& e) {
+  const auto* sys = dynamic_cast<const std::system_error*>(&e);
+  if (sys != nullptr && is_cancellation(*sys)) {
+    finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "daemon shutting down"});
+    return true;
+  }
+  finish(job, JobState::kFailed, Error{ErrorKind::kInternal, std::string(e.what())});
+  return false;
 }
 
 asio::awaitable<void> Engine::expiry_loop() {

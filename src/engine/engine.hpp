@@ -181,6 +181,7 @@ class Engine {
   JobView view(const Job& job) const;
   void set_stage(Job& job, JobState state, std::string stage);
   void finish(Job& job, JobState state, std::optional<Error> error);
+  bool finish_from_exception(Job& job, const std::exception& e);  // true: rethrow (shutdown)
   void restore_journaled_jobs();  // start(): jobs of the previous run
   // submit()'s checks: a rejection or a deduplicated answer, or nullopt with
   // `priority` set when the request is to be admitted as a new job.

@@ -30,7 +30,6 @@ Error refusal_error(const policy::Refusal& r) {
   return Error{ErrorKind::kInternal, r.message() + " (raise memory.total_budget)"};
 }
 
-bool is_cancellation(const std::system_error& e) { return e.code() == asio::error::operation_aborted; }
 
 // Names the partition in an error unless its message already does.
 Error about_partition(std::uint32_t k, const Error& e) {
@@ -185,6 +184,8 @@ std::vector<DeviceWorkerView> DeviceSet::views() const {
 
 // ---------------------------------------------------------------------------
 // The pipeline
+
+bool is_cancellation(const std::system_error& e) { return e.code() == asio::error::operation_aborted; }
 
 std::uint64_t peak_resident_bytes() {
   std::ifstream status("/proc/self/status");

@@ -33,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "engine/backend.hpp"
@@ -210,5 +211,9 @@ asio::awaitable<Result<PipelineOutcome>> run_partition_pipeline(PipelineDeps dep
 
 // Peak resident set size of the process (VmHWM), bytes; 0 if unknown.
 std::uint64_t peak_resident_bytes();
+
+// Whether an exception is asio's operation_aborted: the engine's coroutines
+// are being torn down (shutdown), not a failure of the work.
+bool is_cancellation(const std::system_error& e);
 
 }  // namespace cuzk::engine
