@@ -14,6 +14,7 @@
 #include <map>
 
 #include "policy/crc32c.hpp"
+#include "util/file_io.hpp"
 
 namespace cuzk::engine {
 
@@ -95,26 +96,8 @@ class Reader {
 
 std::string errno_text() { return std::strerror(errno); }
 
-bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-bool fsync_dir(const fs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = ::fsync(fd) == 0;
-  ::close(fd);
-  return ok;
-}
+using util::fsync_dir;
+using util::write_all;
 
 // Replaces `path` atomically with head + body, durably (tmp + fdatasync +
 // rename + fsync of the directory). Empty string on success, else what failed.

@@ -48,8 +48,10 @@
 // the journal itself, or a directory locked by another daemon, stops the start
 // (JobJournalError): serving without durability would lie to clients.
 //
-// Threading: none, blocking file I/O; not thread-safe. open() runs on the
-// loop at start; afterwards the engine calls accepted/started/finished only
+// Threading: none, blocking file I/O; not thread-safe. open() runs once, on
+// the main thread BEFORE the event loop runs (daemon.cpp: the engine recovers
+// after the listeners are bound and before they accept or READY is sent), so
+// recovery blocks nothing that serves; afterwards the engine calls accepted/started/finished only
 // from its single journal writer thread (Engine::journal_writer_), in the
 // order it posts them, so the loop never waits on an fdatasync (each costs
 // ~10 ms; a submit's input write and checksum up to ~0.2 s for a 50 MB C1).

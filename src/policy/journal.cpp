@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "policy/crc32c.hpp"
+#include "util/file_io.hpp"
 
 namespace cuzk::policy {
 
@@ -211,18 +212,8 @@ JournalError io_error(const std::string& what, const std::filesystem::path& path
   return JournalError{JournalErrorKind::kIo, 0, what + " " + path.string() + ": " + std::strerror(errno)};
 }
 
-bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
+using util::fsync_dir;
+using util::write_all;
 
 bool read_all(int fd, std::vector<std::uint8_t>& out) {
   struct stat st{};
@@ -240,14 +231,6 @@ bool read_all(int fd, std::vector<std::uint8_t>& out) {
   }
   out.resize(done);
   return true;
-}
-
-bool fsync_dir(const std::filesystem::path& dir) {
-  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return false;
-  bool ok = ::fsync(dfd) == 0;
-  ::close(dfd);
-  return ok;
 }
 
 std::vector<std::uint8_t> kind_priority(engine::ProofKind kind, engine::Priority priority) {
