@@ -170,8 +170,12 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     if (!b) r.fail("memory.auto_margin", b.error().message);
     c.memory_auto_margin_bytes = b.value();
   }
+  if (auto v = r.get<std::size_t>("porep", "synthesis_threads")) {
+    if (*v > 1024) r.fail("porep.synthesis_threads", "must be in [0, 1024] (0: one per core, 1: sequential)");
+    c.engine.porep_synthesis_threads = *v;
+  }
   if (auto v = r.get<std::size_t>("porep", "synthesis_concurrency")) {
-    if (*v > 64) r.fail("porep.synthesis_concurrency", "must be in [0, 64] (0: half the cores)");
+    if (*v > 64) r.fail("porep.synthesis_concurrency", "must be in [0, 64] (0: 2, or half the cores when synthesis_threads = 1)");
     c.engine.porep_synthesis_lanes = *v;
   }
   if (auto v = r.get<std::size_t>("porep", "max_partitions_in_flight")) {

@@ -195,8 +195,13 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
   policy::SrsConfig srs_config;
   srs_config.eviction_min_idle = config_.srs_min_idle;
   srs_ = std::make_unique<policy::SrsManager>(srs_config, memory_->budget(), *srs_clock);
+  if (config_.porep_synthesis_threads != 1) {
+    challenge_pool_ = std::make_unique<ThreadPool>(config_.porep_synthesis_threads);
+  }
   synthesis_lanes_ = config_.porep_synthesis_lanes;
-  if (synthesis_lanes_ == 0) synthesis_lanes_ = std::max<std::size_t>(1, std::thread::hardware_concurrency() / 2);
+  if (synthesis_lanes_ == 0) {
+    synthesis_lanes_ = challenge_pool_ ? 2 : std::max<std::size_t>(1, std::thread::hardware_concurrency() / 2);
+  }
   synthesis_ = std::make_unique<runtime::WorkerPool>(synthesis_lanes_ * config_.max_concurrent_jobs);
   set_dev_params_generator({});
 }
@@ -813,8 +818,9 @@ asio::awaitable<void> Engine::run_porep_c2(JobPtr job) {
     plan.r1cs = r.r1cs.get();
     plan.pvk = &r.pvk;
     plan.public_inputs = inputs.value();
-    plan.synthesize = [&c1_out](std::uint32_t k) {
-      return porep_call<groth16::Witness>([&] { return fc::synthesize_partition(c1_out, k); });
+    plan.synthesize = [this, &c1_out](std::uint32_t k) {
+      return porep_call<groth16::Witness>(
+          [&] { return fc::synthesize_partition(c1_out, k, challenge_pool_.get()); });
     };
     const bool satisfaction = config_.porep_check_satisfaction;
     const std::vector<std::vector<ff::Fr>>& all_inputs = inputs.value();

@@ -13,6 +13,7 @@ TEST(GpuConfig, Defaults) {
   EXPECT_EQ(c.gpu_workers_per_device, 1u);
   EXPECT_EQ(c.memory_total_budget, "auto");
   EXPECT_EQ(c.memory_auto_margin_bytes, 12ull << 30);
+  EXPECT_EQ(c.engine.porep_synthesis_threads, 0u);
   EXPECT_EQ(c.engine.porep_synthesis_lanes, 0u);
   EXPECT_EQ(c.engine.porep_max_partitions_in_flight, 0u);
   EXPECT_TRUE(c.engine.porep_check_satisfaction);
@@ -27,6 +28,7 @@ workers_per_device = 2
 total_budget = "96GiB"
 auto_margin = "4GiB"
 [porep]
+synthesis_threads = 6
 synthesis_concurrency = 3
 max_partitions_in_flight = 5
 check_satisfaction = false
@@ -36,6 +38,7 @@ check_satisfaction = false
   EXPECT_EQ(c.gpu_workers_per_device, 2u);
   EXPECT_EQ(c.memory_total_budget, "96GiB");
   EXPECT_EQ(c.memory_auto_margin_bytes, 4ull << 30);
+  EXPECT_EQ(c.engine.porep_synthesis_threads, 6u);
   EXPECT_EQ(c.engine.porep_synthesis_lanes, 3u);
   EXPECT_EQ(c.engine.porep_max_partitions_in_flight, 5u);
   EXPECT_FALSE(c.engine.porep_check_satisfaction);
@@ -59,6 +62,7 @@ TEST(GpuConfig, ErrorsNameTheKey) {
   fails_with("[memory]\ntotal_budget = \"lots\"\n", "memory.total_budget");
   fails_with("[memory]\nauto_margin = \"-1GiB\"\n", "memory.auto_margin");
   fails_with("[porep]\nsynthesis_concurrency = 65\n", "porep.synthesis_concurrency");
+  fails_with("[porep]\nsynthesis_threads = 1025\n", "porep.synthesis_threads");
   fails_with("[porep]\ncheck_satisfaction = 1\n", "porep.check_satisfaction");
 }
 
@@ -69,6 +73,7 @@ TEST(GpuConfig, ExampleFileHasTheDefaults) {
   EXPECT_EQ(example.gpu_workers_per_device, d.gpu_workers_per_device);
   EXPECT_EQ(example.memory_total_budget, d.memory_total_budget);
   EXPECT_EQ(example.memory_auto_margin_bytes, d.memory_auto_margin_bytes);
+  EXPECT_EQ(example.engine.porep_synthesis_threads, d.engine.porep_synthesis_threads);
   EXPECT_EQ(example.engine.porep_synthesis_lanes, d.engine.porep_synthesis_lanes);
   EXPECT_EQ(example.engine.porep_max_partitions_in_flight, d.engine.porep_max_partitions_in_flight);
   EXPECT_EQ(example.engine.porep_check_satisfaction, d.engine.porep_check_satisfaction);

@@ -39,6 +39,12 @@ TEST(PorepPartition, OnePartitionAtATimeWithItsChecks) {
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(w.inputs, all[0].witness.inputs);
   EXPECT_EQ(w.aux, all[0].witness.aux);
+  // The challenges synthesized in parallel (the daemon's default) give the
+  // same witness as the sequential synthesis.
+  ThreadPool challenges(3);
+  const groth16::Witness wp = synthesize_partition(c1, 0, &challenges);
+  EXPECT_EQ(wp.inputs, w.inputs);
+  EXPECT_EQ(wp.aux, w.aux);
   EXPECT_EQ(all[0].public_inputs, inputs[0]);
   check_partition_witness(*r1cs, w, inputs[0], 0, pool);  // does not throw
 
