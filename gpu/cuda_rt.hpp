@@ -13,10 +13,13 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "gpu/error.hpp"
+#include "gpu/fence.hpp"
 
 namespace cuzk::gpu::detail {
 
@@ -179,5 +182,13 @@ class DeviceGuard {
 };
 
 inline unsigned grid_for(std::size_t n, unsigned block) { return static_cast<unsigned>((n + block - 1) / block); }
+
+// Queues fn() on the stream (cudaLaunchHostFunc): CUDA's callback thread runs
+// it once the stream's earlier work is done, and the stream's later work
+// waits for it to return. fn must not call CUDA and must not throw.
+void launch_host_callback(cudaStream_t stream, std::function<void()> fn);
+// A fence passed when the stream gets here; counted in `counter` (may be
+// null) while in flight. Defined in gpu/fence.cpp.
+Fence enqueue_fence(cudaStream_t stream, std::shared_ptr<FenceCounter> counter);
 
 }  // namespace cuzk::gpu::detail

@@ -112,7 +112,8 @@ MsmAlgorithm msm_algorithm_from_env() {
   const std::string s = v;
   if (s == "bucket") return MsmAlgorithm::kBucketPerThread;
   if (s == "balanced") return MsmAlgorithm::kBalancedRuns;
-  throw Error(ErrorKind::kInvalidArgument, "CUZK_MSM_ALGO=" + s + ": expected bucket or balanced");
+  if (s == "affine") return MsmAlgorithm::kBatchAffine;
+  throw Error(ErrorKind::kInvalidArgument, "CUZK_MSM_ALGO=" + s + ": expected bucket, balanced or affine");
 }
 
 // CUZK_MSM_SCRATCH_MIB overrides the MSM scratch limit (e.g. a small value
@@ -134,10 +135,12 @@ NttAlgorithm ntt_algorithm_from_env() {
   const char* v = std::getenv("CUZK_NTT_ALGO");
   if (v == nullptr || *v == 0) return NttAlgorithm::kRadix2;
   const std::string s = v;
-  for (NttAlgorithm a : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix8Wide}) {
+  for (NttAlgorithm a : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix8Wide,
+                         NttAlgorithm::kRadix4Lean, NttAlgorithm::kRadix4Lean2}) {
     if (s == to_string(a)) return a;
   }
-  throw Error(ErrorKind::kInvalidArgument, "CUZK_NTT_ALGO=" + s + ": expected radix2, radix4, radix8 or radix8w");
+  throw Error(ErrorKind::kInvalidArgument,
+              "CUZK_NTT_ALGO=" + s + ": expected radix2, radix4, radix8, radix8w, radix4lean or radix4lean2");
 }
 
 const char* to_string(NttAlgorithm algorithm) {
@@ -146,6 +149,8 @@ const char* to_string(NttAlgorithm algorithm) {
     case NttAlgorithm::kRadix4: return "radix4";
     case NttAlgorithm::kRadix8: return "radix8";
     case NttAlgorithm::kRadix8Wide: return "radix8w";
+    case NttAlgorithm::kRadix4Lean: return "radix4lean";
+    case NttAlgorithm::kRadix4Lean2: return "radix4lean2";
   }
   return "?";
 }
@@ -284,7 +289,7 @@ void Device::ntt(DeviceFrVector& values, NttDirection direction, NttDomain domai
   u32* data = values.impl_->limbs.get();
   const bool inverse = direction == NttDirection::kInverse;
   const bool coset = domain == NttDomain::kCoset;
-  if (impl_->ntt_algorithm != NttAlgorithm::kRadix2 && log_n >= kernels::kNttFusedLogMin) {
+  if (detail::is_fused(impl_->ntt_algorithm) && log_n >= kernels::kNttFusedLogMin) {
     // DIF passes, the last one writing natural order into the scratch buffer,
     // which then becomes the vector's storage (same size, swapped).
     if (impl_->ntt_scratch.size() != n * 8) {
@@ -302,6 +307,22 @@ void Device::ntt(DeviceFrVector& values, NttDirection direction, NttDomain domai
     if (!inverse && coset) a.load_scale = t.coset();
     if (inverse) a.store_scale = coset ? t.coset_inv() : t.inv_size();
     kernels::ntt_fused(s, a);
+    std::swap(values.impl_->limbs, impl_->ntt_scratch);
+    return;
+  }
+  const int lean_blocks = detail::lean_min_blocks(impl_->ntt_algorithm);
+  if (lean_blocks != 0 && log_n >= ntt_lean::kLogMin) {
+    // Lean radix-4 DIF passes: the coset's g^i on the first pass's load; the
+    // last writes natural order into the scratch buffer (bit reversal fused,
+    // with 1/n or n^-1 g^-j), which then becomes the vector's storage.
+    if (impl_->ntt_scratch.size() != n * 8) {
+      impl_->ntt_scratch.reset();
+      impl_->ntt_scratch = DeviceBuffer<u32>(n * 8, "ntt scratch");
+    }
+    const kernels::NttScaleTable load = !inverse && coset ? t.coset() : kernels::NttScaleTable{};
+    const kernels::NttScaleTable store = !inverse ? kernels::NttScaleTable{} : coset ? t.coset_inv() : t.inv_size();
+    kernels::ntt_lean_dif(s, data, t.twiddles.get(), log_n, inverse, load, lean_blocks, impl_->ntt_scratch.get(),
+                          store);
     std::swap(values.impl_->limbs, impl_->ntt_scratch);
     return;
   }
@@ -519,7 +540,7 @@ void ntt_fused(Device& device, std::span<ff::Fr> values, NttAlgorithm algorithm,
                NttOrder order) {
   const std::size_t n = values.size();
   if (!std::has_single_bit(n) || std::bit_width(n) - 1 < kernels::kNttFusedLogMin ||
-      std::bit_width(n) - 1 > kNttLogMax || algorithm == NttAlgorithm::kRadix2) {
+      std::bit_width(n) - 1 > kNttLogMax || !detail::is_fused(algorithm)) {
     throw Error(ErrorKind::kInvalidArgument, "ntt_fused: size 2^6..2^27 and a fused algorithm");
   }
   const int log_n = std::bit_width(n) - 1;

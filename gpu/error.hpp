@@ -10,6 +10,7 @@ enum class ErrorKind {
   kNoDevice,           // no CUDA driver or no device with that ordinal
   kOutOfDeviceMemory,  // the request does not fit in the device's free memory
   kInvalidArgument,    // sizes out of range or mismatched
+  kOutOfHostMemory,    // page-locked host memory could not be allocated (the pinned SRS tier)
 };
 
 class Error : public std::runtime_error {

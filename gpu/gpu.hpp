@@ -48,10 +48,15 @@ enum class NttDomain { kStandard, kCoset };
 // until the others are validated on the H200. kRadix4 / kRadix8
 // (gpu/ntt/ntt_fused.cu): 2 / 3 stages per round in registers, scaling and the
 // bit reversal fused into the first / last pass (out of place); kRadix8Wide:
-// kRadix8 without its 128-register cap (fewer warps, no spills). Sizes below
-// 2^6 always run kRadix2.
-enum class NttAlgorithm { kRadix2, kRadix4, kRadix8, kRadix8Wide };
-// CUZK_NTT_ALGO = radix2 | radix4 | radix8 | radix8w sets the initial algorithm
+// kRadix8 without its 128-register cap (fewer warps, no spills).
+// kRadix4Lean (gpu/ntt/ntt_lean.cu): radix-4 groups of 2 stages in registers,
+// 4 elements per thread, 256 threads and 3 blocks per SM (80 registers);
+// kRadix4Lean2: the same kernel at 2 blocks per SM (no register cap pressure).
+// Device::ntt runs them natural -> natural like the fused ones (coset g^i on
+// the first pass's load, bit reversal with 1/n or n^-1 g^-i on the last,
+// out of place). Sizes below 2^6 always run kRadix2.
+enum class NttAlgorithm { kRadix2, kRadix4, kRadix8, kRadix8Wide, kRadix4Lean, kRadix4Lean2 };
+// CUZK_NTT_ALGO = radix2 | radix4 | radix8 | radix8w | radix4lean | radix4lean2 sets the initial algorithm
 // of every Device (bench sweeps); unset or empty: kRadix2. Throws
 // Error{kInvalidArgument} on another value.
 NttAlgorithm ntt_algorithm_from_env();
@@ -135,7 +140,7 @@ class Device {
   // Kernels the NTTs above (and GpuProver's H stage) use; see NttAlgorithm.
   void set_ntt_algorithm(NttAlgorithm algorithm);
   NttAlgorithm ntt_algorithm() const;
-  // The fused algorithms keep one n-element scratch vector (the out-of-place
+  // The fused and lean algorithms keep one n-element scratch vector (the out-of-place
   // last pass) for the next call of the same size; this frees it.
   void release_ntt_scratch();
 
@@ -163,7 +168,7 @@ class Device {
   static int msm_window_bits(std::size_t n);
 
   // Tuning knobs of the MSM. The environment variables CUZK_MSM_ALGO
-  // ("bucket" or "balanced") and CUZK_MSM_SCRATCH_MIB set the initial
+  // ("bucket", "balanced" or "affine") and CUZK_MSM_SCRATCH_MIB set the initial
   // algorithm and scratch limit of every Device (bench sweeps, validation of
   // chunked MSMs inside the prover); a malformed value makes the constructor
   // throw kInvalidArgument.

@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "gpu/cuda_rt.hpp"
 #include "gpu/msm/msm_plan.hpp"
+#include "gpu/msm/point_source.hpp"
 
 namespace cuzk::gpu::kernels {
 
@@ -72,9 +74,11 @@ int ntt_fused_passes(int log_n, int radix_log);
 // ---- MSM (gpu/msm/msm.cu) --------------------------------------------------
 // Device scratch of the MSM (gpu/msm/msm_plan.hpp lays it out): one device
 // allocation, grown when a call needs more and otherwise reused, so an MSM
-// makes no cudaMalloc/cudaFree (which synchronize the device). One per Device;
-// callers serialize their MSMs (each MSM waits for its stream before it
-// returns, so the next call, on any stream, finds the arena idle).
+// makes no cudaMalloc/cudaFree (which synchronize the device). One per Device.
+// MSMs on one stream are ordered by it; an MSM queued without waiting
+// (msm_g1_enqueue) leaves the arena busy until its stream passes, so an MSM
+// on another stream first waits for the arena's last recorded use
+// (after_last_use / record_use).
 class MsmScratch {
  public:
   std::size_t capacity_bytes() const { return buffer_.bytes(); }
@@ -87,9 +91,27 @@ class MsmScratch {
     return buffer_.get();
   }
   void release() { buffer_.reset(); }
+  // Stream s waits (on the device, not the host) for the arena's last recorded use.
+  void after_last_use(cudaStream_t s) {
+    if (last_use_) CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, last_use_->get(), 0));
+  }
+  // Records the end of a use queued on s (the event is made on first use, on
+  // the device current then: the arena's).
+  void record_use(cudaStream_t s) {
+    if (!last_use_) last_use_ = std::make_unique<detail::Event>();
+    last_use_->record(s);
+  }
+  // The stream that copies bases streamed from host memory into the arena's
+  // staging slots (gpu/msm/base_stager.hpp), created on first use.
+  cudaStream_t copy_stream() {
+    if (!copy_stream_) copy_stream_ = std::make_unique<detail::Stream>();
+    return copy_stream_->get();
+  }
 
  private:
   detail::DeviceBuffer<unsigned char> buffer_;
+  std::unique_ptr<detail::Stream> copy_stream_;
+  std::unique_ptr<detail::Event> last_use_;
 };
 
 struct MsmConfig {
@@ -98,12 +120,19 @@ struct MsmConfig {
   // Upper bound on the arena; the MSM also stays within the free device memory
   // (less detail::kDeviceMemoryReserveBytes) and chunks the points to fit.
   std::size_t scratch_limit_bytes = kDefaultMsmScratchBytes;
+  // Set by msm_g1_enqueue / msm_g2_enqueue: pinned host memory that receives
+  // the window sums when the stream gets there (null: msm_g1 / msm_g2 wait).
+  u32* window_sums_out = nullptr;
 };
 
-// bases: n packed affine points (x, y; identity = zeros); scalars: n Fr in
-// Montgomery form. Returns the W = ceil(256 / window_bits) window sums in XYZZ
-// form (x, y, zz, zzz; 4 * 12 limbs each for G1, 4 * 24 for G2), window 0
-// first, after waiting for the stream; the MSM is sum_w 2^(w c) window_w.
+// bases: n packed affine points (x, y; identity = zeros), on the device or
+// partly in pinned host memory (streamed through two staging slots of the
+// arena by the scratch's copy stream while earlier chunks accumulate; the
+// plan counts the slots; a bases prefix on the device is read in place);
+// scalars: n Fr in Montgomery form. Returns the W = ceil(256 / window_bits)
+// window sums in XYZZ form (x, y, zz, zzz; 4 * 12 limbs each for G1, 4 * 24
+// for G2), window 0 first, after waiting for the stream; the MSM is
+// sum_w 2^(w c) window_w.
 // phases (may be null) receives per-phase device times (summed over chunks).
 // Throws Error{kOutOfDeviceMemory} when not even the smallest chunking fits,
 // Error{kInvalidArgument} for a window size out of 2..24.
@@ -111,14 +140,28 @@ struct MsmPhaseMs {
   float digits_ms = 0, sort_ms = 0, accumulate_ms = 0, reduce_ms = 0;
 };
 struct MsmWindows {
-  std::vector<u32> sums;  // W XYZZ points, window 0 first (empty for n = 0)
+  std::vector<u32> sums;  // W XYZZ points, window 0 first (empty for n = 0 and when enqueued)
   int window_bits = 0;
+  int windows = 0;  // W (0 for n = 0)
   std::size_t chunks = 0;
 };
-MsmWindows msm_g1(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, const MsmConfig& config,
-                  MsmScratch& scratch, MsmPhaseMs* phases);
-MsmWindows msm_g2(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, const MsmConfig& config,
-                  MsmScratch& scratch, MsmPhaseMs* phases);
+MsmWindows msm_g1(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
+                  const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases);
+MsmWindows msm_g2(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
+                  const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases);
+
+// The most window sums an MSM produces: W = ceil(256 / 2) for the smallest
+// window (msm::kMinWindowBits).
+inline constexpr int kMsmMaxWindows = 128;
+// The same MSMs queued on s without waiting: the W window sums reach
+// window_sums_out (pinned host memory with room for kMsmMaxWindows XYZZ
+// points: 4 x 12 limbs each for G1, 4 x 24 for G2) when the stream gets
+// there; the result's sums stay empty. The caller keeps bases and scalars
+// alive until then. Planning may still synchronize (growing the arena).
+MsmWindows msm_g1_enqueue(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
+                          const MsmConfig& config, MsmScratch& scratch, u32* window_sums_out);
+MsmWindows msm_g2_enqueue(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
+                          const MsmConfig& config, MsmScratch& scratch, u32* window_sums_out);
 
 // ---- Field self-tests (gpu/ff/field_ops.cu) --------------------------------
 enum class FieldKind { kFp, kFr, kFp2 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <span>
 
@@ -14,6 +15,28 @@ namespace cuzk::gpu::detail {
 
 // Points packed per pinned staging chunk.
 inline constexpr std::size_t kUploadStagePoints = std::size_t{1} << 16;
+
+// 32-bit limbs of one packed point (x, y) of HostPoint: 24 for G1, 48 for G2.
+template <class HostPoint>
+inline constexpr std::size_t kPackedPointLimbs = 2 * sizeof(HostPoint{}.x) / 4;
+
+// points -> the device's packed layout at dst (host memory, e.g. a pinned copy
+// that MSMs stream from): x then y per point, the identity as zeros.
+template <class HostPoint>
+void pack_points(std::span<const HostPoint> points, std::uint32_t* dst) {
+  constexpr std::size_t kCoordBytes = sizeof(points[0].x);
+  constexpr std::size_t kPointLimbs = kPackedPointLimbs<HostPoint>;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const HostPoint& p = points[i];
+    std::uint32_t* out = dst + i * kPointLimbs;
+    if (p.infinity) {
+      std::memset(out, 0, 2 * kCoordBytes);
+    } else {
+      std::memcpy(out, &p.x, kCoordBytes);
+      std::memcpy(out + kPointLimbs / 2, &p.y, kCoordBytes);
+    }
+  }
+}
 
 // Packs `points` and copies them to dst (2 * sizeof(x) bytes per point) on
 // stream s; returns when the copies are done. Two pinned stages alternate so
@@ -31,16 +54,7 @@ void upload_points(cudaStream_t s, std::span<const HostPoint> points, std::uint3
     const std::size_t count = std::min(stage_points, points.size() - off);
     PinnedBuffer<std::uint32_t>& stage = stages[k % 2];
     if (k >= 2) copied[k % 2].sync();  // the copy two chunks ago read this stage
-    for (std::size_t i = 0; i < count; ++i) {
-      const HostPoint& p = points[off + i];
-      std::uint32_t* out = stage.get() + i * kPointLimbs;
-      if (p.infinity) {
-        std::memset(out, 0, 2 * kCoordBytes);
-      } else {
-        std::memcpy(out, &p.x, kCoordBytes);
-        std::memcpy(out + kPointLimbs / 2, &p.y, kCoordBytes);
-      }
-    }
+    pack_points(points.subspan(off, count), stage.get());
     CUZK_CUDA_CHECK(cudaMemcpyAsync(dst + off * kPointLimbs, stage.get(), count * kPointLimbs * 4,
                                     cudaMemcpyHostToDevice, s));
     copied[k % 2].record(s);

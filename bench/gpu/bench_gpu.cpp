@@ -2,15 +2,17 @@
 // CUDA events (median of repeats after warm-up). Prints one table at the end.
 //
 // Usage: bench_gpu [--quick] [--max-msm-log K] [--max-ntt-log K]
-//        bench_gpu [--ntt-algos radix2,radix4,radix8,radix8w] ...   (NTT kernels to time; default CUZK_NTT_ALGO)
+//        bench_gpu [--ntt-algos radix2,radix4,radix8,radix8w,radix4lean,radix4lean2] ...
+//                  (NTT kernels to time; default CUZK_NTT_ALGO)
 //        bench_gpu partition [--log-domain N] [--full-width-percent P] [--reps R]
+//                  [--srs resident|streamed] [--srs-device-mib M]
 //                  (one PoRep C2 partition's device stages: bench/gpu/partition_bench.cpp)
 //        bench_gpu setup [--setup-log K]   (fixed-base G1/G2 of the GPU setup, default 2^24 scalars)
 //        options [--msm-algos LIST] [--no-ntt]
 //   MSM: 2048 random bases (s_j * G) replicated to N, uniformly random scalars
 //        (sppark's bench method, so sppark's H200 numbers compare directly).
-//        Every accumulation algorithm in LIST (comma separated, "bucket" and
-//        "balanced"; default both, or CUZK_MSM_ALGO alone when set) is timed
+//        Every accumulation algorithm in LIST (comma separated, "bucket",
+//        "balanced", "affine"; default the first two, or CUZK_MSM_ALGO alone when set) is timed
 //        at 2^20, 2^24, 2^26 (and 2^27 with --max-msm-log 27) with the default
 //        8 GiB scratch limit (2^26 and up run in chunks), G2 at 2^20 and 2^23
 //        (and 2^25 with --max-msm-log 27).
@@ -203,6 +205,8 @@ int main(int argc, char** argv) {
       msm_algos.push_back({name, gpu::MsmAlgorithm::kBucketPerThread});
     } else if (name == "balanced") {
       msm_algos.push_back({name, gpu::MsmAlgorithm::kBalancedRuns});
+    } else if (name == "affine") {
+      msm_algos.push_back({name, gpu::MsmAlgorithm::kBatchAffine});
     } else if (!name.empty()) {
       std::printf("bench_gpu: unknown MSM algorithm '%s' ignored\n", name.c_str());
     }
@@ -230,7 +234,8 @@ int main(int argc, char** argv) {
     const std::string name = ntt_algo_list.substr(pos, comma - pos);
     bool known = name.empty();
     for (gpu::NttAlgorithm a : {gpu::NttAlgorithm::kRadix2, gpu::NttAlgorithm::kRadix4, gpu::NttAlgorithm::kRadix8,
-                                gpu::NttAlgorithm::kRadix8Wide}) {
+                                gpu::NttAlgorithm::kRadix8Wide, gpu::NttAlgorithm::kRadix4Lean,
+                                gpu::NttAlgorithm::kRadix4Lean2}) {
       if (name == gpu::to_string(a)) {
         ntt_algos.push_back(a);
         known = true;

@@ -20,6 +20,15 @@
 // Each MSM over a concatenation of bases equals the CPU's sum of two MSMs as a
 // group element, so the affine proof points are identical.
 //
+// Every proof runs as three steps (gpu/groth16/staged_prove.cpp): prepare
+// (host only: step 1 and the witness MSMs' selection + split, into a
+// ProveStaging of pinned memory), enqueue (the device thread queues steps 2
+// and 3 and the downloads of the MSMs' window sums and point sums, and
+// returns a Fence without waiting), finish (host: Horner over the window
+// sums, step 4). prove() is prepare, enqueue, wait, finish; a service keeps
+// two stagings so that one instance prepares while another is on the device,
+// and awaits the fence on its event loop (Fence::on_done).
+//
 // Measured on one H200 (demo circuit, 16 host threads, SRS resident, the MSM
 // kernels of gpu/msm as of this writing): domain 2^20: 300-375 ms per proof
 // (a, b, c 4 ms; 7 NTTs + quotient 4.7 ms; H MSM 30 ms; L 35-60 ms; A 57-79 ms;
@@ -39,7 +48,10 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu/fence.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/groth16/srs_placement.hpp"
+#include "gpu/msm/point_source.hpp"
 #include "groth16/params.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
@@ -47,27 +59,53 @@
 
 namespace cuzk::gpu {
 
+struct DeviceSrsBases;  // below
+
+// What a ResidentSrs does with the bases its device budget cannot hold.
+enum class SrsOverflow {
+  kFail,            // throw Error{kOutOfDeviceMemory}: all five vectors on the device or nothing
+  kStreamFromHost,  // keep them in a pinned host copy that the MSMs stream (srs_placement.hpp)
+};
+
 // The five SRS vectors (h, l, a, b_g1 as G1; b_g2 as G2) of one
-// groth16::Parameters object, resident in one device's memory until destroyed.
-// The Parameters object must outlive it (matches() compares its address).
+// groth16::Parameters object, kept across proofs until destroyed: in one
+// device's memory, or (SrsOverflow::kStreamFromHost) a prefix of each vector
+// there and the rest in page-locked host memory in the device's packed layout,
+// copied to the device chunk by chunk while the MSMs run (PCIe per proof:
+// host_bytes()). The Parameters object must outlive it (matches() compares
+// its address).
 class ResidentSrs {
  public:
-  // Device bytes the bases of `params` take: 96 per G1 point, 192 per G2 point.
+  // Bytes the bases of `params` take in the device layout: 96 per G1 point,
+  // 192 per G2 point (device and pinned host together).
   static std::size_t bytes_for(const groth16::Parameters& params);
+  // Points of each vector, for srs_placement.hpp.
+  static SrsPoints points_for(const groth16::Parameters& params);
 
-  // Uploads the bases to `device`. Before allocating anything, throws
-  // Error{kOutOfDeviceMemory} when bytes_for(params) exceeds budget_bytes (the
-  // caller's share of the device, e.g. from a memory policy) or does not fit in
-  // the device's free memory less the CUDA reserve.
+  // Places the bases by place_srs(points_for(params), budget) and uploads
+  // them. kFail: before allocating anything, throws Error{kOutOfDeviceMemory}
+  // when bytes_for(params) exceeds budget_bytes (the caller's share of the
+  // device, e.g. from a memory policy) or does not fit in the device's free
+  // memory less the CUDA reserve. kStreamFromHost: the budget is also cut to
+  // that free memory, and what does not fit is packed into pinned host memory
+  // (page-locking GiBs takes seconds; Error{kOutOfHostMemory} when the host
+  // cannot pin it).
   ResidentSrs(Device& device, const groth16::Parameters& params,
-              std::size_t budget_bytes = std::numeric_limits<std::size_t>::max());
+              std::size_t budget_bytes = std::numeric_limits<std::size_t>::max(),
+              SrsOverflow overflow = SrsOverflow::kFail);
   ~ResidentSrs();
   ResidentSrs(ResidentSrs&&) noexcept;
   ResidentSrs& operator=(ResidentSrs&&) noexcept;
 
-  std::size_t bytes() const;
+  std::size_t bytes() const;         // bytes_for(params): both tiers
+  std::size_t device_bytes() const;  // in device memory
+  std::size_t pinned_bytes() const;  // in pinned host memory, streamed by every proof
+  const SrsPlacement& placement() const;
   int device_ordinal() const;
   const groth16::Parameters& params() const;
+  // Where the bases are (for GpuProver::enqueue): device prefixes and pinned
+  // host rests.
+  DeviceSrsBases device_bases() const;
   // True when `params` is the object this SRS was uploaded from, with the same
   // verifying key and vector lengths (guards against a reused address).
   bool matches(const groth16::Parameters& params) const;
@@ -93,6 +131,12 @@ enum class WitnessScalarSplit { kAuto, kOff };
 
 struct GpuProverOptions {
   WitnessScalarSplit witness_split = WitnessScalarSplit::kAuto;
+  // Device memory for the SRS that prove(params, ...) caches; the rest of it
+  // is streamed from pinned host memory (ResidentSrs, kStreamFromHost).
+  // kSrsDeviceBudgetAuto: CUZK_SRS_DEVICE_MIB when set (benches), else all of
+  // it when it fits beside the prover's working set, else what is left
+  // beside it (srs_device_budget_for below).
+  std::size_t srs_device_budget_bytes = kSrsDeviceBudgetAuto;
   // Start the H stage's NTTs only after all of a, b, c are on the device
   // (benchmarks: h_gpu_ms is then the NTT pipeline alone). Default: the NTTs
   // of a overlap the uploads of b and c.
@@ -105,35 +149,93 @@ struct GpuSplitCounts {
   bool split = false;  // whether the split ran (else one MSM over all scalars)
 };
 
-// The last instance proved: wall-clock times in milliseconds (device stages
-// include waiting for the device) and the witness MSMs' splits.
+// One instance, in milliseconds: host steps timed by the clock, device stages
+// by CUDA events on the prover's streams (device time only: a stage queued
+// behind another instance's work does not count the wait); the witness MSMs'
+// splits.
 struct GpuProveStats {
-  double evaluate_ms = 0;  // host: a, b, c
-  double h_ms = 0;         // uploads of a, b, c, 7 NTTs, quotient kernel
-  double h_upload_ms = 0;  // device time of the a, b, c uploads (copy stream, CUDA events)
-  double h_gpu_ms = 0;     // device time of the NTTs + quotient (compute stream; includes
-                           // waiting for b, c unless h_uploads_first)
+  // host, prepare()
+  double evaluate_ms = 0;                              // a, b, c
+  double l_host_ms = 0, a_host_ms = 0, b_host_ms = 0;  // selection + split of the witness MSMs' scalars
+  double prepare_ms = 0;                               // all of prepare()
+  // host, enqueue(): queueing the device work (growing device buffers included)
+  double enqueue_ms = 0;
+  // device
+  double h_ms = 0;         // from the first upload of a, b, c to the end of the quotient (uploads, 7 NTTs)
+  double h_upload_ms = 0;  // the a, b, c uploads (copy stream)
+  double h_gpu_ms = 0;     // the NTTs + quotient (compute stream; includes waiting for b, c
+                           // unless h_uploads_first)
   double h_msm_ms = 0;     // H MSM
-  double l_msm_ms = 0;     // L: split, uploads, sum of ones, tail MSM
-  double a_msm_ms = 0;     // A: selection, split, uploads, sum of ones, tail MSM
-  double b_msm_ms = 0;     // B_G1 and B_G2 (one selection and split)
-  double l_host_ms = 0, a_host_ms = 0, b_host_ms = 0;  // host selection / split inside the three above
-  double assemble_ms = 0;  // host: blinding and affine conversion
+  double l_msm_ms = 0;     // L: sum of the ones' bases, tail gather and MSM (split uploaded during H)
+  double a_msm_ms = 0;     // A: same
+  double b_msm_ms = 0;     // B_G1 and B_G2 (one split)
+  double device_ms = 0;    // first upload to the last download
+  // host, finish()
+  double assemble_ms = 0;  // window sums combined (Horner), blinding, affine conversion
   GpuSplitCounts l, a, b;
+};
+
+// One instance's state between GpuProver's three steps (prepare, enqueue,
+// finish): the page-locked host buffers prepare() fills and the device reads
+// (a, b, c; each witness MSM's split: indices of the ones, the tail's indices
+// and values, or all selected scalars when unsplit), the page-locked buffers
+// the device writes its window sums and point sums to, the stage events and
+// the fence. Reused across instances: buffers grow to the largest instance
+// seen and stay allocated (pinning GiBs costs seconds). A 32 GiB PoRep
+// partition holds 12.9 GB of a, b, c plus the three splits (about 1.6 GB for
+// Filecoin's mostly-bit witnesses; host_bytes_bound() is the worst case).
+// One step at a time, in order; any thread.
+class ProveStaging {
+ public:
+  ProveStaging();
+  // Waits for the fence of an enqueued instance: the device reads and writes
+  // the buffers until then.
+  ~ProveStaging();
+  ProveStaging(ProveStaging&&) noexcept;
+  ProveStaging& operator=(ProveStaging&&) noexcept;
+  ProveStaging(const ProveStaging&) = delete;
+  ProveStaging& operator=(const ProveStaging&) = delete;
+
+  // Page-locked host bytes held now.
+  std::size_t pinned_bytes() const;
+  // Page-locked bytes an instance of r1cs can need at most (a, b, c and 32 B
+  // per selected scalar of L, A and B: a split never takes more than that).
+  static std::size_t host_bytes_bound(const groth16::R1cs& r1cs);
+  // Frees the buffers (after waiting for the fence).
+  void release();
+  // The last enqueue's fence (ready when nothing is in flight).
+  const Fence& fence() const;
+  // Times and splits of the instance last prepared / enqueued / finished here.
+  const GpuProveStats& stats() const;
+
+  struct Impl;  // gpu/groth16/prover_impl.hpp
+  Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 // Device addresses of one SRS's packed affine bases (gpu/ec layout: x, y; the
 // identity as zeros). For SRS that exist only on the device (the partition
 // benchmark's replicated random points); prove() builds one from a ResidentSrs.
+// Each vector may be streamed: a device prefix and a pinned host rest (PointSource).
 struct DeviceSrsBases {
-  const std::uint32_t* h = nullptr;     // >= m - 1 G1 points
-  const std::uint32_t* l = nullptr;     // >= aux.size() G1 points
-  const std::uint32_t* a = nullptr;     // a_count G1 points
-  std::size_t a_count = 0;              // inputs + popcount(a_aux_density)
-  const std::uint32_t* b_g1 = nullptr;  // b_count G1 points
-  const std::uint32_t* b_g2 = nullptr;  // b_count G2 points
-  std::size_t b_count = 0;              // popcount(b_input_density) + popcount(b_aux_density)
+  PointSource h;         // >= m - 1 G1 points
+  PointSource l;         // >= aux.size() G1 points
+  PointSource a;         // a_count G1 points
+  std::size_t a_count = 0;  // inputs + popcount(a_aux_density)
+  PointSource b_g1;      // b_count G1 points
+  PointSource b_g2;      // b_count G2 points
+  std::size_t b_count = 0;  // popcount(b_input_density) + popcount(b_aux_density)
 };
+
+// The device budget GpuProver gives the ResidentSrs of params: `requested`
+// unless kSrsDeviceBudgetAuto, then CUZK_SRS_DEVICE_MIB when set, else
+// srs_device_budget() with the device's free memory and the working set of
+// params' shape (prover_working_bytes, with the Device's MSM scratch limit).
+// Throws Error{kInvalidArgument} on a malformed CUZK_SRS_DEVICE_MIB.
+std::size_t srs_device_budget_for(Device& device, const groth16::Parameters& params, std::size_t requested);
 
 // The device stages' inputs: a, b, c evaluated on the host over the domain of
 // size 2^log_m (3 * 2^log_m values, a then b then c; pinned memory uploads
@@ -147,30 +249,36 @@ struct DeviceStageInputs {
   const groth16::BitVec* b_aux_density = nullptr;
 };
 
-// SRS bases for shape benchmarks that exist only on the device: a few
-// distinct points replicated to each vector's length (device-to-device
-// doubling copies; the MSM bench's method), so the 44 GiB PoRep SRS needs no
-// host memory. Throws Error{kOutOfDeviceMemory} when it does not fit.
+// SRS bases for shape benchmarks: a few distinct points replicated to each
+// vector's length (device-to-device doubling copies; the MSM bench's
+// method), so the 44 GiB PoRep SRS needs no host memory. With a device budget
+// below the whole, the vectors are placed as ResidentSrs places them and the
+// rest is replicated in pinned host memory (streamed by the MSMs). Throws
+// Error{kOutOfDeviceMemory} when the device part does not fit.
 class ReplicatedSrs {
  public:
   ReplicatedSrs(Device& device, std::span<const ec::G1Affine> g1, std::span<const ec::G2Affine> g2,
-                std::size_t h_count, std::size_t l_count, std::size_t a_count, std::size_t b_count);
+                std::size_t h_count, std::size_t l_count, std::size_t a_count, std::size_t b_count,
+                std::size_t device_budget_bytes = std::numeric_limits<std::size_t>::max());
   ~ReplicatedSrs();
   ReplicatedSrs(ReplicatedSrs&&) noexcept;
   ReplicatedSrs& operator=(ReplicatedSrs&&) noexcept;
   DeviceSrsBases bases() const;
   std::size_t bytes() const;
+  const SrsPlacement& placement() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-// Called on the prover's thread at the start of each stage of a proof:
-// "evaluate" and "assemble" (host; stream 0), then "h_ntt", "h_msm", "l_msm",
-// "a_msm", "b_msm" with the CUDA stream the stage's work is queued on (its
-// handle value; no CUDA types in this header). It runs inside the stages:
-// keep it cheap, and it must not throw.
+// Called at the start of each stage of a proof: "evaluate" (host; stream 0)
+// on the thread running prepare(); "h_ntt", "h_msm", "l_msm", "a_msm",
+// "b_msm" with the CUDA stream the stage runs on (its handle value; no CUDA
+// types in this header) from CUDA's callback thread when the DEVICE gets
+// there; "assemble" (stream 0) on the thread running finish(). So it may be
+// called from several threads at once: it must be thread-safe, cheap, must
+// not call CUDA and must not throw.
 using StageObserver = std::function<void(std::string_view stage, std::uintptr_t stream)>;
 
 class GpuProver final : public groth16::Prover {
@@ -179,7 +287,8 @@ class GpuProver final : public groth16::Prover {
   static constexpr std::uint32_t kStreams = 2;
 
   // `device` and `pool` (used for evaluation and host-side scalar selection)
-  // must outlive the prover. Not thread safe: one owner, like Device.
+  // must outlive the prover. One owner thread, like Device, except for
+  // prepare() and finish(), which other threads may run meanwhile.
   GpuProver(Device& device, ThreadPool& pool, GpuProverOptions options = {});
   ~GpuProver() override;
   GpuProver(const GpuProver&) = delete;
@@ -194,35 +303,88 @@ class GpuProver final : public groth16::Prover {
                                     std::span<const groth16::Blinding> blinding) override;
 
   // Same with an SRS the caller keeps resident (for example one per circuit).
+  // Each instance goes through the three steps below (prepare, enqueue, wait
+  // for the fence, finish) in the prover's own staging.
   std::vector<groth16::Proof> prove(const ResidentSrs& srs, const groth16::R1cs& r1cs,
                                     std::span<const groth16::Witness> witnesses,
                                     std::span<const groth16::Blinding> blinding);
 
+  // ---- One instance in three steps -----------------------------------------
+  // A service overlaps the host steps of one instance with the device work of
+  // another (two stagings) and awaits the fence on its event loop.
+  //
+  // 1. Host only, any thread, no device access (uses the prover's ThreadPool,
+  //    which serializes concurrent callers): a, b, c evaluated into the
+  //    staging, and the L, A, B scalars selected and split there. The witness
+  //    is not referenced afterwards. Throws groth16::ParamsError when the
+  //    witness does not fit r1cs, gpu::Error{kInvalidArgument} for a domain
+  //    over 2^27. The staging must not be in flight (enqueued, not finished).
+  void prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, ProveStaging& staging) const;
+  // 2. The prover's owner thread (like every device call): queues the
+  //    uploads, the H stage, every MSM and point sum and the downloads of
+  //    their results into the staging on the prover's streams, and returns
+  //    without waiting for the device. Work queued by an earlier enqueue runs
+  //    first. Growing the prover's device buffers (first instance of a larger
+  //    shape) waits for the device. Throws groth16::ParamsError when the SRS
+  //    does not fit the prepared instance, gpu::Error{kOutOfDeviceMemory}
+  //    (nothing queued then).
+  Fence enqueue(const ResidentSrs& srs, ProveStaging& staging);
+  Fence enqueue(const DeviceSrsBases& bases, ProveStaging& staging);
+  // 3. Host, any thread, once the fence has passed (waits for it otherwise):
+  //    the window sums combined and the proof assembled with `blinding`.
+  groth16::Proof finish(const ResidentSrs& srs, ProveStaging& staging, const groth16::Blinding& blinding) const;
+  // Same with the verifying key of the parameters the SRS came from (the
+  // resident SRS may have been replaced meanwhile).
+  groth16::Proof finish(const groth16::VerifyingKey& vk, ProveStaging& staging,
+                        const groth16::Blinding& blinding) const;
+  // Step 3 without assembly: the five MSMs.
+  groth16::MsmResults finish_msms(ProveStaging& staging) const;
+
+  // CUDA host callbacks (stage reports and fences) queued on the prover's
+  // streams and not yet reached by the device. Thread-safe.
+  std::uint32_t callbacks_in_flight() const { return callbacks_->in_flight(); }
+  // Frees the prover's reused device buffers (a, b, c; splits; gathers),
+  // after waiting for the device; the next enqueue allocates them again.
+  void release_workspace();
+
   // Stages 2 and 3 (H, then the MSMs H, L, A, B_G1, B_G2) without an R1CS or
-  // Parameters: what prove() runs between evaluation and assembly. Fills
-  // last_stats() (evaluate_ms and assemble_ms 0). Throws Error{kInvalidArgument}
-  // when the sizes disagree.
+  // Parameters: what prove() runs between evaluation and assembly, through
+  // the same prepare (selection and split only) / enqueue / finish steps.
+  // `in.abc` must stay valid until it returns. Fills last_stats()
+  // (evaluate_ms and assemble_ms 0). Throws Error{kInvalidArgument} when the
+  // sizes disagree.
   groth16::MsmResults device_stages(const DeviceSrsBases& bases, const DeviceStageInputs& in);
 
   // Stage 2 alone, downloaded: the m - 1 coefficients of H (as groth16::compute_h).
   std::vector<ff::Fr> compute_h(const groth16::R1cs& r1cs, const groth16::Witness& w);
 
+  // The SRS of params, uploaded (and cached, replacing another) the first
+  // time this Parameters object is seen, as prove(params, ...) does; for
+  // enqueue(). Device thread.
+  const ResidentSrs& cache_srs(const groth16::Parameters& params);
   // The SRS cached by prove(params, ...), or null; and how many uploads it took.
   const ResidentSrs* cached_srs() const { return cached_srs_.get(); }
-  // Frees the cached SRS's device memory (the service evicts its parameter
-  // set); the next prove(params, ...) uploads again.
-  void release_cached_srs() { cached_srs_.reset(); }
+  // Frees the cached SRS's device memory and the workspace (the service
+  // evicts its parameter set); the next prove(params, ...) uploads again.
+  void release_cached_srs() {
+    cached_srs_.reset();
+    release_workspace();
+  }
   std::size_t srs_uploads() const { return srs_uploads_; }
   const GpuProveStats& last_stats() const { return last_stats_; }
-  // Stage reports for status; empty: none.
+  // Stage reports for status; empty: none. Set it while nothing is in flight.
   void set_stage_observer(StageObserver observer) { stage_observer_ = std::move(observer); }
 
   // Device state (NTT tables, stream), defined in gpu_prover.cpp.
   struct Impl;
 
  private:
-  groth16::Proof prove_one(const ResidentSrs& srs, const groth16::R1cs& r1cs, const groth16::Witness& w,
-                           const groth16::Blinding& blinding);
+  // The witness MSMs' part of prepare() (device_stages has a, b, c already).
+  void prepare_witness_msms(std::span<const ff::Fr> inputs, std::span<const ff::Fr> aux,
+                            const groth16::BitVec& a_aux_density, const groth16::BitVec& b_input_density,
+                            const groth16::BitVec& b_aux_density, ProveStaging& staging) const;
+  ProveStaging& own_staging();
+  const std::uint32_t* queue_h(std::uint32_t* abc_dev, int log_m, ProveStaging& staging);
 
   Device& device_;
   ThreadPool& pool_;
@@ -232,6 +394,8 @@ class GpuProver final : public groth16::Prover {
   GpuProverOptions options_;
   GpuProveStats last_stats_;
   StageObserver stage_observer_;
+  std::shared_ptr<FenceCounter> callbacks_ = std::make_shared<FenceCounter>();
+  std::unique_ptr<ProveStaging> own_staging_;  // prove() and device_stages()
   void stage(std::string_view name, std::uintptr_t stream) const {
     if (stage_observer_) stage_observer_(name, stream);
   }

@@ -7,10 +7,12 @@
 // additions) and a shared-memory tree. Built into cuzk_gpu by the recursive
 // *.cu glob of gpu/CMakeLists.txt.
 #include <algorithm>
+#include <cstring>
 
 #include "gpu/cuda_rt.hpp"
 #include "gpu/ec/xyzz.cuh"
 #include "gpu/groth16/point_sum.hpp"
+#include "gpu/msm/base_stager.hpp"
 
 namespace cuzk::gpu::groth16_kernels {
 namespace {
@@ -26,14 +28,19 @@ constexpr u64 kMaxPartials = 132 * 2 * kPartialThreads;
 constexpr u64 kMinAddsPerThread = 32;
 constexpr unsigned kFoldThreads = 64;
 
-template <class F>
+// bases[0] is the point of index idx_base (a chunk of streamed bases). With
+// kAccumulate the partials keep running over several chunks (started as
+// zeros: the identity), else each thread writes its fresh partial.
+template <class F, bool kAccumulate>
 __global__ void __launch_bounds__(kPartialThreads)
-    partial_sums_kernel(const dev::Affine<F>* bases, const u32* idx, u64 count, dev::Xyzz<F>* partials) {
+    partial_sums_kernel(const dev::Affine<F>* bases, const u32* idx, u64 count, u32 idx_base,
+                        dev::Xyzz<F>* partials) {
   const u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x;
   const u64 stride = u64(gridDim.x) * blockDim.x;
-  dev::Xyzz<F> acc = dev::Xyzz<F>::identity();
+  if (kAccumulate && t >= count) return;  // nothing to add: the partial stays as it is
+  dev::Xyzz<F> acc = kAccumulate ? partials[t] : dev::Xyzz<F>::identity();
   for (u64 i = t; i < count; i += stride) {
-    const dev::Affine<F> a = bases[idx[i]];
+    const dev::Affine<F> a = bases[idx[i] - idx_base];
     acc.add_affine(a.x, a.y);
   }
   partials[t] = acc;
@@ -58,41 +65,138 @@ __global__ void __launch_bounds__(kFoldThreads) fold_kernel(const dev::Xyzz<F>* 
   if (threadIdx.x == 0) out[0] = folded[0];
 }
 
-__global__ void gather_kernel(const uint4* bases, const u32* idx, u64 count, u32 vecs_per_point, uint4* out) {
+// bases[0] is the point of index idx_base.
+__global__ void gather_kernel(const uint4* bases, const u32* idx, u64 count, u32 vecs_per_point, u32 idx_base,
+                              uint4* out) {
   const u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= count * vecs_per_point) return;
   const u64 i = t / vecs_per_point;
-  out[t] = bases[u64(idx[i]) * vecs_per_point + t % vecs_per_point];
+  out[t] = bases[u64(idx[i] - idx_base) * vecs_per_point + t % vecs_per_point];
+}
+
+// Threads of the partial sums for count additions.
+u64 partial_threads(std::size_t count) {
+  return std::max<u64>(1, std::min<u64>(kMaxPartials, count / kMinAddsPerThread));
+}
+
+// The partials (partial_count points), then the folded sum, in `scratch`
+// (grown when too small: freeing waits for the device).
+template <class F>
+dev::Xyzz<F>* sum_scratch(detail::DeviceBuffer<unsigned char>& scratch, u64 partial_count) {
+  const std::size_t need = (partial_count + 1) * sizeof(dev::Xyzz<F>);
+  if (scratch.bytes() < need) {
+    scratch.reset();  // cudaFree waits for the device: no earlier sum still reads it
+    scratch = detail::DeviceBuffer<unsigned char>(need, "point sum partials");
+  }
+  return reinterpret_cast<dev::Xyzz<F>*>(scratch.get());
 }
 
 template <class F>
-std::vector<u32> sum_points(cudaStream_t s, const u32* bases_raw, const u32* idx, std::size_t count) {
+void sum_points(cudaStream_t s, const u32* bases_raw, const u32* idx, std::size_t count,
+                detail::DeviceBuffer<unsigned char>& scratch, u32* host_out) {
   using Point = dev::Xyzz<F>;
-  std::vector<u32> result(sizeof(Point) / sizeof(u32), 0);  // zz = 0: the identity
-  if (count == 0) return result;
+  if (count == 0) {
+    std::memset(host_out, 0, sizeof(Point));  // zz = 0: the identity
+    return;
+  }
   const u64 threads = std::max<u64>(1, std::min<u64>(kMaxPartials, count / kMinAddsPerThread));
   const unsigned blocks = static_cast<unsigned>((threads + kPartialThreads - 1) / kPartialThreads);
   const u64 partial_count = u64(blocks) * kPartialThreads;
-  detail::DeviceBuffer<Point> partials(partial_count, "point sum partials");
-  detail::DeviceBuffer<Point> sum(1, "point sum");
-  partial_sums_kernel<F><<<blocks, kPartialThreads, 0, s>>>(reinterpret_cast<const dev::Affine<F>*>(bases_raw), idx,
-                                                            count, partials.get());
+  // The partials, then the folded sum.
+  const std::size_t need = (partial_count + 1) * sizeof(Point);
+  if (scratch.bytes() < need) {
+    scratch.reset();  // cudaFree waits for the device: no earlier sum still reads it
+    scratch = detail::DeviceBuffer<unsigned char>(need, "point sum partials");
+  }
+  Point* partials = reinterpret_cast<Point*>(scratch.get());
+  Point* sum = partials + partial_count;
+  partial_sums_kernel<F, false><<<blocks, kPartialThreads, 0, s>>>(
+      reinterpret_cast<const dev::Affine<F>*>(bases_raw), idx, count, 0, partials);
   CUZK_CUDA_CHECK_LAUNCH();
-  fold_kernel<F><<<1, kFoldThreads, 0, s>>>(partials.get(), partial_count, sum.get());
+  fold_kernel<F><<<1, kFoldThreads, 0, s>>>(partials, partial_count, sum);
   CUZK_CUDA_CHECK_LAUNCH();
-  CUZK_CUDA_CHECK(cudaMemcpyAsync(result.data(), sum.get(), sizeof(Point), cudaMemcpyDeviceToHost, s));
-  CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
-  return result;
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(host_out, sum, sizeof(Point), cudaMemcpyDeviceToHost, s));
+}
+
+template <class F>
+void sum_and_gather_streamed(const StreamedSplitPasses& a, detail::DeviceBuffer<unsigned char>& scratch,
+                             u32* host_out) {
+  using Point = dev::Xyzz<F>;
+  constexpr std::size_t kLimbs = sizeof(dev::Affine<F>) / sizeof(u32);
+  constexpr u32 kVecs = kLimbs / 4;
+  const cudaStream_t s = a.stream;
+  const u64 threads = partial_threads(a.n_ones);
+  const unsigned blocks = static_cast<unsigned>((threads + kPartialThreads - 1) / kPartialThreads);
+  const u64 partial_count = u64(blocks) * kPartialThreads;
+  Point* partials = sum_scratch<F>(scratch, partial_count);
+  Point* sum = partials + partial_count;
+  CUZK_CUDA_CHECK(cudaMemsetAsync(partials, 0, partial_count * sizeof(Point), s));  // zz = 0: the identity
+  const std::size_t streamed_points = a.n_points > a.bases.device_points ? a.n_points - a.bases.device_points : 0;
+  if (streamed_points > 0 && a.chunk_points == 0) std::abort();  // a caller bug: no progress possible
+  const std::size_t chunk_points = std::min(a.chunk_points, streamed_points);
+  // Slots of chunk_points each, 256-byte aligned (the gather reads uint4).
+  const std::size_t slot_bytes = (chunk_points * kLimbs * 4 + 255) / 256 * 256;
+  a.arena->after_last_use(s);
+  unsigned char* slots = chunk_points > 0 ? a.arena->reserve(2 * slot_bytes) : nullptr;
+  detail::BaseStager stager(s, chunk_points > 0 ? a.arena->copy_stream() : s, a.bases, kLimbs,
+                            reinterpret_cast<u32*>(slots), reinterpret_cast<u32*>(slots + slot_bytes));
+  const auto first_at = [](const u32* xs, std::size_t n, std::size_t v) {
+    return std::size_t(std::lower_bound(xs, xs + n, v, [](u32 x, std::size_t y) { return x < y; }) - xs);
+  };
+  // Pieces: the device prefix whole, then chunks of chunk_points; a piece that
+  // no index falls in is not copied.
+  std::size_t k = 0;
+  for (std::size_t lo = 0; lo < a.n_points;) {
+    const std::size_t hi = lo < a.bases.device_points ? std::min(a.n_points, a.bases.device_points)
+                                                      : std::min(a.n_points, lo + chunk_points);
+    const std::size_t o_lo = first_at(a.ones_host, a.n_ones, lo), o_hi = first_at(a.ones_host, a.n_ones, hi);
+    const std::size_t t_lo = first_at(a.tail_idx_host, a.n_tail, lo);
+    const std::size_t t_hi = first_at(a.tail_idx_host, a.n_tail, hi);
+    if (o_hi > o_lo || t_hi > t_lo) {
+      const u32* piece = stager.load(k, lo, hi);
+      stager.wait(k);
+      if (o_hi > o_lo) {
+        partial_sums_kernel<F, true><<<blocks, kPartialThreads, 0, s>>>(
+            reinterpret_cast<const dev::Affine<F>*>(piece), a.ones + o_lo, o_hi - o_lo, u32(lo), partials);
+        CUZK_CUDA_CHECK_LAUNCH();
+      }
+      if (t_hi > t_lo) {
+        gather_kernel<<<detail::grid_for((t_hi - t_lo) * kVecs, 256), 256, 0, s>>>(
+            reinterpret_cast<const uint4*>(piece), a.tail_idx + t_lo, t_hi - t_lo, kVecs, u32(lo),
+            reinterpret_cast<uint4*>(a.gathered + t_lo * kLimbs));
+        CUZK_CUDA_CHECK_LAUNCH();
+      }
+      stager.release(k);
+      ++k;
+    }
+    lo = hi;
+  }
+  a.arena->record_use(s);
+  fold_kernel<F><<<1, kFoldThreads, 0, s>>>(partials, partial_count, sum);
+  CUZK_CUDA_CHECK_LAUNCH();
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(host_out, sum, sizeof(Point), cudaMemcpyDeviceToHost, s));
 }
 
 }  // namespace
 
-std::vector<u32> sum_points_g1(cudaStream_t stream, const u32* bases, const u32* idx, std::size_t count) {
-  return sum_points<dev::Fp>(stream, bases, idx, count);
+void sum_and_gather_streamed_g1(const StreamedSplitPasses& passes, detail::DeviceBuffer<unsigned char>& scratch,
+                                u32* host_out) {
+  sum_and_gather_streamed<dev::Fp>(passes, scratch, host_out);
 }
 
-std::vector<u32> sum_points_g2(cudaStream_t stream, const u32* bases, const u32* idx, std::size_t count) {
-  return sum_points<dev::Fp2>(stream, bases, idx, count);
+void sum_and_gather_streamed_g2(const StreamedSplitPasses& passes, detail::DeviceBuffer<unsigned char>& scratch,
+                                u32* host_out) {
+  sum_and_gather_streamed<dev::Fp2>(passes, scratch, host_out);
+}
+
+void sum_points_g1(cudaStream_t stream, const u32* bases, const u32* idx, std::size_t count,
+                   detail::DeviceBuffer<unsigned char>& scratch, u32* host_out) {
+  sum_points<dev::Fp>(stream, bases, idx, count, scratch, host_out);
+}
+
+void sum_points_g2(cudaStream_t stream, const u32* bases, const u32* idx, std::size_t count,
+                   detail::DeviceBuffer<unsigned char>& scratch, u32* host_out) {
+  sum_points<dev::Fp2>(stream, bases, idx, count, scratch, host_out);
 }
 
 void gather_points(cudaStream_t stream, const u32* bases, const u32* idx, std::size_t count,
@@ -100,7 +204,7 @@ void gather_points(cudaStream_t stream, const u32* bases, const u32* idx, std::s
   if (count == 0) return;
   const u32 vecs = static_cast<u32>(limbs_per_point / 4);
   gather_kernel<<<detail::grid_for(count * vecs, 256), 256, 0, stream>>>(
-      reinterpret_cast<const uint4*>(bases), idx, count, vecs, reinterpret_cast<uint4*>(out));
+      reinterpret_cast<const uint4*>(bases), idx, count, vecs, 0, reinterpret_cast<uint4*>(out));
   CUZK_CUDA_CHECK_LAUNCH();
 }
 

@@ -15,7 +15,9 @@
 // 3. accumulation into the running buckets with XYZZ mixed adds (8M + 2S),
 //    negating y for negative digits, by one of two schemes (MsmAlgorithm):
 //    one thread per bucket, or equal runs of sorted entries per thread plus a
-//    fix-up pass for the buckets that straddle runs.
+//    fix-up pass for the buckets that straddle runs; or (kBatchAffine) equal
+//    runs with affine accumulators sharing one inversion per thread block,
+//    merged into the XYZZ buckets (gpu/msm/msm_affine.cu).
 // After the last chunk:
 // 4. reduction sum_b b * B_b per window: threads own segments of seg_len
 //    buckets and run the running-sum trick from the top bucket down, which
@@ -34,6 +36,8 @@
 #include "gpu/ec/xyzz.cuh"
 #include "gpu/ff/field.cuh"
 #include "gpu/kernels.hpp"
+#include "gpu/msm/base_stager.hpp"
+#include "gpu/msm/msm_affine.hpp"
 #include "gpu/msm/msm_plan.hpp"
 
 namespace cuzk::gpu::kernels {
@@ -281,8 +285,10 @@ std::size_t local_memory_margin_bytes(int ordinal, int sm_count) {
   return per_thread * std::size_t(sm_count) * std::size_t(threads_per_sm);
 }
 
+// staged_point_bytes: bytes per point of the staging slots (0: bases on the device).
 template <class F>
-msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmScratch& scratch) {
+msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmScratch& scratch,
+                   std::size_t staged_point_bytes) {
   const std::size_t xyzz_bytes = sizeof(dev::Xyzz<F>);
   const int c_given = config.window_bits;
   if (c_given != 0 && (c_given < msm::kMinWindowBits || c_given > msm::kMaxWindowBits)) {
@@ -295,15 +301,23 @@ msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmSc
   CUZK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   // The arena's own memory is available to this call (it is reallocated to grow).
   const std::size_t usable = free_bytes + scratch.capacity_bytes();
-  const std::size_t keep = detail::kDeviceMemoryReserveBytes + local_memory_margin_bytes<F>(ordinal, sm_count);
+  std::size_t keep = detail::kDeviceMemoryReserveBytes + local_memory_margin_bytes<F>(ordinal, sm_count);
+  if (config.algorithm == MsmAlgorithm::kBatchAffine) {
+    // Its lanes live in local memory (~2 KiB per thread, gpu/msm/msm_affine.cu).
+    int threads_per_sm = 0;
+    CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ordinal));
+    keep += affine::local_bytes_per_thread(sizeof(F) != sizeof(dev::Fp)) * std::size_t(sm_count) *
+            std::size_t(threads_per_sm);
+  }
   const std::size_t available = usable > keep ? usable - keep : 0;
   const std::size_t limit = std::min(config.scratch_limit_bytes, available);
   const auto sort_temp = [s](std::size_t entries, int key_bits) { return sort_temp_bytes(entries, key_bits, s); };
-  msm::Plan p = msm::plan(n, xyzz_bytes, c_given, config.algorithm, limit, msm::resident_threads(sm_count), sort_temp);
+  msm::Plan p = msm::plan(n, xyzz_bytes, c_given, config.algorithm, limit, msm::resident_threads(sm_count), sort_temp,
+                          staged_point_bytes);
   if (p.total_bytes == 0) {
     std::size_t need = SIZE_MAX;
     for (int c = c_given ? c_given : msm::kAutoWindowBitsMin; c <= (c_given ? c_given : msm::kAutoWindowBitsMax); ++c) {
-      need = std::min(need, msm::minimum_bytes(c, n, xyzz_bytes, config.algorithm, sort_temp));
+      need = std::min(need, msm::minimum_bytes(c, n, xyzz_bytes, config.algorithm, sort_temp, staged_point_bytes));
     }
     throw Error(ErrorKind::kOutOfDeviceMemory,
                 "msm of " + std::to_string(n) + " points needs at least " + mib(need) + " of device scratch; limit " +
@@ -315,14 +329,19 @@ msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmSc
 }
 
 template <class F>
-MsmWindows msm_run(cudaStream_t s, const u32* bases_raw, const u32* scalars_raw, std::size_t n,
+MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars_raw, std::size_t n,
                    const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases) {
   using Point = dev::Xyzz<F>;
   MsmWindows out;
   if (n == 0) return out;
+  scratch.after_last_use(s);  // an MSM enqueued on another stream may still use the arena
+  const bool streamed = !source.on_device(n);
+  if (streamed && source.host == nullptr) {
+    throw Error(ErrorKind::kInvalidArgument, "msm: bases beyond the device prefix but no host copy");
+  }
   // A limit lowered since the arena grew: give the excess back first.
   if (scratch.capacity_bytes() > config.scratch_limit_bytes) scratch.release();
-  const msm::Plan plan = plan_for<F>(s, n, config, scratch);
+  const msm::Plan plan = plan_for<F>(s, n, config, scratch, streamed ? sizeof(dev::Affine<F>) : 0);
   unsigned char* arena = scratch.reserve(plan.total_bytes);
   const int c = plan.window_bits;
   const int windows = plan.windows;
@@ -338,8 +357,12 @@ MsmWindows msm_run(cudaStream_t s, const u32* bases_raw, const u32* scalars_raw,
   u32* keys[2] = {reinterpret_cast<u32*>(arena + plan.keys_off[0]), reinterpret_cast<u32*>(arena + plan.keys_off[1])};
   u32* vals[2] = {reinterpret_cast<u32*>(arena + plan.vals_off[0]), reinterpret_cast<u32*>(arena + plan.vals_off[1])};
   unsigned char* sort_temp = arena + plan.sort_temp_off;
-  const auto* bases = reinterpret_cast<const dev::Affine<F>*>(bases_raw);
   const auto* scalars = reinterpret_cast<const Fr*>(scalars_raw);
+  // Chunk k's bases: in place when on the device, else copied into a staging
+  // slot on the copy stream while the previous chunk accumulates.
+  detail::BaseStager stager(s, streamed ? scratch.copy_stream() : s, source, sizeof(dev::Affine<F>) / sizeof(u32),
+                            streamed ? reinterpret_cast<u32*>(arena + plan.staging_off[0]) : nullptr,
+                            streamed ? reinterpret_cast<u32*>(arena + plan.staging_off[1]) : nullptr);
 
   // Phase events: 4 per chunk (digits, sort, accumulate, end) and 2 for the reduction.
   std::vector<detail::Event> ev(phases != nullptr ? 4 * plan.chunks + 2 : 0);
@@ -352,6 +375,7 @@ MsmWindows msm_run(cudaStream_t s, const u32* bases_raw, const u32* scalars_raw,
     const std::size_t off = k * plan.chunk_points;
     const std::size_t m = std::min(plan.chunk_points, n - off);
     const u64 total = u64(m) * windows;
+    const auto* chunk_bases = reinterpret_cast<const dev::Affine<F>*>(stager.load(k, off, off + m));
     mark(4 * k);
     digits_kernel<<<detail::grid_for(m, 256), 256, 0, s>>>(scalars + off, m, c, windows, keys[0], vals[0]);
     CUZK_CUDA_CHECK_LAUNCH();
@@ -367,7 +391,7 @@ MsmWindows msm_run(cudaStream_t s, const u32* bases_raw, const u32* scalars_raw,
                                                                        nonzero);
     CUZK_CUDA_CHECK_LAUNCH();
     mark(4 * k + 2);
-    const auto* chunk_bases = bases + off;
+    stager.wait(k);
     if (config.algorithm == MsmAlgorithm::kBalancedRuns) {
       const u64 run_len = (total + plan.runs_max - 1) / plan.runs_max;
       const u64 runs = (total + run_len - 1) / run_len;
@@ -377,11 +401,33 @@ MsmWindows msm_run(cudaStream_t s, const u32* bases_raw, const u32* scalars_raw,
       fixup_runs_kernel<F><<<detail::grid_for(runs, 64), 64, 0, s>>>(dk.Current(), start, end, nonzero, u32(run_len),
                                                                       c, bpw, buckets, first_partials);
       CUZK_CUDA_CHECK_LAUNCH();
+    } else if (config.algorithm == MsmAlgorithm::kBatchAffine) {
+      affine::ChunkArgs a;
+      a.bases = reinterpret_cast<const u32*>(chunk_bases);
+      a.keys = dk.Current();
+      a.vals = dv.Current();
+      a.start = start;
+      a.end = end;
+      a.nonzero = nonzero;
+      a.total = total;
+      a.window_bits = c;
+      a.windows = u32(windows);
+      a.buckets_per_window = bpw;
+      a.runs_max = plan.runs_max;
+      a.buckets = buckets;
+      a.first_partials = first_partials;
+      a.bucket_sums = arena + plan.affine_sums_off;
+      if constexpr (sizeof(F) == sizeof(dev::Fp)) {
+        affine::accumulate_g1(s, a);
+      } else {
+        affine::accumulate_g2(s, a);
+      }
     } else {
       accumulate_buckets_kernel<F><<<detail::grid_for(plan.bucket_count, 128), 128, 0, s>>>(
           chunk_bases, dv.Current(), start, end, c, bpw, u32(windows), buckets);
       CUZK_CUDA_CHECK_LAUNCH();
     }
+    stager.release(k);
     mark(4 * k + 3);
   }
 
@@ -392,12 +438,26 @@ MsmWindows msm_run(cudaStream_t s, const u32* bases_raw, const u32* scalars_raw,
   window_sum_kernel<F><<<unsigned(windows), kWindowSumThreads, 0, s>>>(segs, u32(plan.segments / windows),
                                                                        window_sums);
   CUZK_CUDA_CHECK_LAUNCH();
-  out.sums.resize(windows * sizeof(Point) / sizeof(u32));
-  CUZK_CUDA_CHECK(cudaMemcpyAsync(out.sums.data(), window_sums, windows * sizeof(Point), cudaMemcpyDeviceToHost, s));
-  mark(4 * plan.chunks + 1);
-  CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
   out.window_bits = c;
+  out.windows = windows;
   out.chunks = plan.chunks;
+  // Enqueued (msm_g1_enqueue): the sums go straight to the caller's pinned
+  // buffer and the arena stays busy until the stream gets there (record_use);
+  // the caller learns it from a fence. Otherwise into out.sums, and wait.
+  u32* sums_out = config.window_sums_out;
+  if (sums_out != nullptr && windows > kMsmMaxWindows) std::abort();  // msm::windows_for(kMinWindowBits) bounds it
+  if (sums_out == nullptr) {
+    out.sums.resize(windows * sizeof(Point) / sizeof(u32));
+    sums_out = out.sums.data();
+  }
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(sums_out, window_sums, windows * sizeof(Point), cudaMemcpyDeviceToHost, s));
+  mark(4 * plan.chunks + 1);
+  scratch.record_use(s);
+  if (config.window_sums_out != nullptr) {
+    if (phases != nullptr) std::abort();  // phase times need the stream to finish: msm_g1 / msm_g2
+    return out;
+  }
+  CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
   if (phases != nullptr) {
     *phases = MsmPhaseMs{};
     auto elapsed = [&](std::size_t a, std::size_t b) {
@@ -417,14 +477,28 @@ MsmWindows msm_run(cudaStream_t s, const u32* bases_raw, const u32* scalars_raw,
 
 }  // namespace
 
-MsmWindows msm_g1(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, const MsmConfig& config,
-                  MsmScratch& scratch, MsmPhaseMs* phases) {
+MsmWindows msm_g1(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
+                  const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases) {
   return msm_run<dev::Fp>(s, bases, scalars, n, config, scratch, phases);
 }
 
-MsmWindows msm_g2(cudaStream_t s, const u32* bases, const u32* scalars, std::size_t n, const MsmConfig& config,
-                  MsmScratch& scratch, MsmPhaseMs* phases) {
+MsmWindows msm_g2(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
+                  const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases) {
   return msm_run<dev::Fp2>(s, bases, scalars, n, config, scratch, phases);
+}
+
+MsmWindows msm_g1_enqueue(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
+                          const MsmConfig& config, MsmScratch& scratch, u32* window_sums_out) {
+  MsmConfig c = config;
+  c.window_sums_out = window_sums_out;
+  return msm_run<dev::Fp>(s, bases, scalars, n, c, scratch, nullptr);
+}
+
+MsmWindows msm_g2_enqueue(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
+                          const MsmConfig& config, MsmScratch& scratch, u32* window_sums_out) {
+  MsmConfig c = config;
+  c.window_sums_out = window_sums_out;
+  return msm_run<dev::Fp2>(s, bases, scalars, n, c, scratch, nullptr);
 }
 
 }  // namespace cuzk::gpu::kernels

@@ -40,6 +40,11 @@ enum class MsmAlgorithm {
   // scalars, short top window), and the G1 mixed add ordered for fewer live
   // registers (dev::Xyzz::add_affine_lowreg).
   kBalancedRuns,
+  // Equal runs as above, but affine accumulators: a thread block advances
+  // 1024 runs by one entry per step and shares one field inversion among
+  // their adds (Montgomery's trick; gpu/msm/msm_affine.cu). The buckets stay
+  // XYZZ; each chunk's affine sums are merged into them.
+  kBatchAffine,
 };
 
 inline constexpr std::size_t kDefaultMsmScratchBytes = std::size_t{8} << 30;
@@ -60,11 +65,18 @@ inline constexpr std::size_t kMinChunkPoints = std::size_t{1} << 14;
 // point, 192 / 384 B) then costs at most 6 / 12 B per entry, beside the 16 B
 // of the entry's sort pairs.
 inline constexpr std::size_t kMaxRuns = std::size_t{1} << 18;
+// Batch-affine runs: 4 blocks of 128 threads x 8 runs on each of 132 SMs is
+// 540k runs per wave, so up to 2^20 (two waves at 2^24 points).
+inline constexpr std::size_t kMaxAffineRuns = std::size_t{1} << 20;
 inline constexpr std::size_t kMinRunEntries = 32;
 inline constexpr std::size_t kMinRuns = 4096;
 inline constexpr std::size_t kAlignBytes = 256;
 // Sort entries of one chunk: positions and CUB's item count are 32-bit.
 inline constexpr std::uint64_t kMaxEntries = (std::uint64_t{1} << 31) - 1;
+// Bases streamed from host memory (staged_point_bytes > 0 below): at least this
+// many chunks when n allows, so that the copy of chunk k + 1 overlaps chunk k's
+// work and only the first chunk's copy (less its digits and sort) is exposed.
+inline constexpr std::size_t kMinStreamedChunks = 4;
 
 // Signed c-bit digits of a scalar < 2^255: W = ceil(256 / c) windows. The
 // recoding carries 1 into the next window when a digit exceeds 2^(c-1), so
@@ -155,8 +167,13 @@ struct Plan {
   // Offsets (bytes) and the total.
   std::size_t buckets_off = 0, starts_off = 0, ends_off = 0, nonzero_off = 0, segs_off = 0, window_sums_off = 0;
   std::size_t first_partials_off = 0;
+  std::size_t affine_sums_off = 0;     // batch-affine path: one affine point per bucket (= segs_off)
   std::size_t keys_off[2] = {0, 0}, vals_off[2] = {0, 0};
   std::size_t sort_temp_off = 0, sort_temp_bytes = 0;
+  // Streamed bases: two staging slots of chunk_points packed points (the copy
+  // of chunk k + 1 fills one while chunk k accumulates from the other); 0 when
+  // the bases are on the device.
+  std::size_t staging_off[2] = {0, 0}, staging_bytes = 0;
   std::size_t total_bytes = 0;
 };
 
@@ -176,10 +193,11 @@ inline void set_segments(Plan& p) {
 }
 
 // Lays out the arena for window c and chunks of `chunk_points`; sort_temp(entries,
-// key_bits) returns CUB's scratch bytes for a sort of that many pairs.
+// key_bits) returns CUB's scratch bytes for a sort of that many pairs;
+// staged_point_bytes > 0 adds the two staging slots of streamed bases.
 template <class SortTemp>
 Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm,
-            const SortTemp& sort_temp) {
+            const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
   Plan p;
   p.window_bits = c;
   p.windows = windows_for(c);
@@ -193,6 +211,9 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
   p.runs_max = algorithm == MsmAlgorithm::kBalancedRuns
                    ? std::min(kMaxRuns, std::max(entries / kMinRunEntries, std::min(entries, kMinRuns)))
                    : 0;
+  if (algorithm == MsmAlgorithm::kBatchAffine) {
+    p.runs_max = std::min(kMaxAffineRuns, std::max(entries / kMinRunEntries, std::min(entries, kMinRuns)));
+  }
   std::size_t off = 0;
   auto take = [&](std::size_t bytes) {
     const std::size_t at = off;
@@ -203,7 +224,13 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
   p.starts_off = take(p.key_count * 4);
   p.ends_off = take(p.key_count * 4);
   p.nonzero_off = take(4);
-  p.segs_off = take(p.segments * xyzz_bytes);
+  // The batch-affine path's per-bucket affine sums (an affine point is half an
+  // XYZZ one) share this region with the reduction's segment sums: the sums
+  // are used only while chunks accumulate, the segments only afterwards.
+  const std::size_t affine_sums_bytes =
+      algorithm == MsmAlgorithm::kBatchAffine ? std::size_t(p.bucket_count) * (xyzz_bytes / 2) : 0;
+  p.segs_off = take(std::max(std::size_t(p.segments) * xyzz_bytes, affine_sums_bytes));
+  p.affine_sums_off = p.segs_off;
   p.window_sums_off = take(std::size_t(p.windows) * xyzz_bytes);
   p.first_partials_off = take(p.runs_max * xyzz_bytes);
   for (int i = 0; i < 2; ++i) p.keys_off[i] = take(entries * 4);
@@ -215,6 +242,10 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
   p.sort_temp_bytes =
       entries == 0 ? 0 : std::max(sort_temp(entries, key_bits(c)), sort_temp(last_entries, key_bits(c)));
   p.sort_temp_off = take(p.sort_temp_bytes);
+  p.staging_bytes = staged_point_bytes * chunk_points;
+  if (p.staging_bytes > 0) {
+    for (int i = 0; i < 2; ++i) p.staging_off[i] = take(p.staging_bytes);
+  }
   p.total_bytes = off;
   return p;
 }
@@ -223,20 +254,24 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
 // over the chunks; 0 when not even kMinChunkPoints (or n, if smaller) fits.
 template <class SortTemp>
 Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm, std::size_t limit_bytes,
-                const SortTemp& sort_temp) {
+                const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
   const std::size_t w = std::size_t(windows_for(c));
   std::size_t m = std::min<std::size_t>(n, std::size_t(kMaxEntries / w));
   const std::size_t floor_points = std::min(n, kMinChunkPoints);
+  if (staged_point_bytes > 0) {
+    m = std::min(m, std::max(floor_points, (n + kMinStreamedChunks - 1) / kMinStreamedChunks));
+  }
   for (;;) {
     // Same chunk count, points spread evenly: the last chunk is not a sliver.
     const std::size_t chunks = (n + m - 1) / m;
     m = (n + chunks - 1) / chunks;
-    Plan p = layout(c, m, n, xyzz_bytes, algorithm, sort_temp);
+    Plan p = layout(c, m, n, xyzz_bytes, algorithm, sort_temp, staged_point_bytes);
     if (p.total_bytes <= limit_bytes) return p;
     if (m <= floor_points) return Plan{};
-    // Shrink by the overshoot (16 W bytes per point), at least by 1/8.
+    // Shrink by the overshoot (16 W bytes of sort pairs per point, and two
+    // staged copies of streamed points), at least by 1/8.
     const std::size_t over = p.total_bytes - limit_bytes;
-    const std::size_t per_point = 16 * w;
+    const std::size_t per_point = 16 * w + 2 * staged_point_bytes;
     const std::size_t cut = std::max(over / per_point + 1, m / 8);
     m = std::max(floor_points, m > cut ? m - cut : std::size_t{1});
   }
@@ -248,15 +283,17 @@ Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algor
 // reports how much would be needed: minimum_bytes below).
 template <class SortTemp>
 Plan plan(std::size_t n, std::size_t xyzz_bytes, int window_bits, MsmAlgorithm algorithm, std::size_t limit_bytes,
-          double resident_threads, const SortTemp& sort_temp) {
+          double resident_threads, const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
   if (n == 0) return Plan{};
-  if (window_bits != 0) return fit_chunks(window_bits, n, xyzz_bytes, algorithm, limit_bytes, sort_temp);
+  if (window_bits != 0) {
+    return fit_chunks(window_bits, n, xyzz_bytes, algorithm, limit_bytes, sort_temp, staged_point_bytes);
+  }
   Plan best;
   double best_cost = std::numeric_limits<double>::infinity();
   for (int c = kAutoWindowBitsMin; c <= kAutoWindowBitsMax; ++c) {
     // Cheap reject before laying out: the buckets alone exceed the limit.
     if (std::uint64_t(windows_for(c)) * buckets_per_window(c) * xyzz_bytes > limit_bytes) continue;
-    const Plan p = fit_chunks(c, n, xyzz_bytes, algorithm, limit_bytes, sort_temp);
+    const Plan p = fit_chunks(c, n, xyzz_bytes, algorithm, limit_bytes, sort_temp, staged_point_bytes);
     if (p.total_bytes == 0) continue;
     const double cost = model_cost(n, c, p.chunks, resident_threads);
     if (cost < best_cost) {
@@ -270,8 +307,8 @@ Plan plan(std::size_t n, std::size_t xyzz_bytes, int window_bits, MsmAlgorithm a
 // Scratch bytes of the smallest plan for window c (one minimum-size chunk).
 template <class SortTemp>
 std::size_t minimum_bytes(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm,
-                          const SortTemp& sort_temp) {
-  return layout(c, std::min(n, kMinChunkPoints), n, xyzz_bytes, algorithm, sort_temp).total_bytes;
+                          const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
+  return layout(c, std::min(n, kMinChunkPoints), n, xyzz_bytes, algorithm, sort_temp, staged_point_bytes).total_bytes;
 }
 
 // Window the automatic plan picks when memory is not the limit.

@@ -1,5 +1,6 @@
 #include "gpu/service/gpu_backend.hpp"
 
+#include <cstdlib>
 #include <future>
 #include <sstream>
 #include <stdexcept>
@@ -44,9 +45,14 @@ GpuBackend::GpuBackend(int ordinal, ThreadPool& math)
   name_ = n.str();
   total_bytes_ = info.global_memory_bytes;
   free_bytes_ = on_device([this] { return static_cast<std::uint64_t>(state_->device.free_memory_bytes()); });
-  // Status shows the stage a proof is in (called on the device thread).
+  // Status shows the stage the DEVICE is in: device stages are reported by
+  // CUDA's callback thread when the device reaches them (host stages,
+  // reported from the prepare / finish threads, may belong to another
+  // instance than the one on the device: not shown). A stage ends when the
+  // next begins or the instance's fence passes.
   on_device([this] {
     state_->prover.set_stage_observer([this](std::string_view stage, std::uintptr_t stream) {
+      if (stream == 0) return;
       engine::ProverStage s;
       s.name = std::string(stage);
       s.started = std::chrono::steady_clock::now();
@@ -61,8 +67,87 @@ GpuBackend::GpuBackend(int ordinal, ThreadPool& math)
 void GpuBackend::release_resident_srs() { state_->prover.release_cached_srs(); }
 
 std::optional<engine::ProverStage> GpuBackend::prover_stage() const {
-  std::lock_guard lock(stage_mu_);
-  return stage_;
+  std::optional<engine::ProverStage> s;
+  {
+    std::lock_guard lock(stage_mu_);
+    s = stage_;
+  }
+  // Stage reports and fences queued on the device and not reached yet.
+  if (s) s->events = state_->prover.callbacks_in_flight();
+  return s;
+}
+
+// ---- Staged proofs -----------------------------------------------------------
+
+namespace {
+
+struct GpuStaging final : engine::InstanceStaging {
+  gpu::ProveStaging staging;
+  const groth16::Parameters* params = nullptr;
+  groth16::Blinding blinding;
+  bool srs_uploaded = false;
+};
+
+GpuStaging& as_gpu(engine::InstanceStaging& s) {
+  auto* g = dynamic_cast<GpuStaging*>(&s);
+  if (g == nullptr) std::abort();  // the engine checks can_use() first
+  return *g;
+}
+
+}  // namespace
+
+std::unique_ptr<engine::InstanceStaging> GpuBackend::make_staging() const { return std::make_unique<GpuStaging>(); }
+
+bool GpuBackend::can_use(const engine::InstanceStaging& staging) const {
+  return dynamic_cast<const GpuStaging*>(&staging) != nullptr;
+}
+
+void GpuBackend::prepare(engine::InstanceStaging& staging, const groth16::Parameters& params,
+                         const groth16::R1cs& r1cs, const groth16::Witness& w, const groth16::Blinding& blinding) {
+  GpuStaging& g = as_gpu(staging);
+  groth16::check_inputs(params, r1cs, w);
+  // Host only (the prover's pool): safe beside the device thread's enqueue.
+  state_->prover.prepare(r1cs, w, g.staging);
+  g.params = &params;
+  g.blinding = blinding;
+  g.srs_uploaded = false;
+}
+
+void GpuBackend::start(engine::InstanceStaging& staging, std::function<void(std::exception_ptr)> done) {
+  GpuStaging& g = as_gpu(staging);
+  if (g.params == nullptr) std::abort();  // not prepared
+  const std::size_t uploads_before = state_->prover.srs_uploads();
+  const gpu::ResidentSrs& srs = state_->prover.cache_srs(*g.params);
+  g.srs_uploaded = state_->prover.srs_uploads() != uploads_before;
+  const gpu::Fence fence = state_->prover.enqueue(srs, g.staging);
+  free_bytes_ = state_->device.free_memory_bytes();
+  // CUDA's callback thread: no CUDA here, and `done` only posts to the loop.
+  fence.on_done([this, done = std::move(done)] {
+    {
+      std::lock_guard lock(stage_mu_);
+      stage_.reset();
+    }
+    done(nullptr);
+  });
+}
+
+groth16::Proof GpuBackend::finish(engine::InstanceStaging& staging, engine::ProveBreakdown* breakdown) {
+  GpuStaging& g = as_gpu(staging);
+  if (g.params == nullptr) std::abort();  // not prepared
+  groth16::Proof proof = state_->prover.finish(g.params->vk, g.staging, g.blinding);
+  if (breakdown) {
+    const gpu::GpuProveStats& s = g.staging.stats();
+    breakdown->evaluate_ms = s.evaluate_ms;
+    breakdown->h_ms = s.h_ms;
+    breakdown->h_msm_ms = s.h_msm_ms;
+    breakdown->l_msm_ms = s.l_msm_ms;
+    breakdown->a_msm_ms = s.a_msm_ms;
+    breakdown->b_msm_ms = s.b_msm_ms;
+    breakdown->assemble_ms = s.assemble_ms;
+    breakdown->srs_uploaded = g.srs_uploaded;
+  }
+  g.params = nullptr;
+  return proof;
 }
 
 GpuBackend::~GpuBackend() {
@@ -78,12 +163,11 @@ std::uint64_t GpuBackend::srs_device_bytes(const groth16::Parameters& params) co
 }
 
 std::uint64_t GpuBackend::host_bytes_per_instance(const groth16::R1cs& r1cs) const {
-  // a, b, c = A.w, B.w, C.w over the domain, on the host (gpu_prover.hpp step
-  // 1), plus one witness MSM's scalar split at a time (index of each one,
-  // index and value of each other non-zero scalar: up to 4 + 4 + 32 B per
-  // variable). 32 GiB PoRep: 12.9 GB + 5.2 GB.
-  const std::uint64_t variables = static_cast<std::uint64_t>(r1cs.num_inputs()) + r1cs.num_aux();
-  return 3 * groth16::domain_size(r1cs) * sizeof(ff::Fr) + variables * (4 + 4 + sizeof(ff::Fr));
+  // One staging: a, b, c over the domain and the L, A, B splits, all in
+  // page-locked memory (gpu::ProveStaging::host_bytes_bound: 40 B per
+  // selected scalar at most; 32 GiB PoRep: 12.9 GB of a, b, c). The engine
+  // reserves one per staging it holds.
+  return gpu::ProveStaging::host_bytes_bound(r1cs);
 }
 
 std::vector<groth16::Proof> GpuBackend::prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,

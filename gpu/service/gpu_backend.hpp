@@ -9,6 +9,12 @@
 // device (GpuProver's cache), so consecutive jobs of one circuit upload it
 // once.
 //
+// Staged proofs (engine/backend.hpp): prepare() runs GpuProver::prepare on
+// the caller's (host) thread into a gpu::ProveStaging; start() queues the
+// device work on the device thread and returns; the fence's CUDA callback
+// calls `done`. A staging is device-agnostic host memory, so one prepared
+// with any GpuBackend may start on any other.
+//
 // No CUDA types here.
 #pragma once
 
@@ -52,6 +58,13 @@ class GpuBackend final : public engine::DeviceBackend {
   // The prover's stage while prove() runs (its stage observer), else none.
   std::optional<engine::ProverStage> prover_stage() const override;
 
+  std::unique_ptr<engine::InstanceStaging> make_staging() const override;
+  bool can_use(const engine::InstanceStaging& staging) const override;
+  void prepare(engine::InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
+               const groth16::Witness& w, const groth16::Blinding& blinding) override;
+  void start(engine::InstanceStaging& staging, std::function<void(std::exception_ptr)> done) override;
+  groth16::Proof finish(engine::InstanceStaging& staging, engine::ProveBreakdown* breakdown) override;
+
   // Development parameters on this device (gpu/setup when built, else the
   // CPU's groth16::generate_parameters). Blocking: runs on the device
   // thread and waits, so call it from any thread but that one.
@@ -71,8 +84,8 @@ class GpuBackend final : public engine::DeviceBackend {
   std::unique_ptr<runtime::WorkerPool> runner_;  // one thread
   std::unique_ptr<State> state_;
   std::atomic<std::uint64_t> total_bytes_{0}, free_bytes_{0};
-  mutable std::mutex stage_mu_;                 // the device thread writes, status() reads
-  std::optional<engine::ProverStage> stage_;  // guarded by stage_mu_
+  mutable std::mutex stage_mu_;               // CUDA's callback thread writes, status() reads
+  std::optional<engine::ProverStage> stage_;  // the device's stage; guarded by stage_mu_
 };
 
 // The GPUs named by a config value: "auto" (every device), "none", or a

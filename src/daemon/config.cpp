@@ -183,6 +183,14 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     c.engine.porep_max_partitions_in_flight = *v;
   }
   if (auto v = r.get<bool>("porep", "check_satisfaction")) c.engine.porep_check_satisfaction = *v;
+  if (auto v = r.get<std::size_t>("porep", "batch_max_jobs")) {
+    if (*v == 0 || *v > 16) r.fail("porep.batch_max_jobs", "must be in [1, 16]");
+    c.engine.porep_batch_max_jobs = *v;
+  }
+  if (auto v = r.get<std::uint64_t>("porep", "batch_max_wait_ms")) {
+    if (*v > 600'000) r.fail("porep.batch_max_wait_ms", "must be at most 600000");
+    c.engine.porep_batch_max_wait = std::chrono::milliseconds(*v);
+  }
   if (auto v = r.get<std::uint64_t>("srs", "min_idle_s")) {
     if (*v > 7 * 24 * 3600) r.fail("srs.min_idle_s", "must be in [0, 604800]");
     c.engine.srs_min_idle = std::chrono::seconds(*v);

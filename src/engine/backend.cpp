@@ -1,5 +1,9 @@
 #include "engine/backend.hpp"
 
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
 namespace cuzk::engine {
 
 std::uint64_t params_host_bytes(const groth16::Parameters& p) {
@@ -23,6 +27,70 @@ std::vector<groth16::Proof> CpuBackend::prove(const groth16::Parameters& params,
   groth16::CpuProver prover(math_);
   if (breakdown) *breakdown = ProveBreakdown{};
   return prover.prove(params, r1cs, witnesses, blinding);
+}
+
+// ---- Staged steps: the defaults prove in start() ------------------------------
+
+namespace {
+
+// References to the instance, and its proof once start() has run.
+struct DefaultStaging final : InstanceStaging {
+  const groth16::Parameters* params = nullptr;
+  const groth16::R1cs* r1cs = nullptr;
+  const groth16::Witness* witness = nullptr;
+  groth16::Blinding blinding;
+  std::optional<groth16::Proof> proof;
+  ProveBreakdown breakdown;
+};
+
+DefaultStaging& as_default(InstanceStaging& s) {
+  auto* d = dynamic_cast<DefaultStaging*>(&s);
+  if (d == nullptr) std::abort();  // the engine checks can_use() first
+  return *d;
+}
+
+}  // namespace
+
+std::unique_ptr<InstanceStaging> DeviceBackend::make_staging() const { return std::make_unique<DefaultStaging>(); }
+
+bool DeviceBackend::can_use(const InstanceStaging& staging) const {
+  return dynamic_cast<const DefaultStaging*>(&staging) != nullptr;
+}
+
+void DeviceBackend::prepare(InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
+                            const groth16::Witness& w, const groth16::Blinding& blinding) {
+  DefaultStaging& d = as_default(staging);
+  d.params = &params;
+  d.r1cs = &r1cs;
+  d.witness = &w;
+  d.blinding = blinding;
+  d.proof.reset();
+  d.breakdown = ProveBreakdown{};
+}
+
+void DeviceBackend::start(InstanceStaging& staging, std::function<void(std::exception_ptr)> done) {
+  DefaultStaging& d = as_default(staging);
+  if (d.witness == nullptr) std::abort();  // not prepared
+  std::exception_ptr error;
+  try {
+    std::vector<groth16::Proof> proofs =
+        prove(*d.params, *d.r1cs, std::span(d.witness, 1), std::span(&d.blinding, 1), &d.breakdown);
+    if (proofs.size() != 1) {
+      throw std::runtime_error("the back end returned " + std::to_string(proofs.size()) + " proofs for 1");
+    }
+    d.proof = proofs[0];
+  } catch (...) {
+    error = std::current_exception();
+  }
+  done(error);
+}
+
+groth16::Proof DeviceBackend::finish(InstanceStaging& staging, ProveBreakdown* breakdown) {
+  DefaultStaging& d = as_default(staging);
+  if (!d.proof) throw std::runtime_error("no proof: the device step did not complete");
+  if (breakdown) *breakdown = d.breakdown;
+  d.witness = nullptr;
+  return *d.proof;
 }
 
 }  // namespace cuzk::engine

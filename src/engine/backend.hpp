@@ -8,11 +8,20 @@
 // engine reaches it with runtime::run_on(backend.runner(), ...), which posts
 // the completion back to the loop.
 //
+// One instance can also be proved in three steps (engine/staged_prove.hpp
+// awaits them): prepare() on a host worker without the device lock, start()
+// on runner() under the lock, which queues the device work and returns (the
+// back end calls `done` when the device is finished: a GPU back end from a
+// CUDA callback, so no thread waits for the device), and finish() on a host
+// worker after the lock is released. So the host work of one instance
+// overlaps the device work of another. The defaults run prove() in start().
+//
 // Tests plug a fake back end (tests/unit/engine/fake_backend.hpp).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -57,6 +66,14 @@ struct ProverStage {
   std::uint32_t streams = 0, events = 0;           // owned by the prover (0: unknown)
 };
 
+// One instance's host-side state between the staged steps, made by a back end
+// (make_staging) and reused for later instances by any back end whose
+// can_use() accepts it (a GPU staging holds GiBs of page-locked memory).
+class InstanceStaging {
+ public:
+  virtual ~InstanceStaging() = default;
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -98,6 +115,27 @@ class DeviceBackend {
   // GpuProver's stage observer on the device thread). Thread-safe; the
   // default reports none.
   virtual std::optional<ProverStage> prover_stage() const { return std::nullopt; }
+
+  // ---- One instance in three steps (see the top of this file) -------------
+  // A staging this back end's prepare() accepts; any thread.
+  virtual std::unique_ptr<InstanceStaging> make_staging() const;
+  virtual bool can_use(const InstanceStaging& staging) const;
+  // 1. Host, a worker thread, no device lock (another instance may be on the
+  //    device meanwhile): everything the device step needs goes into
+  //    `staging`. The default keeps references: params, r1cs and w must then
+  //    outlive finish(). Throws on bad input.
+  virtual void prepare(InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
+                       const groth16::Witness& w, const groth16::Blinding& blinding);
+  // 2. On runner(), holding the device lock: queues the device work and
+  //    returns. Either throws (nothing queued; `done` is never called) or
+  //    calls done(nullptr) - or done(error) - exactly once, from any thread
+  //    (possibly before start() returns), when the device no longer uses the
+  //    staging. `done` must be cheap and must not throw. The default proves
+  //    here, blocking runner(), and then calls done.
+  virtual void start(InstanceStaging& staging, std::function<void(std::exception_ptr)> done);
+  // 3. Host, a worker thread, after `done`, device lock released: the proof;
+  //    fills *breakdown when given. Throws on failure.
+  virtual groth16::Proof finish(InstanceStaging& staging, ProveBreakdown* breakdown);
 };
 
 // The CPU back end: groth16::CpuProver on the math pool, run from `runner`

@@ -45,6 +45,9 @@ struct Engine::Job {
   // submit_durable: its accept record is being written (not queued yet);
   // accept_failed: that write failed, the job was never admitted.
   bool accepting = false, accept_failed = false;
+  // PoRep batching: the parameter set its C1 names ("" when it names none
+  // readable), read once from the JSON by the collector.
+  std::optional<std::string> porep_srs;
 };
 
 namespace {
@@ -108,6 +111,30 @@ std::optional<fc::SealProof> porep_proof_for_srs_id(const std::string& id) {
   return std::nullopt;
 }
 
+// The parameter set a C1 JSON names ("registered_proof": "StackedDrg32GiBV1_1"),
+// read without parsing the document (the batch collector runs on the loop;
+// a 32 GiB C1 is tens of MB: the key is searched first at the beginning,
+// where our writer puts it, then from the end, where a serde struct with the
+// field last puts it). nullopt: not found or unknown; the job then runs
+// alone and its parse reports the error.
+std::optional<std::string> porep_srs_of_c1(std::string_view json) {
+  constexpr std::string_view kKey = "\"registered_proof\"";
+  std::size_t at = json.substr(0, 4096).find(kKey);
+  if (at == std::string_view::npos) at = json.rfind(kKey);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t i = at + kKey.size();
+  while (i < json.size() && (json[i] == ' ' || json[i] == '\t' || json[i] == '\n' || json[i] == '\r')) ++i;
+  if (i >= json.size() || json[i] != ':') return std::nullopt;
+  const std::size_t open = json.find('"', i + 1);
+  if (open == std::string_view::npos) return std::nullopt;
+  const std::size_t close = json.find('"', open + 1);
+  if (close == std::string_view::npos || close - open > 64) return std::nullopt;
+  const std::string_view name = json.substr(open + 1, close - open - 1);
+  for (const fc::SealProofInfo& info : fc::seal_proofs())
+    if (info.name == name) return porep_srs_id(info.proof);
+  return std::nullopt;
+}
+
 }  // namespace
 
 // Shapes and parameters of PoRep C2, per sector shape. Loads block (files of
@@ -165,6 +192,8 @@ std::uint64_t resident_bytes() {
   return resident_pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
+std::optional<std::string> porep_srs_of_c1_json(std::string_view c1_json) { return porep_srs_of_c1(c1_json); }
+
 Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool& math, ParamStore& params,
                runtime::Logger& log, EngineConfig config)
     : loop_(loop),
@@ -187,6 +216,7 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
                                                     : std::numeric_limits<std::uint64_t>::max() / 2);
   devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_),
                                          std::vector<std::shared_ptr<DeviceBackend>>{});
+  stagings_ = std::make_unique<StagingPool>(loop_, staging_slots(*devices_));
   const policy::Clock* srs_clock = config_.srs_clock;
   if (!srs_clock) {
     own_srs_clock_ = std::make_unique<policy::SteadyClock>();
@@ -208,6 +238,7 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
 
 void Engine::set_gpu_backends(std::vector<std::shared_ptr<DeviceBackend>> gpus) {
   devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_), std::move(gpus));
+  stagings_ = std::make_unique<StagingPool>(loop_, staging_slots(*devices_));
 }
 
 void Engine::set_dev_params_generator(DevParamsGenerator generator) {
@@ -240,7 +271,9 @@ void Engine::set_dev_params_generator(DevParamsGenerator generator) {
   };
 }
 
-PipelineDeps Engine::pipeline_deps() { return PipelineDeps{*synthesis_, cpu_, *devices_, *memory_, log_}; }
+PipelineDeps Engine::pipeline_deps() {
+  return PipelineDeps{*synthesis_, cpu_, *devices_, *memory_, log_, stagings_.get()};
+}
 
 Engine::~Engine() = default;
 
@@ -627,11 +660,16 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
     JobPtr job = jobs_.at(*id);
     workers_[index].job = job->id;  // before collecting: a drain waits for this worker
     std::vector<JobPtr> batch{job};
-    if (config_.batch_max_size > 1 && job->request.kind == ProofKind::kGroth16Demo) co_await collect_batch(batch);
+    if (config_.batch_max_size > 1 && job->request.kind == ProofKind::kGroth16Demo)
+      co_await collect_batch(batch, config_.batch_max_size, config_.batch_max_wait);
+    if (config_.porep_batch_max_jobs > 1 && job->request.kind == ProofKind::kPoRepC2)
+      co_await collect_batch(batch, config_.porep_batch_max_jobs, config_.porep_batch_max_wait);
     // A member cancelled while the batch collected was finished by cancel().
     std::erase_if(batch, [](const JobPtr& j) { return j->state != JobState::kQueued; });
     if (batch.size() == 1) {
       co_await run_job(batch.front());
+    } else if (batch.size() > 1 && batch.front()->request.kind == ProofKind::kPoRepC2) {
+      co_await run_porep_batch(std::move(batch));
     } else if (batch.size() > 1) {
       co_await run_demo_batch(std::move(batch));
     }
@@ -641,7 +679,8 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
 
 asio::awaitable<void> Engine::run_job(JobPtr job) {
   if (job->request.kind == ProofKind::kPoRepC2) {
-    co_await run_porep_c2(job);
+    std::vector<JobPtr> alone{job};
+    co_await run_porep_batch(std::move(alone));
     co_return;
   }
   job->started_at = steady_clock::now();
@@ -728,167 +767,301 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
   }
 }
 
-asio::awaitable<void> Engine::run_porep_c2(JobPtr job) {
-  job->started_at = steady_clock::now();
+// What finish_porep needs of one member (its task owns it).
+struct Engine::PorepFinish {
+  JobPtr job;
+  std::shared_ptr<const PorepState::Ready> ready;
+  std::vector<std::vector<ff::Fr>> inputs;
+  Result<PipelineOutcome> outcome;
   Timings t;
-  t.queue_ms = ms_between(job->submitted_at, job->started_at);
-  auto stage_done = [](steady_clock::time_point& since) {
-    auto now = steady_clock::now();
-    std::uint64_t ms = ms_between(since, now);
-    since = now;
-    return ms;
+  steady_clock::time_point pipeline_started;
+  std::size_t batch_size = 1;
+};
+
+// PoRep C2 for one job or a batch of jobs of one sector shape (collected by
+// the worker, "Batches" below): each member's C1 parsed and its public
+// inputs derived, the parameters loaded once, then ONE partition pipeline
+// over every member's partitions in order (shared lanes, in-flight bound and
+// prover working sets; partitions spread over the GPUs), each member
+// finished - its proofs batch-verified - as soon as its own last partition
+// is proved.
+asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
+  struct Member {
+    JobPtr job;
+    Timings t;
+    std::shared_ptr<const fc::C1Output> c1;
+    std::vector<std::vector<ff::Fr>> inputs;  // per partition, ONE excluded (public data only)
   };
-  auto cancelled = [&]() {
-    if (!job->cancel_requested) return false;
-    finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
-    return true;
+  std::vector<Member> members;
+  std::vector<JobPtr> other_shape;  // a C1 of another size than the batch's: proved alone afterwards
+  const auto started = steady_clock::now();
+  for (JobPtr& j : batch) {
+    j->started_at = started;
+    Member m;
+    m.job = j;
+    m.t.queue_ms = ms_between(j->submitted_at, started);
+    members.push_back(std::move(m));
+  }
+  // Registered for cancel_running() (the worker's view names the head only).
+  struct Registration {
+    std::set<JobId>& set;
+    std::vector<JobId> ids;
+    ~Registration() {
+      for (JobId id : ids) set.erase(id);
+    }
+  } registration{batch_members_, {}};
+  if (members.size() > 1) {
+    ++batches_total_;
+    batched_jobs_total_ += members.size();
+    for (const Member& m : members) {
+      batch_members_.insert(m.job->id);
+      registration.ids.push_back(m.job->id);
+    }
+  }
+  auto stage_all = [this, &members](const std::string& stage) {
+    for (Member& m : members) set_stage(*m.job, JobState::kRunning, stage);
   };
-  auto failed = [&](const Error& e) {
-    finish(*job, JobState::kFailed, e);
+  // Members finished along the way (cancelled, failed) leave the batch.
+  auto prune = [this, &members] {
+    for (Member& m : members) {
+      if (m.job->cancel_requested && !is_finished(m.job->state))
+        finish(*m.job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + m.job->stage});
+    }
+    std::erase_if(members, [](const Member& m) { return is_finished(m.job->state); });
+    return members.empty();
+  };
+  auto fail_all = [this, &members](const Error& e) {
+    for (Member& m : members)
+      if (!is_finished(m.job->state)) finish(*m.job, JobState::kFailed, e);
+    members.clear();
   };
   try {
-    auto since = steady_clock::now();
-    set_stage(*job, JobState::kRunning, "c1");
-    // The closures given to run_on capture plain references only: gcc 12
-    // destroys such a closure temporary twice inside a co_await, so a
-    // captured shared_ptr would lose a reference each time (a use-after-free
-    // of the job under ASan). This frame outlives every closure (run_on).
-    const std::string& c1_json = job->request.c1_json;
-    Result<std::shared_ptr<const fc::C1Output>> c1 = co_await runtime::run_on(cpu_, [&c1_json] {
-      return porep_call<std::shared_ptr<const fc::C1Output>>(
-          [&] { return std::make_shared<const fc::C1Output>(fc::parse_c1(c1_json)); });
-    });
-    t.synthesis_ms = stage_done(since);  // parsing; partition synthesis is inside prove_c2
-    if (!c1) co_return failed(c1.error());
-    if (cancelled()) co_return;
+    stage_all("c1");
+    for (Member& m : members) {
+      auto t0 = steady_clock::now();
+      // The closures given to run_on capture plain references only: gcc 12
+      // destroys such a closure temporary twice inside a co_await, so a
+      // captured shared_ptr would lose a reference each time (a use-after-free
+      // of the job under ASan). This frame outlives every closure (run_on).
+      const std::string& c1_json = m.job->request.c1_json;
+      Result<std::shared_ptr<const fc::C1Output>> c1 = co_await runtime::run_on(cpu_, [&c1_json] {
+        return porep_call<std::shared_ptr<const fc::C1Output>>(
+            [&] { return std::make_shared<const fc::C1Output>(fc::parse_c1(c1_json)); });
+      });
+      m.t.synthesis_ms = ms_between(t0, steady_clock::now());  // parsing; partition synthesis is in the pipeline
+      if (!c1) {
+        finish(*m.job, JobState::kFailed, c1.error());
+        continue;
+      }
+      m.c1 = std::move(c1.value());
+    }
+    if (prune()) co_return;
+    // One parameter set: the first member's sector shape.
+    const fc::SealProof proof = members.front().c1->registered_proof;
+    const std::string srs_key = porep_srs_id(proof);
+    for (Member& m : members)
+      if (porep_srs_id(m.c1->registered_proof) != srs_key) other_shape.push_back(m.job);
+    std::erase_if(members, [&srs_key](const Member& m) { return porep_srs_id(m.c1->registered_proof) != srs_key; });
 
-    set_stage(*job, JobState::kRunning, "params");
-    const fc::SealProof proof = c1.value()->registered_proof;
     // Development parameters are generated on first use: on a GPU when the
     // daemon has one (a 32 GiB setup takes hours on the CPU), with progress
     // in the log.
+    stage_all("params");
+    auto since = steady_clock::now();
     const fc::ParamsGenerator& generate = porep_generator_;
     Result<std::shared_ptr<const PorepState::Ready>> ready = co_await runtime::run_on(cpu_, [this, proof, &generate] {
       return porep_call<std::shared_ptr<const PorepState::Ready>>(
           [&] { return porep_->get(proof, math_, generate); });
     });
-    t.params_ms = stage_done(since);
-    if (!ready) co_return failed(ready.error());
-    if (cancelled()) co_return;
+    const std::uint64_t params_ms = ms_between(since, steady_clock::now());
+    for (Member& m : members) m.t.params_ms = params_ms;
+    if (!ready) {
+      fail_all(ready.error());
+    } else if (!prune()) {
+      const PorepState::Ready& r = *ready.value();
+      // Held until the batch ends. Charged: the parameters and the R1cs (the
+      // compiled shape itself stays cached in PorepC2 after an eviction).
+      policy::SrsLease srs_lease =
+          lease_srs(srs_key, params_host_bytes(r.loaded.params) + r.r1cs->memory_bytes(), members.front().job->priority);
 
-    const PorepState::Ready& r = *ready.value();
-    const std::string srs_key = porep_srs_id(proof);
-    // Held until the job ends. Charged: the parameters and the R1cs (the
-    // compiled shape itself stays cached in PorepC2 after an eviction).
-    policy::SrsLease srs_lease =
-        lease_srs(srs_key, params_host_bytes(r.loaded.params) + r.r1cs->memory_bytes(), job->priority);
-
-    // The verifier's public inputs, from public data only (replica_id,
-    // comm_d, comm_r, seed), never from the witness.
-    set_stage(*job, JobState::kRunning, "inputs");
-    const fc::C1Output& c1_out = *c1.value();
-    Result<std::vector<std::vector<ff::Fr>>> inputs = co_await runtime::run_on(cpu_, [&c1_out] {
-      return porep_call<std::vector<std::vector<ff::Fr>>>([&] {
-        if (c1_out.vanilla_proofs.size() != c1_out.info().partitions) {
-          throw fc::PorepC2Error(fc::PorepC2ErrorKind::kPartitionCount,
-                                 std::to_string(c1_out.vanilla_proofs.size()) + " partitions, " +
-                                     std::string(c1_out.info().name) + " has " +
-                                     std::to_string(c1_out.info().partitions));
+      // The verifier's public inputs, from public data only (replica_id,
+      // comm_d, comm_r, seed), never from the witness.
+      stage_all("inputs");
+      for (Member& m : members) {
+        const fc::C1Output& c1_out = *m.c1;
+        Result<std::vector<std::vector<ff::Fr>>> inputs = co_await runtime::run_on(cpu_, [&c1_out] {
+          return porep_call<std::vector<std::vector<ff::Fr>>>([&] {
+            if (c1_out.vanilla_proofs.size() != c1_out.info().partitions) {
+              throw fc::PorepC2Error(fc::PorepC2ErrorKind::kPartitionCount,
+                                     std::to_string(c1_out.vanilla_proofs.size()) + " partitions, " +
+                                         std::string(c1_out.info().name) + " has " +
+                                         std::to_string(c1_out.info().partitions));
+            }
+            return fc::porep_public_inputs(c1_out.registered_proof, c1_out.replica_id, c1_out.comm_d,
+                                           c1_out.comm_r, c1_out.seed);
+          });
+        });
+        if (!inputs) {
+          finish(*m.job, JobState::kFailed, inputs.error());
+          continue;
         }
-        return fc::porep_public_inputs(c1_out.registered_proof, c1_out.replica_id, c1_out.comm_d, c1_out.comm_r,
-                                       c1_out.seed);
-      });
-    });
-    if (!inputs) co_return failed(inputs.error());
-    if (cancelled()) co_return;
-
-    // Per partition: synthesis on the synthesis pool (bounded by lanes, the
-    // in-flight bound and the memory budget), checks, proving on the job's
-    // back end as soon as a partition is ready, verification of each proof.
-    PartitionPlan plan;
-    plan.job = job->id;
-    plan.priority = job->priority;
-    plan.srs_key = srs_key;
-    plan.partitions = static_cast<std::uint32_t>(inputs.value().size());
-    plan.witness_bytes = witness_bytes(*r.r1cs);
-    plan.synthesis_lanes = synthesis_lanes_;
-    plan.max_in_flight = config_.porep_max_partitions_in_flight != 0 ? config_.porep_max_partitions_in_flight
-                                                                      : synthesis_lanes_ + 1;
-    plan.params = &r.loaded.params;
-    plan.r1cs = r.r1cs.get();
-    plan.pvk = &r.pvk;
-    plan.public_inputs = inputs.value();
-    plan.synthesize = [this, &c1_out](std::uint32_t k) {
-      return porep_call<groth16::Witness>(
-          [&] { return fc::synthesize_partition(c1_out, k, challenge_pool_.get()); });
-    };
-    const bool satisfaction = config_.porep_check_satisfaction;
-    const std::vector<std::vector<ff::Fr>>& all_inputs = inputs.value();
-    plan.check = [this, &r, &all_inputs, satisfaction](std::uint32_t k,
-                                                       const groth16::Witness& w) -> std::optional<Error> {
-      Result<bool> ok = porep_call<bool>([&] {
-        fc::check_partition_witness(*r.r1cs, w, all_inputs.at(k), k, math_, satisfaction);
-        return true;
-      });
-      if (!ok) return ok.error();
-      return std::nullopt;
-    };
-    Job& j = *job;
-    plan.on_stage = [this, &j](std::uint32_t k, std::string_view stage) {
-      set_stage(j, JobState::kRunning, "partition " + std::to_string(k) + ": " + std::string(stage));
-    };
-    set_stage(*job, JobState::kRunning, "prove");
-    Result<PipelineOutcome> outcome = co_await run_partition_pipeline(pipeline_deps(), plan, job->cancel_requested);
-    if (!outcome) {
-      if (outcome.error().kind == ErrorKind::kCancelled || job->cancel_requested) {
-        finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
-        co_return;
+        m.inputs = std::move(inputs.value());
       }
-      co_return failed(outcome.error());
+      if (!prune()) {
+        // Per partition: synthesis on the synthesis pool (bounded by lanes,
+        // the in-flight bound and the memory budget), checks, proving on the
+        // GPUs as soon as a partition is ready, verification of each proof.
+        PartitionPlan plan;
+        plan.job = members.front().job->id;
+        plan.priority = members.front().job->priority;
+        plan.srs_key = srs_key;
+        plan.witness_bytes = witness_bytes(*r.r1cs);
+        plan.synthesis_lanes = synthesis_lanes_;
+        plan.max_in_flight = config_.porep_max_partitions_in_flight != 0 ? config_.porep_max_partitions_in_flight
+                                                                          : synthesis_lanes_ + 1;
+        plan.params = &r.loaded.params;
+        plan.r1cs = r.r1cs.get();
+        plan.pvk = &r.pvk;
+        // By plan partition: its member's C1, job and own index.
+        std::vector<const fc::C1Output*> c1_of;
+        std::vector<Job*> job_of;
+        std::vector<std::uint32_t> local_of;
+        std::vector<PlanMember> plan_members;
+        const auto pipeline_started = steady_clock::now();
+        const std::shared_ptr<const PorepState::Ready>& ready_ref = ready.value();
+        for (Member& m : members) {
+          for (std::uint32_t k = 0; k < m.inputs.size(); ++k) {
+            c1_of.push_back(m.c1.get());
+            job_of.push_back(m.job.get());
+            local_of.push_back(k);
+            plan.public_inputs.push_back(m.inputs[k]);
+          }
+          PlanMember pm;
+          pm.job = m.job->id;
+          pm.partitions = static_cast<std::uint32_t>(m.inputs.size());
+          pm.cancel = &m.job->cancel_requested;
+          const std::size_t batch_size = members.size();
+          // Plain references (see above); the finishing task owns its copies.
+          pm.on_done = [this, &m, &ready_ref, pipeline_started, batch_size](const Result<PipelineOutcome>& out) {
+            auto f = std::make_shared<PorepFinish>(PorepFinish{m.job, ready_ref, m.inputs, out, m.t,
+                                                                pipeline_started, batch_size});
+            if (!tasks_.spawn(finish_porep(std::move(f)))) {
+              finish(*m.job, JobState::kCancelled, Error{ErrorKind::kShuttingDown, "daemon shutting down"});
+            }
+          };
+          plan_members.push_back(std::move(pm));
+        }
+        plan.partitions = static_cast<std::uint32_t>(c1_of.size());
+        plan.synthesize = [this, &c1_of, &local_of](std::uint32_t k) {
+          return porep_call<groth16::Witness>(
+              [&] { return fc::synthesize_partition(*c1_of.at(k), local_of.at(k), challenge_pool_.get()); });
+        };
+        const bool satisfaction = config_.porep_check_satisfaction;
+        const std::vector<std::vector<ff::Fr>>& all_inputs = plan.public_inputs;
+        plan.check = [this, &r, &all_inputs, &local_of, satisfaction](
+                         std::uint32_t k, const groth16::Witness& w) -> std::optional<Error> {
+          Result<bool> ok = porep_call<bool>([&] {
+            fc::check_partition_witness(*r.r1cs, w, all_inputs.at(k), local_of.at(k), math_, satisfaction);
+            return true;
+          });
+          if (!ok) return ok.error();
+          return std::nullopt;
+        };
+        plan.on_stage = [this, &job_of, &local_of](std::uint32_t k, std::string_view stage) {
+          set_stage(*job_of.at(k), JobState::kRunning,
+                    "partition " + std::to_string(local_of.at(k)) + ": " + std::string(stage));
+        };
+        if (members.size() > 1)
+          log_.info("porep batch", {{"jobs", members.size()}, {"srs", srs_key}, {"partitions", plan.partitions}});
+        stage_all("prove");
+        // Each member is finished by its on_done (a task of its own).
+        co_await run_batch_pipeline(pipeline_deps(), plan, std::move(plan_members));
+        members.clear();
+      }
     }
-    t.prove_ms = stage_done(since);
+  } catch (const std::exception& e) {
+    bool shutdown = false;
+    for (Member& m : members)
+      if (!is_finished(m.job->state)) shutdown = finish_from_exception(*m.job, e) || shutdown;
+    for (JobPtr& j : other_shape)
+      if (!is_finished(j->state)) shutdown = finish_from_exception(*j, e) || shutdown;
+    if (shutdown) throw;
+    co_return;
+  }
+  for (JobPtr& j : other_shape) {
+    std::vector<JobPtr> alone{j};
+    co_await run_porep_batch(std::move(alone));
+  }
+}
+
+// A PoRep member's end, from its pipeline result: all its partitions
+// verified together, as a verifier sees them (prove_c2's final check).
+asio::awaitable<void> Engine::finish_porep(std::shared_ptr<PorepFinish> f) {
+  Job& job = *f->job;
+  // The batch's own error path may have finished it (shutdown) meanwhile.
+  if (is_finished(job.state)) co_return;
+  try {
+    if (!f->outcome) {
+      if (f->outcome.error().kind == ErrorKind::kCancelled || job.cancel_requested) {
+        finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job.stage});
+      } else {
+        finish(job, JobState::kFailed, f->outcome.error());
+      }
+      co_return;
+    }
+    Timings t = f->t;
+    auto since = steady_clock::now();
+    t.prove_ms = ms_between(f->pipeline_started, since);
+    const PipelineOutcome& outcome = f->outcome.value();
     double synthesis_ms = 0, prove_ms = 0, verify_ms = 0;
-    for (const PartitionTiming& pt : outcome.value().timings) {
+    for (const PartitionTiming& pt : outcome.timings) {
       synthesis_ms += pt.synthesis_ms;
       prove_ms += pt.prove_ms;
       verify_ms += pt.verify_ms;
     }
-
-    // All partitions together, as a verifier sees them (prove_c2's final check).
-    set_stage(*job, JobState::kRunning, "verify");
-    const std::vector<std::uint8_t> proof_bytes = groth16::encode_proofs(outcome.value().proofs);
+    set_stage(job, JobState::kRunning, "verify");
+    const PorepState::Ready& r = *f->ready;
+    const std::vector<std::vector<ff::Fr>>& all_inputs = f->inputs;
+    const std::vector<std::uint8_t> proof_bytes = groth16::encode_proofs(outcome.proofs);
     std::string detail;
     groth16::VerifyResult verdict = co_await runtime::run_on(cpu_, [&r, &proof_bytes, &all_inputs, &detail] {
       return fc::verify_porep_proof(r.pvk, proof_bytes, all_inputs, &detail);
     });
-    t.verify_ms = stage_done(since);
-    if (verdict != groth16::VerifyResult::kValid) {
-      co_return failed(Error{ErrorKind::kInternal, "the partition proofs do not batch-verify (" + detail + ")"});
+    t.verify_ms = ms_between(since, steady_clock::now());
+    if (is_finished(job.state)) co_return;
+    if (job.cancel_requested) {
+      finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job.stage});
+      co_return;
     }
-    log_.info("porep c2 proved", {{"job", job->id},
-                                  {"partitions", plan.partitions},
-                                  {"wall_ms", ms_between(job->started_at, steady_clock::now())},
+    if (verdict != groth16::VerifyResult::kValid) {
+      finish(job, JobState::kFailed,
+             Error{ErrorKind::kInternal, "the partition proofs do not batch-verify (" + detail + ")"});
+      co_return;
+    }
+    log_.info("porep c2 proved", {{"job", job.id},
+                                  {"partitions", outcome.proofs.size()},
+                                  {"batch", f->batch_size},
+                                  {"wall_ms", ms_between(job.started_at, steady_clock::now())},
                                   {"params_ms", t.params_ms},
                                   {"pipeline_ms", t.prove_ms},
                                   {"synthesis_ms_sum", synthesis_ms},
                                   {"prove_ms_sum", prove_ms},
                                   {"verify_ms_sum", verify_ms},
                                   {"batch_verify_ms", t.verify_ms},
-                                  {"cpu_retries", outcome.value().cpu_retries},
-                                  {"peak_in_flight", outcome.value().peak_in_flight},
+                                  {"cpu_retries", outcome.cpu_retries},
+                                  {"peak_in_flight", outcome.peak_in_flight},
                                   {"peak_reserved_bytes", memory_->stats().peak_reserved_bytes},
                                   {"rss_bytes", resident_bytes()},
                                   {"peak_rss_bytes", peak_resident_bytes()}});
-    Result<std::vector<std::uint8_t>> bytes = proof_bytes;
     ProofOutput out;
-    out.proof = std::move(bytes.value());
-    out.vk_bytes = ready.value()->vk_bytes;
-    t.total_ms = ms_between(job->submitted_at, steady_clock::now());
+    out.proof = proof_bytes;
+    out.vk_bytes = r.vk_bytes;
+    t.total_ms = ms_between(job.submitted_at, steady_clock::now());
     out.timings = t;
-    job->output = std::move(out);
-    finish(*job, JobState::kDone, std::nullopt);
+    job.output = std::move(out);
+    finish(job, JobState::kDone, std::nullopt);
   } catch (const std::exception& e) {
-    if (finish_from_exception(*job, e)) throw;
+    if (finish_from_exception(job, e)) throw;
   }
 }
 
@@ -1170,7 +1343,8 @@ std::string Engine::metrics() const {
   family("cuzk_gpu_cpu_retries_total", "counter",
          "GPU proofs that failed verification and were proved again on the CPU.");
   o << "cuzk_gpu_cpu_retries_total " << s.cpu_retries_total << '\n';
-  family("cuzk_batches_total", "counter", "Prover calls that proved several jobs of one circuit together.");
+  family("cuzk_batches_total", "counter",
+         "Batches of several jobs of one circuit: one prover call (demo) or one partition pipeline (PoRep).");
   o << "cuzk_batches_total " << batches_total_ << '\n';
   family("cuzk_batched_jobs_total", "counter", "Jobs proved as members of a batch.");
   o << "cuzk_batched_jobs_total " << batched_jobs_total_ << '\n';
@@ -1248,28 +1422,39 @@ asio::awaitable<void> Engine::drain() {
 // on a GPU the SRS upload and the launches amortize). Each member still gets
 // its own verified proof, its own timings and its own outcome.
 
-bool Engine::batchable_with(const Job& head, const Job& other) const {
-  return head.request.kind == ProofKind::kGroth16Demo && other.request.kind == ProofKind::kGroth16Demo &&
-         other.request.demo_log_domain == head.request.demo_log_domain;
+bool Engine::batchable_with(Job& head, Job& other) {
+  if (head.request.kind != other.request.kind) return false;
+  switch (head.request.kind) {
+    case ProofKind::kGroth16Demo:
+      return other.request.demo_log_domain == head.request.demo_log_domain;
+    case ProofKind::kPoRepC2: {
+      for (Job* j : {&head, &other})
+        if (!j->porep_srs) j->porep_srs = porep_srs_of_c1(j->request.c1_json).value_or("");
+      return !head.porep_srs->empty() && *other.porep_srs == *head.porep_srs;
+    }
+    default:
+      return false;
+  }
 }
 
-asio::awaitable<void> Engine::collect_batch(std::vector<JobPtr>& batch) {
+asio::awaitable<void> Engine::collect_batch(std::vector<JobPtr>& batch, std::size_t max_size,
+                                            std::chrono::milliseconds max_wait) {
   const JobPtr head = batch.front();
-  auto take = [this, &batch, &head] {
-    if (batch.size() >= config_.batch_max_size) return;
+  auto take = [this, &batch, &head, max_size] {
+    if (batch.size() >= max_size) return;
     auto fits = [this, &head](JobId id) { return batchable_with(*head, *jobs_.at(id)); };
-    for (JobId id : queue_.take_matching(head->priority, config_.batch_max_size - batch.size(), fits))
+    for (JobId id : queue_.take_matching(head->priority, max_size - batch.size(), fits))
       batch.push_back(jobs_.at(id));
   };
   take();
   // A CRITICAL job (a deadline) never waits for company.
-  if (config_.batch_max_wait.count() <= 0 || head->priority == Priority::kCritical) co_return;
-  const auto deadline = steady_clock::now() + config_.batch_max_wait;
+  if (max_wait.count() <= 0 || head->priority == Priority::kCritical) co_return;
+  const auto deadline = steady_clock::now() + max_wait;
   // Waits only while nothing else is queued: a job this batch cannot take (a
   // higher priority, another circuit) flushes it, so the wait never holds
   // other work, and a more urgent job runs right after this batch (or on
   // another idle worker, woken here).
-  while (batch.size() < config_.batch_max_size && queue_.empty() && !draining_ && !stopping_) {
+  while (batch.size() < max_size && queue_.empty() && !draining_ && !stopping_) {
     const auto now = steady_clock::now();
     if (now >= deadline) break;
     // Polled: submit() wakes one worker, which need not be this one.
@@ -1344,12 +1529,9 @@ asio::awaitable<void> Engine::run_demo_batch(std::vector<JobPtr> batch) {
     if (drop_cancelled()) co_return;
     const CircuitParams& cp = *loaded.params;
 
-    DeviceSet::Placement placement = devices_->place(cp.circuit_id);
-    DeviceSet::Slot& slot = placement.slot();
-    DeviceBackend& backend = *slot.backend;
     // Host memory of the whole batch at once: every witness and the prover's
     // per-instance working set (held until the batch is proved).
-    const std::uint64_t per_member_bytes = witness_bytes(cp.r1cs) + backend.host_bytes_per_instance(cp.r1cs);
+    const std::uint64_t per_member_bytes = witness_bytes(cp.r1cs) + devices_->host_bytes_per_prove(cp.r1cs);
     stage_all("memory");
     const std::atomic<bool> not_cancelled{false};  // members' cancels are handled at stage boundaries
     Result<policy::Reservation> memory =
@@ -1386,9 +1568,25 @@ asio::awaitable<void> Engine::run_demo_batch(std::vector<JobPtr> batch) {
 
     // Cancels requested from here on take effect after the prover call (the
     // witnesses are already part of it).
+    // Staging slots before the device (a device holder must never wait for
+    // one): the second, for overlapping the instances' host and device
+    // steps, only when free now.
+    stage_all("staging wait");
+    StagingPool::Lease first_staging = co_await stagings_->acquire();
+    std::optional<StagingPool::Lease> second_staging;
+    if (members.size() > 1) second_staging = stagings_->try_acquire();
     stage_all("device wait");
     auto t0 = steady_clock::now();
-    DeviceSet::Lock lock = co_await devices_->lock(slot);
+    // One prover call: a single "partition" for the dispatch rule.
+    DeviceSet::Request request;
+    request.job = members.front().job->id;
+    request.priority = priority;
+    request.srs_key = cp.circuit_id;
+    request.params = &cp.params;
+    DeviceSet::Lock lock = co_await devices_->acquire(request);
+    DeviceSet::Slot& slot = lock.slot();
+    DeviceSet::Placement placement(&slot);
+    DeviceBackend& backend = *slot.backend;
     const std::string n = std::to_string(members.size());
     slot.job = members.front().job->id;
     slot.partition.reset();
@@ -1400,15 +1598,22 @@ asio::awaitable<void> Engine::run_demo_batch(std::vector<JobPtr> batch) {
       std::vector<groth16::Proof> proofs;
       std::string error;
     };
-    Out out = co_await runtime::run_on(backend.runner(), [&backend, &cp, &witnesses, &blindings] {
-      Out o;
-      try {
-        o.proofs = backend.prove(cp.params, cp.r1cs, witnesses, blindings, nullptr);
-      } catch (const std::exception& e) {
-        o.error = e.what();
+    // The members one after the other, each in three steps (the host step
+    // of the next overlapping the device step of this one; no thread waits
+    // for the device): engine/staged_prove.hpp.
+    Out out;
+    {
+      Result<std::vector<groth16::Proof>> proved =
+          co_await prove_instances(cpu_, backend, first_staging, second_staging ? &*second_staging : nullptr,
+                                   cp.params, cp.r1cs, witnesses, blindings);
+      if (proved) {
+        out.proofs = std::move(proved.value());
+      } else {
+        out.error = proved.error().message;
       }
-      return o;
-    });
+    }
+    first_staging.release();
+    second_staging.reset();
     const std::uint64_t prove_ms = ms_between(t0, steady_clock::now());  // device wait included, as for one job
     slot.job.reset();
     slot.stage = "idle";

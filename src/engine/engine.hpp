@@ -11,8 +11,10 @@
 //   synthesis (witness generation)
 //   prove     (CPU Groth16 prover)
 //   verify    (every proof is verified before it is returned)
-// A PoRep C2 job runs c1 (parse) -> params -> prove (synthesis, proving and
-// the batch verification of all partitions, inside prove_c2).
+// A PoRep C2 job (or a batch of them, one sector size) runs c1 (parse) ->
+// params -> inputs -> the partition pipeline (engine/pipeline.hpp: synthesis,
+// each partition proved on the first suitable GPU and verified) -> the batch
+// verification of the job's partitions.
 // Cancellation of a running job is cooperative: the flag is checked between
 // stages, so a cancel takes effect within one stage.
 //
@@ -40,6 +42,7 @@
 #include "engine/backend.hpp"
 #include "engine/param_store.hpp"
 #include "engine/pipeline.hpp"
+#include "engine/staged_prove.hpp"
 #include "engine/policy.hpp"
 #include "engine/types.hpp"
 #include "engine/views.hpp"
@@ -97,6 +100,15 @@ struct EngineConfig {
   // at once). CRITICAL jobs never wait.
   std::size_t batch_max_size = 4;  // 1: no batching
   std::chrono::milliseconds batch_max_wait{0};
+  // Batching of PoRep C2 jobs of one sector size, by the same rules: up to
+  // porep_batch_max_jobs share ONE partition pipeline (lanes, in-flight
+  // bound, prover working sets), their partitions taken job by job, so the
+  // GPUs never wait for the next job's first synthesis; each job is answered
+  // as soon as its own partitions are proved. A batch holds its worker
+  // until its last job's partitions are proved (more workers let a later,
+  // more urgent job in meanwhile). 1: each job its own pipeline.
+  std::size_t porep_batch_max_jobs = 2;
+  std::chrono::milliseconds porep_batch_max_wait{0};
 };
 
 class JobJournal;
@@ -167,11 +179,18 @@ class Engine {
 
   asio::awaitable<void> worker(std::uint32_t index);
   asio::awaitable<void> run_job(JobPtr job);
-  asio::awaitable<void> run_porep_c2(JobPtr job);  // the kPoRepC2 pipeline
+  // The kPoRepC2 pipeline of one job or of a batch of one sector shape;
+  // finish_porep ends one member once its partitions are proved.
+  asio::awaitable<void> run_porep_batch(std::vector<JobPtr> batch);
+  struct PorepFinish;
+  asio::awaitable<void> finish_porep(std::shared_ptr<PorepFinish> f);
   // Batching (engine.cpp, "Batches"): adds queued jobs that can share the
-  // head's prover call to `batch`; proves a batch of >= 2 demo jobs.
-  bool batchable_with(const Job& head, const Job& other) const;
-  asio::awaitable<void> collect_batch(std::vector<JobPtr>& batch);
+  // head's prover call (demo) or pipeline (PoRep) to `batch`, up to
+  // `max_size` jobs, waiting up to `max_wait` while nothing else is queued;
+  // proves a batch of >= 2 demo jobs.
+  bool batchable_with(Job& head, Job& other);
+  asio::awaitable<void> collect_batch(std::vector<JobPtr>& batch, std::size_t max_size,
+                                      std::chrono::milliseconds max_wait);
   asio::awaitable<void> run_demo_batch(std::vector<JobPtr> batch);
   asio::awaitable<void> expiry_loop();
   // SRS residency (engine.cpp): registers parameter set `srs_id` of
@@ -244,6 +263,9 @@ class Engine {
   // partition pipeline. memory_ before everything holding reservations.
   std::unique_ptr<MemoryGate> memory_;
   std::unique_ptr<DeviceSet> devices_;
+  // Staging slots of the staged prove (staging_slots(*devices_)), shared by
+  // every job: their page-locked buffers stay for the next instance.
+  std::unique_ptr<StagingPool> stagings_;
   // The challenges of one partition in parallel (null: sequential
   // synthesis). Declared before synthesis_: the lanes running there use it
   // until synthesis_ is joined.
@@ -274,5 +296,10 @@ class Engine {
 
 // Process resident set size in bytes (from /proc/self/statm), 0 if unknown.
 std::uint64_t resident_bytes();
+
+// The PoRep parameter set ("porep-32GiB") a C1 JSON's "registered_proof"
+// names, read without parsing the document (the batch collector's key);
+// nullopt when absent or unknown.
+std::optional<std::string> porep_srs_of_c1_json(std::string_view c1_json);
 
 }  // namespace cuzk::engine

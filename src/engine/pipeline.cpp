@@ -1,6 +1,8 @@
 #include "engine/pipeline.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <limits>
@@ -8,6 +10,7 @@
 #include <system_error>
 
 #include "engine/engine.hpp"
+#include "engine/staged_prove.hpp"
 #include "runtime/task_set.hpp"
 
 namespace cuzk::engine {
@@ -95,12 +98,19 @@ policy::Reservation MemoryGate::charge_evictable(std::uint64_t bytes) {
   return out;
 }
 
+std::optional<policy::Reservation> MemoryGate::try_reserve(std::uint64_t bytes, Priority priority) {
+  auto r = budget_.try_reserve(bytes, priority);
+  if (!r) return std::nullopt;
+  return std::move(r.value());
+}
+
 // ---------------------------------------------------------------------------
 // DeviceSet
 
 DeviceSet::Lock& DeviceSet::Lock::operator=(Lock&& o) noexcept {
   if (this != &o) {
     unlock();
+    set_ = o.set_;
     slot_ = std::exchange(o.slot_, nullptr);
   }
   return *this;
@@ -109,43 +119,121 @@ DeviceSet::Lock& DeviceSet::Lock::operator=(Lock&& o) noexcept {
 void DeviceSet::Lock::unlock() {
   if (!slot_) return;
   slot_->busy = false;
-  slot_->freed.notify_one();
+  slot_->proving_srs.clear();
   slot_ = nullptr;
+  set_->dispatch();
 }
 
 DeviceSet::DeviceSet(asio::any_io_executor loop, std::shared_ptr<DeviceBackend> cpu,
-                     std::vector<std::shared_ptr<DeviceBackend>> gpus) {
+                     std::vector<std::shared_ptr<DeviceBackend>> gpus)
+    : granted_(loop) {
   for (std::size_t i = 0; i < gpus.size(); ++i) {
-    gpus_.push_back(std::make_unique<Slot>(loop, std::move(gpus[i]), static_cast<std::uint32_t>(i)));
+    gpus_.push_back(std::make_unique<Slot>(std::move(gpus[i]), static_cast<std::uint32_t>(i)));
   }
-  cpu_ = std::make_unique<Slot>(loop, std::move(cpu), static_cast<std::uint32_t>(gpus_.size()));
+  cpu_ = std::make_unique<Slot>(std::move(cpu), static_cast<std::uint32_t>(gpus_.size()));
 }
 
-DeviceSet::~DeviceSet() = default;
-
-DeviceSet::Placement DeviceSet::place(const std::string& srs_key) {
-  // The least loaded GPU, and the least loaded one holding the SRS.
-  Slot* least = nullptr;
-  Slot* resident = nullptr;
-  for (auto& s : gpus_) {
-    if (!least || s->jobs < least->jobs) least = s.get();
-    if (s->resident_srs == srs_key && (!resident || s->jobs < resident->jobs)) resident = s.get();
+DeviceSet::~DeviceSet() {
+  if (!waiters_.empty()) {
+    std::fprintf(stderr, "DeviceSet destroyed with %zu waiters\n", waiters_.size());
+    std::abort();
   }
-  if (!least) return Placement(cpu_.get());
-  // Prefer the device holding the SRS (no upload: a 32 GiB SRS is 44 GiB)
-  // unless another GPU has less queued: waiting behind a whole proof costs
-  // more than one upload (measured on the H200: a 32 GiB partition proves in
-  // ~3.9 s, the first on a device in ~15.8 s including its 44 GiB upload, and
-  // a PoRep job queues 10 of them). Without this, a second GPU idled while
-  // 21 demo jobs queued on the first (h200-x2, 2026-11-30).
-  if (resident && resident->jobs <= least->jobs) return Placement(resident);
-  return Placement(least);
 }
 
-asio::awaitable<DeviceSet::Lock> DeviceSet::lock(Slot& slot) {
-  while (slot.busy) co_await slot.freed.wait();
-  slot.busy = true;
-  co_return Lock(&slot);
+asio::awaitable<DeviceSet::Lock> DeviceSet::acquire(Request request) {
+  Waiter w;
+  w.priority = request.priority;
+  w.request = std::move(request);
+  co_return co_await wait_in_queue(std::move(w));
+}
+
+asio::awaitable<DeviceSet::Lock> DeviceSet::lock(Slot& slot, Priority priority) {
+  Waiter w;
+  w.priority = priority;
+  w.pinned = &slot;
+  co_return co_await wait_in_queue(std::move(w));
+}
+
+asio::awaitable<DeviceSet::Lock> DeviceSet::wait_in_queue(Waiter w) {
+  w.seq = next_seq_++;
+  // Service order: higher priority first, then arrival.
+  auto pos = std::find_if(waiters_.begin(), waiters_.end(), [&w](const Waiter& o) { return o.priority < w.priority; });
+  auto it = waiters_.insert(pos, std::move(w));
+  // Leaves the queue on every exit; a device granted to a coroutine torn
+  // down before it resumed (shutdown) is given back.
+  struct Entry {
+    DeviceSet& set;
+    std::list<Waiter>::iterator it;
+    bool taken = false;
+    ~Entry() {
+      Slot* granted = it->granted;
+      set.waiters_.erase(it);
+      if (granted && !taken) Lock(&set, granted);  // unlocks at once
+    }
+  } entry{*this, it};
+  dispatch();
+  while (!it->granted) co_await granted_.wait();
+  entry.taken = true;
+  co_return Lock(this, it->granted);
+}
+
+DeviceSet::Slot* DeviceSet::choose_for(const Waiter& w) {
+  if (w.pinned) return w.pinned->busy ? nullptr : w.pinned;
+  if (gpus_.empty()) return cpu_->busy ? nullptr : cpu_.get();
+  const Request& r = w.request;
+  std::vector<DispatchDevice> devices(gpus_.size());
+  // The backlog of r's SRS: partitions proving on a holder, and each waiting
+  // job's partitions not yet on a device (its live count, once per job).
+  std::uint64_t backlog = 0;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    const Slot& s = *gpus_[i];
+    DispatchDevice& d = devices[i];
+    d.free = !s.busy && &s != r.exclude;
+    d.holds_srs = s.resident_srs == r.srs_key || s.proving_srs == r.srs_key;
+    d.holds_other_srs = !d.holds_srs && !s.resident_srs.empty();
+    d.jobs = s.jobs;
+    if (s.busy && s.proving_srs == r.srs_key) ++backlog;
+  }
+  std::vector<JobId> counted;
+  for (const Waiter& o : waiters_) {
+    if (o.pinned || o.granted || o.request.srs_key != r.srs_key) continue;
+    if (std::find(counted.begin(), counted.end(), o.request.job) != counted.end()) continue;
+    counted.push_back(o.request.job);
+    backlog += o.request.undispatched ? *o.request.undispatched : 1;
+  }
+  const std::uint64_t srs_bytes = r.params ? gpus_.front()->backend->srs_device_bytes(*r.params) : 0;
+  const DispatchCosts costs = estimates_[r.srs_key].costs(srs_bytes);
+  std::optional<std::size_t> i = choose_gpu(devices, backlog, costs);
+  return i ? gpus_[*i].get() : nullptr;
+}
+
+void DeviceSet::grant(Waiter& w, Slot* slot) {
+  slot->busy = true;
+  // A GPU proving a set counts as holding it from now on (its upload is under way).
+  if (!w.pinned && slot != cpu_.get()) slot->proving_srs = w.request.srs_key;
+  w.granted = slot;
+}
+
+void DeviceSet::dispatch() {
+  bool any = false;
+  for (Waiter& w : waiters_) {
+    if (w.granted) continue;
+    if (Slot* s = choose_for(w)) {
+      grant(w, s);
+      any = true;
+    }
+  }
+  if (any) granted_.notify_all();
+}
+
+void DeviceSet::record_prove(const std::string& srs_key, double prove_ms, bool uploaded) {
+  estimates_[srs_key].record(prove_ms, uploaded);
+}
+
+std::uint64_t DeviceSet::host_bytes_per_prove(const groth16::R1cs& r1cs) const {
+  std::uint64_t bytes = 0;
+  for (const auto& s : gpus_) bytes = std::max(bytes, s->backend->host_bytes_per_instance(r1cs));
+  return gpus_.empty() ? cpu_->backend->host_bytes_per_instance(r1cs) : bytes;
 }
 
 std::vector<DeviceWorkerView> DeviceSet::views() const {
@@ -185,6 +273,13 @@ std::vector<DeviceWorkerView> DeviceSet::views() const {
 // ---------------------------------------------------------------------------
 // The pipeline
 
+std::size_t staging_slots(const DeviceSet& devices) {
+  // Per GPU: the instance on the device and the next one preparing. The CPU
+  // back end's host step only records references (nothing to overlap), so
+  // one: a second would only hold a second working set of the budget.
+  return devices.has_gpu() ? 2 * devices.gpu_count() : 1;
+}
+
 bool is_cancellation(const std::system_error& e) { return e.code() == asio::error::operation_aborted; }
 
 std::uint64_t peak_resident_bytes() {
@@ -203,84 +298,173 @@ std::uint64_t peak_resident_bytes() {
 
 namespace {
 
+// The staged prove's host step (prepare_item), done before the device wait.
+struct Prepared {
+  StagingPool::Lease lease;           // a staging slot, until the partition is proved (or dropped)
+  const DeviceBackend* by = nullptr;  // the back end whose prepare() filled it; null: not prepared
+  groth16::Blinding blinding;
+};
+
 struct Item {
-  std::uint32_t k = 0;
+  std::uint32_t k = 0;  // the plan's (global) partition index
   groth16::Witness witness;
   policy::Reservation reservation;  // the witness's bytes, until proved
-  PartitionTiming timing;
-  std::vector<ff::Fr> inputs;  // the verifier's, once proved
+  PartitionTiming timing;           // partition: the member's own index
+  std::vector<ff::Fr> inputs;       // the verifier's, once proved
+  Prepared prepared;
+};
+
+// One job of the pipeline (a lone job is a batch of one).
+struct Member {
+  JobId job = 0;
+  std::uint32_t first = 0, count = 0;  // its partitions: [first, first + count) of the plan
+  const std::atomic<bool>* cancel = nullptr;
+  std::optional<Error> error;
+  std::uint32_t dispatched = 0, proved = 0, cpu_retries = 0;
+  std::uint32_t in_flight = 0;  // taken by a lane and not yet proved or dropped
+  std::vector<PartitionTiming> timings;
+  std::function<void(const Result<PipelineOutcome>&)> on_done;
+  std::optional<Result<PipelineOutcome>> result;  // once known
 };
 
 struct State {
   explicit State(asio::any_io_executor ex) : changed(std::move(ex)) {}
+  std::vector<Member> members;
   std::uint32_t next = 0;     // next partition to synthesize
-  std::size_t in_flight = 0;  // taken by a lane and not yet proved
+  std::size_t in_flight = 0;  // taken by a lane and not yet proved (or dropped)
   std::size_t peak_in_flight = 0;
   std::size_t lanes_alive = 0;
-  std::deque<Item> ready;  // synthesized and checked, waiting for the device
-  std::optional<Error> error;
-  std::uint32_t proved = 0, cpu_retries = 0;
-  std::vector<std::optional<groth16::Proof>> proofs;
+  std::deque<Item> ready;  // synthesized and checked, not yet handed to a prove task
+  // Prover host working sets (DeviceSet::host_bytes_per_prove each): one
+  // reserved for the whole run, more taken without waiting while partitions
+  // prove on several devices at once, each given back when its prove ends.
+  std::vector<policy::Reservation> free_work_sets;
+  std::size_t work_sets_held = 0;
+  // Partitions of live members not yet on a device (DeviceSet::Request::undispatched).
+  std::uint32_t undispatched = 0;
+  std::vector<std::optional<groth16::Proof>> proofs;  // by plan index
   std::vector<std::vector<ff::Fr>> inputs;
-  std::vector<PartitionTiming> timings;
   runtime::Notifier changed;  // anything above changed
 
-  void fail(Error e) {
-    if (!error) error = std::move(e);
+  std::uint32_t member_of(std::uint32_t k) const {
+    std::uint32_t m = 0;
+    while (k >= members[m].first + members[m].count) ++m;
+    return m;
+  }
+  bool stopped(std::uint32_t m) const { return members[m].error.has_value() || members[m].cancel->load(); }
+  bool all_stopped() const {
+    for (std::uint32_t m = 0; m < members.size(); ++m)
+      if (!stopped(m)) return false;
+    return true;
+  }
+  void recount_undispatched() {
+    undispatched = 0;
+    for (std::uint32_t m = 0; m < members.size(); ++m)
+      if (!stopped(m)) undispatched += members[m].count - members[m].dispatched;
+  }
+  void fail(std::uint32_t m, Error e) {
+    if (!members[m].error) members[m].error = std::move(e);
+    recount_undispatched();
     changed.notify_all();
+    settle(m);
+  }
+  // A partition of member m left the pipeline (proved or dropped).
+  void release(std::uint32_t m) {
+    --in_flight;
+    --members[m].in_flight;
+    changed.notify_all();
+    settle(m);
+  }
+  // Records (and reports) member m's result once it is known.
+  void settle(std::uint32_t m) {
+    Member& mb = members[m];
+    if (mb.result) return;
+    if (mb.proved == mb.count) {
+      PipelineOutcome o;
+      for (std::uint32_t k = mb.first; k < mb.first + mb.count; ++k) {
+        o.proofs.push_back(*proofs[k]);
+        o.public_inputs.push_back(std::move(inputs[k]));
+      }
+      o.timings = std::move(mb.timings);
+      std::sort(o.timings.begin(), o.timings.end(),
+                [](const PartitionTiming& a, const PartitionTiming& b) { return a.partition < b.partition; });
+      o.cpu_retries = mb.cpu_retries;
+      o.peak_in_flight = peak_in_flight;
+      mb.result.emplace(std::move(o));
+    } else if (stopped(m) && mb.in_flight == 0) {
+      mb.result.emplace(mb.error ? *mb.error : Error{ErrorKind::kCancelled, "cancelled"});
+    } else {
+      return;
+    }
+    if (mb.on_done) mb.on_done(*mb.result);
   }
 };
 
 struct Ctx {
   PipelineDeps& deps;
   const PartitionPlan& plan;
-  const std::atomic<bool>& cancel;
   State& st;
-  bool stopped() const { return cancel.load() || st.error.has_value(); }
+  runtime::TaskSet& tasks;  // lanes, the dispatcher, the prove tasks
+  std::list<DeviceSet::Placement>& placements;  // each member's job on each device it proved on
+  std::vector<std::pair<JobId, std::uint32_t>>& placed;  // (job, slot index) of placements
+  bool stopped(std::uint32_t k) const { return st.stopped(st.member_of(k)); }
+  JobId job_of(std::uint32_t k) const { return st.members[st.member_of(k)].job; }
+  std::uint32_t local(std::uint32_t k) const { return k - st.members[st.member_of(k)].first; }
   void stage(std::uint32_t k, std::string_view s) const {
     if (plan.on_stage) plan.on_stage(k, s);
+  }
+  void fail(std::uint32_t k, const Error& e) const {
+    st.fail(st.member_of(k), about_partition(local(k), e));
   }
 };
 
 asio::awaitable<void> poll(State& st) { co_await st.changed.wait_until(steady_clock::now() + kPollPeriod); }
 
-// One synthesis lane: takes the next partition while the in-flight bound and
-// the budget allow, synthesizes and checks it, queues it for the prover.
+// One synthesis lane: takes the next partition of a live member while the
+// in-flight bound and the budget allow, synthesizes and checks it, queues it
+// for the prover.
 asio::awaitable<void> lane(Ctx c) {
   State& st = c.st;
   const PartitionPlan& plan = c.plan;
+  auto skip_stopped = [&st, &plan] {
+    while (st.next < plan.partitions && st.stopped(st.member_of(st.next))) ++st.next;
+  };
   try {
     for (;;) {
-      while (!c.stopped() && st.in_flight >= plan.max_in_flight && st.next < plan.partitions) co_await poll(st);
-      if (c.stopped() || st.next >= plan.partitions) break;
+      skip_stopped();
+      while (!st.all_stopped() && st.in_flight >= plan.max_in_flight && st.next < plan.partitions) {
+        co_await poll(st);
+        skip_stopped();
+      }
+      if (st.all_stopped() || st.next >= plan.partitions) break;
       const std::uint32_t k = st.next++;
+      const std::uint32_t m = st.member_of(k);
       ++st.in_flight;
+      ++st.members[m].in_flight;
       st.peak_in_flight = std::max(st.peak_in_flight, st.in_flight);
       // Not yet handed to the prover: every exit from here gives the slot back.
       struct Slot {
         State& st;
+        std::uint32_t m;
         bool handed = false;
         ~Slot() {
-          if (!handed) {
-            --st.in_flight;
-            st.changed.notify_all();
-          }
+          if (!handed) st.release(m);
         }
-      } slot{st};
+      } slot{st, m};
 
       // Synthesis holds about twice the witness (the witness and the
       // circuit's transient values); once done, the witness alone.
       c.stage(k, "memory");
-      Result<policy::Reservation> r = co_await c.deps.memory.reserve(2 * plan.witness_bytes, plan.priority, c.cancel);
+      Result<policy::Reservation> r =
+          co_await c.deps.memory.reserve(2 * plan.witness_bytes, plan.priority, *st.members[m].cancel);
       if (!r) {
-        if (r.error().kind != ErrorKind::kCancelled)
-          st.fail(about_partition(k, r.error()));
-        break;
+        if (r.error().kind != ErrorKind::kCancelled) c.fail(k, r.error());
+        continue;
       }
-      if (c.stopped()) break;
+      if (st.stopped(m)) continue;
       Item item;
       item.k = k;
-      item.timing.partition = k;
+      item.timing.partition = c.local(k);
       c.stage(k, "synthesis");
       auto t0 = steady_clock::now();
       Result<groth16::Witness> w = co_await runtime::run_on(c.deps.synthesis, [&plan, k]() -> Result<groth16::Witness> {
@@ -292,13 +476,13 @@ asio::awaitable<void> lane(Ctx c) {
       });
       item.timing.synthesis_ms = ms_since(t0);
       if (!w) {
-        st.fail(about_partition(k, w.error()));
-        break;
+        c.fail(k, w.error());
+        continue;
       }
       r.value().shrink_to(plan.witness_bytes);
       item.reservation = std::move(r.value());
       item.witness = std::move(w.value());
-      if (c.stopped()) break;
+      if (st.stopped(m)) continue;
       if (plan.check) {
         c.stage(k, "check");
         t0 = steady_clock::now();
@@ -313,10 +497,10 @@ asio::awaitable<void> lane(Ctx c) {
             });
         item.timing.check_ms = ms_since(t0);
         if (bad) {
-          st.fail(about_partition(k, *bad));
-          break;
+          c.fail(k, *bad);
+          continue;
         }
-        if (c.stopped()) break;
+        if (st.stopped(m)) continue;
       }
       c.stage(k, "queued for device");
       st.ready.push_back(std::move(item));
@@ -327,69 +511,88 @@ asio::awaitable<void> lane(Ctx c) {
     --st.lanes_alive;
     st.changed.notify_all();
     if (is_cancellation(e)) throw;
-    st.fail(Error{ErrorKind::kInternal, e.what()});
+    for (std::uint32_t m = 0; m < st.members.size(); ++m) st.fail(m, Error{ErrorKind::kInternal, e.what()});
     co_return;
   } catch (const std::exception& e) {
-    st.fail(Error{ErrorKind::kInternal, e.what()});
+    for (std::uint32_t m = 0; m < st.members.size(); ++m) st.fail(m, Error{ErrorKind::kInternal, e.what()});
   }
   --st.lanes_alive;
   st.changed.notify_all();
 }
 
-// Proves item on `slot` and verifies the proof; nullopt (and `why`) when the
-// back end threw (`threw` set) or the proof does not verify.
-asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Slot& slot, Item& item, std::string& why,
+// Proves item on the locked device and verifies the proof; nullopt (and
+// `why`) when the back end threw (`threw` set) or the proof does not verify.
+asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock lock, Item& item, std::string& why,
                                                         bool& threw) {
   const PartitionPlan& plan = c.plan;
   PartitionTiming& t = item.timing;
-  c.stage(item.k, "device wait");
+  DeviceSet::Slot& slot = lock.slot();
   auto t0 = steady_clock::now();
-  DeviceSet::Lock lock = co_await c.deps.devices.lock(slot);
-  t.device_wait_ms += ms_since(t0);
-  slot.job = plan.job;
-  slot.partition = item.k;
+  slot.job = c.job_of(item.k);
+  slot.partition = c.local(item.k);
   slot.stage = "prove";
   c.stage(item.k, slot.backend->ordinal() ? "prove (gpu)" : "prove (cpu)");
-  struct Out {
-    std::vector<groth16::Proof> proofs;
-    ProveBreakdown breakdown;
-    std::string error;
-  };
   DeviceBackend& backend = *slot.backend;
-  const groth16::Blinding blinding = groth16::random_blinding();
-  const groth16::Witness& w = item.witness;
-  t0 = steady_clock::now();
-  Out out = co_await runtime::run_on(backend.runner(), [&backend, &plan, &w, &blinding] {
-    Out o;
-    try {
-      o.proofs = backend.prove(*plan.params, *plan.r1cs, std::span(&w, 1), std::span(&blinding, 1), &o.breakdown);
-    } catch (const std::exception& e) {
-      o.error = e.what();
+  // Normally prepared before the device wait (prove_item). Not for this kind
+  // of back end (a retry on the CPU, or on another GPU after the device step
+  // consumed it): prepared here, holding the device, in a staging of this
+  // back end's own when the pooled one does not suit it.
+  std::unique_ptr<InstanceStaging> own_staging;
+  InstanceStaging* staging = item.prepared.lease.get();
+  if (staging == nullptr || !backend.can_use(*staging)) {
+    own_staging = backend.make_staging();
+    staging = own_staging.get();
+    item.prepared.by = nullptr;
+  }
+  if (item.prepared.by == nullptr) {
+    item.prepared.blinding = groth16::random_blinding();
+    std::optional<Error> e = co_await prepare_instance(c.deps.cpu, backend, *staging, *plan.params, *plan.r1cs,
+                                                       item.witness, item.prepared.blinding);
+    if (e) {
+      slot.job.reset();
+      slot.partition.reset();
+      slot.stage = "idle";
+      threw = true;
+      why = e->message;
+      co_return std::nullopt;
     }
-    return o;
-  });
+  }
+  item.prepared.by = nullptr;  // the device step consumes the staging
+  // The device step: queued by the back end's thread, resumed here when the
+  // device is done (no thread waits for it).
+  t0 = steady_clock::now();
+  std::optional<Error> device_error = co_await run_device_step(backend, *staging);
   t.prove_ms = ms_since(t0);
-  t.breakdown = out.breakdown;
   t.device = backend.name();
   slot.job.reset();
   slot.partition.reset();
   slot.stage = "idle";
-  if (!out.error.empty() || out.proofs.size() != 1) {
+  if (device_error) {
     ++slot.prove_errors;
     threw = true;
-    why =
-        out.error.empty() ? "the back end returned " + std::to_string(out.proofs.size()) + " proofs for 1" : out.error;
+    why = device_error->message;
     co_return std::nullopt;
   }
   if (backend.keeps_srs_resident()) {
     slot.resident_srs = plan.srs_key;
     slot.resident_srs_bytes = backend.srs_device_bytes(*plan.params);
   }
-  lock.unlock();  // the next partition may use the device while this one verifies
+  lock.unlock();  // the next partition may use the device while this one finishes and verifies
+
+  t0 = steady_clock::now();
+  Result<groth16::Proof> finished = co_await finish_instance(c.deps.cpu, backend, *staging, &t.breakdown);
+  t.prove_ms += ms_since(t0);
+  if (!finished) {
+    ++slot.prove_errors;
+    threw = true;
+    why = finished.error().message;
+    co_return std::nullopt;
+  }
+  item.prepared.lease.release();  // the next partition may prepare while this one verifies
 
   c.stage(item.k, "verify");
   t0 = steady_clock::now();
-  const groth16::Proof& proof = out.proofs[0];
+  const groth16::Proof& proof = finished.value();
   if (plan.public_inputs.empty()) {
     item.inputs.assign(item.witness.inputs.begin() + (item.witness.inputs.empty() ? 0 : 1), item.witness.inputs.end());
   } else {
@@ -405,127 +608,306 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Slot& 
     co_return std::nullopt;
   }
   ++slot.proofs_done;
-  co_return out.proofs[0];
+  co_return finished.value();
 }
 
-asio::awaitable<void> prover(Ctx c, DeviceSet::Slot& slot) {
+// The staged prove's host step, before the device wait: a staging slot, then
+// prepare() on the host pool for the back ends the partition can go to
+// (GPU stagings suit every GPU; without a GPU, the CPU's).
+asio::awaitable<std::optional<Error>> prepare_item(Ctx c, Item& item) {
+  DeviceSet& devices = c.deps.devices;
+  DeviceBackend& backend = devices.has_gpu() ? *devices.gpu(0).backend : *devices.cpu().backend;
+  if (!item.prepared.lease) {
+    c.stage(item.k, "staging wait");
+    item.prepared.lease = co_await c.deps.stagings->acquire();
+  }
+  InstanceStaging& staging = item.prepared.lease.staging_for(backend);
+  item.prepared.blinding = groth16::random_blinding();
+  c.stage(item.k, "prepare");
+  std::optional<Error> e = co_await prepare_instance(c.deps.cpu, backend, staging, *c.plan.params, *c.plan.r1cs,
+                                                     item.witness, item.prepared.blinding);
+  if (!e) item.prepared.by = &backend;
+  co_return e;
+}
+
+// A prover working set (one staging's host memory) for a partition about to
+// prepare: a free one, else a new one if the budget has it now and fewer are
+// held than staging_slots() (one on each device and one preparing), else the
+// next one another prove of this pipeline gives back. Taken before the
+// staging slot and the device, given back after verification: a task holding
+// a device never waits for a working set or a slot, so there is no cycle.
+// Nullopt when the partition's job stopped meanwhile.
+asio::awaitable<std::optional<policy::Reservation>> take_work_set(Ctx c, std::uint32_t m) {
+  State& st = c.st;
+  const std::size_t most = staging_slots(c.deps.devices);
+  for (;;) {
+    if (!st.free_work_sets.empty()) {
+      policy::Reservation r = std::move(st.free_work_sets.back());
+      st.free_work_sets.pop_back();
+      co_return r;
+    }
+    std::optional<policy::Reservation> r;
+    if (st.work_sets_held < most)
+      r = c.deps.memory.try_reserve(c.deps.devices.host_bytes_per_prove(*c.plan.r1cs), c.plan.priority);
+    if (r) {
+      ++st.work_sets_held;
+      co_return r;
+    }
+    if (st.stopped(m)) co_return std::nullopt;
+    co_await poll(st);
+  }
+}
+
+void give_back_work_set(State& st, std::optional<policy::Reservation>& r) {
+  if (!r) return;
+  if (st.work_sets_held > 1) {
+    --st.work_sets_held;  // an extra one: back to the budget now
+  } else {
+    st.free_work_sets.push_back(std::move(*r));
+  }
+  r.reset();
+  st.changed.notify_all();
+}
+
+void log_proved(Ctx c, const Item& item) {
+  const PartitionTiming& t = item.timing;
+  const ProveBreakdown& b = t.breakdown;
+  const Member& m = c.st.members[c.st.member_of(item.k)];
+  c.deps.log.info("partition proved", {{"job", m.job},
+                                       {"partition", t.partition},
+                                       {"partitions", m.count},
+                                       {"device", t.device},
+                                       {"synthesis_ms", t.synthesis_ms},
+                                       {"check_ms", t.check_ms},
+                                       {"device_wait_ms", t.device_wait_ms},
+                                       {"prove_ms", t.prove_ms},
+                                       {"evaluate_ms", b.evaluate_ms},
+                                       {"h_ms", b.h_ms},
+                                       {"h_msm_ms", b.h_msm_ms},
+                                       {"l_msm_ms", b.l_msm_ms},
+                                       {"a_msm_ms", b.a_msm_ms},
+                                       {"b_msm_ms", b.b_msm_ms},
+                                       {"assemble_ms", b.assemble_ms},
+                                       {"srs_uploaded", b.srs_uploaded ? 1 : 0},
+                                       {"verify_ms", t.verify_ms},
+                                       {"retried_on_cpu", t.retried_on_cpu ? 1 : 0},
+                                       {"in_flight", c.st.in_flight},
+                                       {"rss_bytes", resident_bytes()},
+                                       {"peak_rss_bytes", peak_resident_bytes()}});
+}
+
+// One partition from its working set to its stored, verified proof: the
+// partitions holding working sets wait at the devices together, so the
+// devices' queue orders them (and other jobs') by priority. A GPU proof that does not verify is proved again
+// on the CPU (the witness is still here): a bug or a failing device. A GPU
+// that throws (out of memory, a lost device) hands the partition to another
+// GPU when there is one; with a single GPU the job fails instead - proving a
+// 32 GiB partition on the CPU would take an hour unannounced.
+asio::awaitable<void> prove_item(Ctx c, Item item) {
   State& st = c.st;
   const PartitionPlan& plan = c.plan;
-  runtime::Logger& log = c.deps.log;
+  DeviceSet& devices = c.deps.devices;
+  const std::uint32_t m = st.member_of(item.k);
+  std::optional<policy::Reservation> work_set;
+  // Counts the member's job on each device it proves on, once.
+  auto place = [&c, m](DeviceSet::Slot& slot) {
+    auto key = std::pair(c.st.members[m].job, slot.index);
+    if (std::find(c.placed.begin(), c.placed.end(), key) != c.placed.end()) return;
+    c.placed.push_back(key);
+    c.placements.emplace_back(&slot);
+  };
+  auto done = [&] {
+    item = Item{};  // the witness and its reservation go now, before waking the lanes
+    give_back_work_set(st, work_set);
+    st.release(m);
+  };
   try {
-    while (st.proved < plan.partitions && !c.stopped()) {
-      if (st.ready.empty()) {
-        if (st.lanes_alive == 0) break;
-        co_await poll(st);
-        continue;
-      }
-      Item item = std::move(st.ready.front());
-      st.ready.pop_front();
-      std::string why;
-      bool threw = false;
-      std::optional<groth16::Proof> proof = co_await prove_on(c, slot, item, why, threw);
-      if (!proof && !threw && &slot != &c.deps.devices.cpu() && !c.stopped()) {
-        // A GPU proof that does not verify is a bug or a failing device; the
-        // witness is still here, so prove once more on the CPU. (A device
-        // that throws - out of memory, say - fails the job instead: proving a
-        // 32 GiB partition on the CPU would take an hour unannounced.)
-        log.warn("gpu proof failed, proving the partition again on the CPU",
-                 {{"job", plan.job}, {"partition", item.k}, {"device", slot.backend->name()}, {"reason", why}});
-        c.deps.devices.count_cpu_retry();
-        ++st.cpu_retries;
+    DeviceSet::Request request;
+    request.job = st.members[m].job;
+    request.priority = plan.priority;
+    request.srs_key = plan.srs_key;
+    request.params = plan.params;
+    request.undispatched = &st.undispatched;
+    // The staged prove's host step first (engine/staged_prove.hpp), holding
+    // a working set and a staging slot but no device: this partition
+    // prepares while another is on the device.
+    work_set = co_await take_work_set(c, m);
+    if (!work_set || st.stopped(m)) co_return done();
+    if (std::optional<Error> e = co_await prepare_item(c, item)) {
+      st.fail(m, Error{e->kind, "partition " + std::to_string(item.timing.partition) + ": " + e->message});
+      co_return done();
+    }
+    if (st.stopped(m)) co_return done();
+    c.stage(item.k, "device wait");
+    auto t0 = steady_clock::now();
+    DeviceSet::Lock lock = co_await devices.acquire(request);
+    ++st.members[m].dispatched;
+    st.recount_undispatched();
+    item.timing.device_wait_ms += ms_since(t0);
+    if (st.stopped(m)) co_return done();
+    DeviceSet::Slot* slot = &lock.slot();
+    place(*slot);
+    std::string why;
+    bool threw = false;
+    std::optional<groth16::Proof> proof = co_await prove_on(c, std::move(lock), item, why, threw);
+    if (!threw && !devices.is_cpu(*slot))
+      devices.record_prove(plan.srs_key, item.timing.prove_ms, item.timing.breakdown.srs_uploaded);
+    if (!proof && !st.stopped(m) && !devices.is_cpu(*slot)) {
+      if (threw && devices.gpu_count() > 1) {
+        c.deps.log.warn("gpu prove failed, proving the partition on another GPU",
+                        {{"job", request.job}, {"partition", item.timing.partition},
+                         {"device", slot->backend->name()}, {"reason", why}});
+        // The working set stays held while waiting for the GPU: no device
+        // holder waits for a working set (see take_work_set).
+        request.exclude = slot;
+        t0 = steady_clock::now();
+        lock = co_await devices.acquire(request);
+        item.timing.device_wait_ms += ms_since(t0);
+        if (st.stopped(m)) co_return done();
+        slot = &lock.slot();
+        place(*slot);
+        threw = false;
+        proof = co_await prove_on(c, std::move(lock), item, why, threw);
+      } else if (!threw) {
+        c.deps.log.warn("gpu proof failed, proving the partition again on the CPU",
+                        {{"job", request.job}, {"partition", item.timing.partition},
+                         {"device", slot->backend->name()}, {"reason", why}});
+        devices.count_cpu_retry();
+        ++st.members[m].cpu_retries;
         item.timing.retried_on_cpu = true;
-        proof = co_await prove_on(c, c.deps.devices.cpu(), item, why, threw);
+        t0 = steady_clock::now();
+        lock = co_await devices.lock(devices.cpu(), plan.priority);
+        item.timing.device_wait_ms += ms_since(t0);
+        proof = co_await prove_on(c, std::move(lock), item, why, threw);
       }
-      if (!proof) {
-        if (!c.stopped()) {
-          st.fail(Error{ErrorKind::kInternal, "partition " + std::to_string(item.k) + ": " + why});
+    }
+    if (!proof) {
+      if (!st.stopped(m)) {
+        st.fail(m, Error{ErrorKind::kInternal, "partition " + std::to_string(item.timing.partition) + ": " + why});
+      }
+      co_return done();
+    }
+    st.proofs[item.k] = *proof;
+    st.inputs[item.k] = std::move(item.inputs);
+    log_proved(c, item);
+    st.members[m].timings.push_back(item.timing);
+    ++st.members[m].proved;
+    done();
+  } catch (const std::system_error& e) {
+    done();
+    if (is_cancellation(e)) throw;
+    st.fail(m, Error{ErrorKind::kInternal, e.what()});
+  } catch (const std::exception& e) {
+    done();
+    st.fail(m, Error{ErrorKind::kInternal, e.what()});
+  }
+}
+
+// Hands each ready partition, in order, to a prove task of its own.
+asio::awaitable<void> dispatcher(Ctx c) {
+  State& st = c.st;
+  try {
+    for (;;) {
+      while (!st.ready.empty()) {
+        Item item = std::move(st.ready.front());
+        st.ready.pop_front();
+        if (c.stopped(item.k)) {
+          const std::uint32_t m = st.member_of(item.k);
+          item = Item{};
+          st.release(m);  // a member stopped meanwhile: dropped
+          continue;
         }
-        break;
+        c.tasks.spawn(prove_item(c, std::move(item)));
       }
-      st.proofs[item.k] = *proof;
-      st.inputs[item.k] = std::move(item.inputs);
-      const PartitionTiming& t = item.timing;
-      const ProveBreakdown& b = t.breakdown;
-      log.info("partition proved", {{"job", plan.job},
-                                    {"partition", item.k},
-                                    {"partitions", plan.partitions},
-                                    {"device", t.device},
-                                    {"synthesis_ms", t.synthesis_ms},
-                                    {"check_ms", t.check_ms},
-                                    {"device_wait_ms", t.device_wait_ms},
-                                    {"prove_ms", t.prove_ms},
-                                    {"evaluate_ms", b.evaluate_ms},
-                                    {"h_ms", b.h_ms},
-                                    {"h_msm_ms", b.h_msm_ms},
-                                    {"l_msm_ms", b.l_msm_ms},
-                                    {"a_msm_ms", b.a_msm_ms},
-                                    {"b_msm_ms", b.b_msm_ms},
-                                    {"assemble_ms", b.assemble_ms},
-                                    {"srs_uploaded", b.srs_uploaded ? 1 : 0},
-                                    {"verify_ms", t.verify_ms},
-                                    {"retried_on_cpu", t.retried_on_cpu ? 1 : 0},
-                                    {"in_flight", st.in_flight},
-                                    {"rss_bytes", resident_bytes()},
-                                    {"peak_rss_bytes", peak_resident_bytes()}});
-      st.timings.push_back(t);
-      ++st.proved;
-      --st.in_flight;
-      item = Item{};  // the witness and its reservation go now, before waking the lanes
-      st.changed.notify_all();
+      if (st.lanes_alive == 0 || st.all_stopped()) break;
+      co_await poll(st);
     }
   } catch (const std::system_error& e) {
     if (is_cancellation(e)) throw;
-    st.fail(Error{ErrorKind::kInternal, e.what()});
-  } catch (const std::exception& e) {
-    st.fail(Error{ErrorKind::kInternal, e.what()});
+    for (std::uint32_t m = 0; m < st.members.size(); ++m) st.fail(m, Error{ErrorKind::kInternal, e.what()});
   }
   st.changed.notify_all();
 }
 
 }  // namespace
 
-asio::awaitable<Result<PipelineOutcome>> run_partition_pipeline(PipelineDeps deps, const PartitionPlan& plan,
-                                                                const std::atomic<bool>& cancel) {
-  if (plan.partitions == 0 || !plan.params || !plan.r1cs || !plan.pvk || !plan.synthesize ||
-      (!plan.public_inputs.empty() && plan.public_inputs.size() != plan.partitions)) {
-    co_return Error{ErrorKind::kInternal, "partition pipeline: incomplete plan"};
+asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(PipelineDeps deps, const PartitionPlan& plan,
+                                                                         std::vector<PlanMember> members) {
+  std::uint32_t total = 0;
+  for (const PlanMember& m : members) total += m.partitions;
+  // The same failure for every member (reported too).
+  auto all = [&members](const Error& e) {
+    std::vector<Result<PipelineOutcome>> out(members.size(), e);
+    for (const PlanMember& m : members)
+      if (m.on_done) m.on_done(out.front());
+    return out;
+  };
+  if (members.empty() || total != plan.partitions || plan.partitions == 0 || !plan.params || !plan.r1cs ||
+      !plan.pvk || !plan.synthesize || (!plan.public_inputs.empty() && plan.public_inputs.size() != plan.partitions)) {
+    co_return all(Error{ErrorKind::kInternal, "partition pipeline: incomplete plan"});
   }
-  DeviceSet::Placement placement = deps.devices.place(plan.srs_key);
-  DeviceSet::Slot& slot = placement.slot();
-  // The prover's host working set, once per job, before any witness (see top).
-  Result<policy::Reservation> work =
-      co_await deps.memory.reserve(slot.backend->host_bytes_per_instance(*plan.r1cs), plan.priority, cancel);
-  if (!work) co_return work.error();
-
   auto ex = co_await asio::this_coro::executor;
+  // Staging slots: the engine's, or this run's own.
+  std::optional<StagingPool> own_stagings;
+  if (!deps.stagings) deps.stagings = &own_stagings.emplace(ex, staging_slots(deps.devices));
   State st(ex);
+  for (const PlanMember& pm : members) {
+    if (pm.partitions == 0 || !pm.cancel) co_return all(Error{ErrorKind::kInternal, "partition pipeline: empty member"});
+    Member m;
+    m.job = pm.job;
+    m.first = static_cast<std::uint32_t>(st.undispatched);
+    m.count = pm.partitions;
+    m.cancel = pm.cancel;
+    m.on_done = pm.on_done;
+    st.undispatched += pm.partitions;
+    st.members.push_back(std::move(m));
+  }
+  // One prover working set before any witness (see the top of the header).
+  // A lone job's cancel ends this wait; a batch's members wait together.
+  const std::atomic<bool> never{false};
+  Result<policy::Reservation> work = co_await deps.memory.reserve(
+      deps.devices.host_bytes_per_prove(*plan.r1cs), plan.priority, members.size() == 1 ? *members[0].cancel : never);
+  if (!work) co_return all(work.error());
+  st.free_work_sets.push_back(std::move(work.value()));
+  st.work_sets_held = 1;
   st.proofs.resize(plan.partitions);
   st.inputs.resize(plan.partitions);
   PartitionPlan bounded = plan;  // lanes never exceed the in-flight bound
   bounded.max_in_flight = std::max<std::size_t>(1, plan.max_in_flight);
   bounded.synthesis_lanes =
       std::clamp<std::size_t>(plan.synthesis_lanes, 1, std::min<std::size_t>(bounded.max_in_flight, plan.partitions));
-  Ctx c{deps, bounded, cancel, st};
+  std::list<DeviceSet::Placement> placements;  // released when the run ends
+  std::vector<std::pair<JobId, std::uint32_t>> placed;
   {
     runtime::TaskSet tasks(ex);
+    Ctx c{deps, bounded, st, tasks, placements, placed};
     st.lanes_alive = bounded.synthesis_lanes;
     for (std::size_t i = 0; i < bounded.synthesis_lanes; ++i) tasks.spawn(lane(c));
-    tasks.spawn(prover(c, slot));
+    tasks.spawn(dispatcher(c));
     co_await tasks.join();
   }
   st.ready.clear();  // reservations of unproved partitions (cancel, failure)
-  if (st.error) co_return *st.error;
-  if (cancel) co_return Error{ErrorKind::kCancelled, "cancelled"};
-  if (st.proved != plan.partitions) co_return Error{ErrorKind::kInternal, "partition pipeline ended early"};
-  PipelineOutcome out;
-  for (auto& p : st.proofs) out.proofs.push_back(*p);
-  out.public_inputs = std::move(st.inputs);
-  out.timings = std::move(st.timings);
-  std::sort(out.timings.begin(), out.timings.end(),
-            [](const PartitionTiming& a, const PartitionTiming& b) { return a.partition < b.partition; });
-  out.cpu_retries = st.cpu_retries;
-  out.peak_in_flight = st.peak_in_flight;
+  std::vector<Result<PipelineOutcome>> out;
+  for (std::uint32_t m = 0; m < st.members.size(); ++m) {
+    if (!st.members[m].result) {
+      // Ended with work left (the pipeline was torn down): as the flags say.
+      st.members[m].in_flight = 0;
+      if (!st.stopped(m)) st.members[m].error = Error{ErrorKind::kInternal, "partition pipeline ended early"};
+      st.settle(m);
+    }
+    out.push_back(*st.members[m].result);
+  }
   co_return out;
+}
+
+asio::awaitable<Result<PipelineOutcome>> run_partition_pipeline(PipelineDeps deps, const PartitionPlan& plan,
+                                                                const std::atomic<bool>& cancel) {
+  std::vector<PlanMember> one(1);
+  one[0].job = plan.job;
+  one[0].partitions = plan.partitions;
+  one[0].cancel = &cancel;
+  std::vector<Result<PipelineOutcome>> out = co_await run_batch_pipeline(deps, plan, std::move(one));
+  co_return std::move(out.front());
 }
 
 }  // namespace cuzk::engine

@@ -1,27 +1,34 @@
-// The proving pipeline of one job, partition by partition, on the loop:
+// The proving pipeline of one job (or of a batch of jobs of one circuit),
+// partition by partition, on the loop:
 //
-//   lanes (<= synthesis_lanes, on the synthesis pool)      one prover coroutine
-//   reserve 2 x witness --> synthesize k --> check k -->   queue --> device lock
-//   (shrink to 1 x witness once synthesized)                     --> prove k (back end's thread)
-//                                                                --> verify k (retry on the CPU once)
-//                                                                --> free k's reservation
+//   lanes (<= synthesis_lanes, on the synthesis pool)     per ready partition, a prove task:
+//   reserve 2 x witness --> synthesize k --> check k -->  a prover working set --> prepare k
+//   (shrink to 1 x witness once synthesized)                --> device wait (any GPU, by priority)
+//                                                           --> prove k (that back end's thread)
+//                                                           --> verify k (retry once elsewhere)
+//                                                           --> free k's reservation
 //
-// so synthesis of partitions N+1.. overlaps the proving of partition N, and
-// the partitions in memory are bounded twice: by max_in_flight (synthesizing
-// or waiting or proving) and by the host-memory budget (each partition holds
-// a reservation sized from its real witness until it is proved). The prover's
-// own host working set (host_bytes_per_instance) is reserved once per job
-// BEFORE any lane starts: reserved later it could wait forever behind the
-// witnesses it is meant to consume.
+// so synthesis of partitions N+1.. overlaps the proving of partition N, the
+// partitions of one job prove on every GPU worth using at once (DeviceSet,
+// engine/dispatch.hpp), and the partitions in memory are bounded twice: by
+// max_in_flight (synthesizing or waiting or proving) and by the host-memory
+// budget (each partition holds a reservation sized from its real witness
+// until it is proved). The prover's own host working set
+// (DeviceSet::host_bytes_per_prove) is reserved once BEFORE any lane starts:
+// reserved later it could wait forever behind the witnesses it is meant to
+// consume. Proving on a second device at once needs a second working set:
+// taken only if the budget has it now, given back after that proof is
+// verified.
 //
 // Every proof is verified right after it is proved, while its witness is
 // still in memory: a GPU proof that does not verify is proved again on the CPU
-// back end (logged and counted); a CPU proof that does not verify, or a back
-// end that throws (device out of memory...), fails the job as internal.
+// back end (logged and counted); a GPU that throws (device out of memory...)
+// hands the partition to another GPU when there is one; a CPU proof that does
+// not verify, or a throw with no other GPU, fails the job as internal.
 //
 // Also here: MemoryGate (the MemoryBudget awaited from coroutines) and
-// DeviceSet (the back ends, their loop-side locks, placement and activity).
-// Loop-thread only, like the engine.
+// DeviceSet (the back ends, their loop-side locks and wait queue, partition
+// dispatch, placement and activity). Loop-thread only, like the engine.
 #pragma once
 
 #include <asio.hpp>
@@ -30,6 +37,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +46,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "engine/dispatch.hpp"
 #include "engine/types.hpp"
 #include "engine/views.hpp"
 #include "groth16/verifier.hpp"
@@ -68,6 +78,9 @@ class MemoryGate {
   // Like charge() for memory that may be given back (an evictable parameter
   // set, engine.cpp "SRS residency"): not counted as held for good.
   policy::Reservation charge_evictable(std::uint64_t bytes);
+  // Now or never (nullopt): for memory that only speeds things up (a second
+  // prover working set when a job proves on two GPUs at once).
+  std::optional<policy::Reservation> try_reserve(std::uint64_t bytes, Priority priority);
   policy::MemoryBudget& budget() { return budget_; }
   policy::BudgetStats stats() const { return budget_.stats(); }
   std::uint64_t total_bytes() const { return budget_.total_bytes(); }
@@ -78,44 +91,53 @@ class MemoryGate {
   std::uint64_t permanent_bytes_ = 0;  // charged by charge(): never given back while the engine runs
 };
 
-// The back ends: GPUs (index 0..n-1 in the order given) and the CPU.
+// The back ends: GPUs (index 0..n-1 in the order given) and the CPU, the
+// loop-side lock of each, and the queue of provers waiting for one. A waiter
+// is either a partition (acquire(): any GPU, by the dispatch rule of
+// engine/dispatch.hpp) or a holder of one given back end (lock(): a CPU
+// retry, a device-SRS release). Whenever a device frees or a waiter comes,
+// the waiters are offered the free devices in priority order (CRITICAL
+// first, FIFO within a priority).
 class DeviceSet {
  public:
   struct Slot {
-    Slot(asio::any_io_executor loop, std::shared_ptr<DeviceBackend> b, std::uint32_t i)
-        : backend(std::move(b)), index(i), freed(std::move(loop)) {}
+    Slot(std::shared_ptr<DeviceBackend> b, std::uint32_t i) : backend(std::move(b)), index(i) {}
     std::shared_ptr<DeviceBackend> backend;
     std::uint32_t index;
-    bool busy = false;  // a prove (or GPU setup) holds the device
-    runtime::Notifier freed;
-    std::uint32_t jobs = 0;  // jobs placed here and not finished (load)
+    bool busy = false;  // a prove (or GPU setup, or an SRS release) holds the device
+    std::string proving_srs;  // the SRS of the prove holding it ("" none): resident once it ends
+    std::uint32_t jobs = 0;   // jobs with a partition proved here that are still running (load)
     // Activity, for status.
     std::optional<JobId> job;
     std::optional<std::uint32_t> partition;
     std::string stage = "idle";
     std::uint64_t proofs_done = 0;
     std::uint64_t verify_failures = 0;  // proofs that did not verify (then retried on the CPU)
-    std::uint64_t prove_errors = 0;     // prove() threw (then retried on the CPU)
+    std::uint64_t prove_errors = 0;     // prove() threw (then retried on another GPU)
     // The SRS left on the device by the last prove (keeps_srs_resident back ends).
     std::string resident_srs;
     std::uint64_t resident_srs_bytes = 0;
   };
 
-  // The device lock: held across a prove; RAII.
+  // The device lock: held across a prove; RAII. Unlocking offers the device
+  // to the waiters.
   class Lock {
    public:
     Lock() = default;
-    explicit Lock(Slot* s) : slot_(s) {}
-    Lock(Lock&& o) noexcept : slot_(std::exchange(o.slot_, nullptr)) {}
+    Lock(DeviceSet* set, Slot* s) : set_(set), slot_(s) {}
+    Lock(Lock&& o) noexcept : set_(o.set_), slot_(std::exchange(o.slot_, nullptr)) {}
     Lock& operator=(Lock&& o) noexcept;
     ~Lock() { unlock(); }
     void unlock();
+    bool held() const { return slot_ != nullptr; }
+    Slot& slot() const { return *slot_; }
 
    private:
+    DeviceSet* set_ = nullptr;
     Slot* slot_ = nullptr;
   };
 
-  // Placement for the lifetime of a job (RAII): counts the job on its slot.
+  // A job counted on a slot (Slot::jobs) while it runs there; RAII.
   class Placement {
    public:
     Placement() = default;
@@ -131,28 +153,65 @@ class DeviceSet {
     Slot* slot_ = nullptr;
   };
 
+  // What a partition asks acquire() for.
+  struct Request {
+    JobId job = 0;
+    Priority priority = Priority::kNormal;
+    std::string srs_key;                          // its parameter set (residency)
+    const groth16::Parameters* params = nullptr;  // for the upload estimate (may be null: none)
+    // Live count of the job's (batch's) partitions not yet on a device, this
+    // one included; owned by the caller, outlives the wait. Null: 1.
+    const std::uint32_t* undispatched = nullptr;
+    const Slot* exclude = nullptr;  // a GPU that just failed this partition
+  };
+
   DeviceSet(asio::any_io_executor loop, std::shared_ptr<DeviceBackend> cpu,
             std::vector<std::shared_ptr<DeviceBackend>> gpus);
-  ~DeviceSet();
+  ~DeviceSet();  // no waiter may be left
 
   bool has_gpu() const { return !gpus_.empty(); }
   std::size_t gpu_count() const { return gpus_.size(); }
   Slot& gpu(std::size_t i) { return *gpus_.at(i); }
   Slot& cpu() { return *cpu_; }
-  // A GPU where `srs_key` is resident (the least loaded such) unless another
-  // GPU has fewer jobs placed, then that least loaded GPU; the CPU when there
-  // is no GPU.
-  Placement place(const std::string& srs_key);
-  asio::awaitable<Lock> lock(Slot& slot);
+  bool is_cpu(const Slot& s) const { return &s == cpu_.get(); }
+  // A device for one partition: a GPU by the dispatch rule (the CPU when
+  // there is no GPU), waited for by priority.
+  asio::awaitable<Lock> acquire(Request request);
+  // That back end, waited for by priority.
+  asio::awaitable<Lock> lock(Slot& slot, Priority priority = Priority::kNormal);
+  // A GPU prove of `srs_key` took `prove_ms` (uploading the SRS first or not):
+  // refines the dispatch estimates.
+  void record_prove(const std::string& srs_key, double prove_ms, bool uploaded);
+  // Host bytes one prove needs besides the witness on the back end that needs
+  // the most (GPUs when there are any): the pipeline's working-set unit.
+  std::uint64_t host_bytes_per_prove(const groth16::R1cs& r1cs) const;
 
   std::vector<DeviceWorkerView> views() const;
   std::uint64_t cpu_retries() const { return cpu_retries_; }
   void count_cpu_retry() { ++cpu_retries_; }
+  std::size_t waiters() const { return waiters_.size(); }
 
  private:
+  struct Waiter {
+    Priority priority;
+    std::uint64_t seq;
+    Slot* pinned = nullptr;  // lock(): this back end only
+    Request request;         // acquire()
+    Slot* granted = nullptr;
+  };
+  // Offers the free devices to the waiters, in priority order.
+  void dispatch();
+  Slot* choose_for(const Waiter& w);
+  void grant(Waiter& w, Slot* slot);
+  asio::awaitable<Lock> wait_in_queue(Waiter w);
+
   std::vector<std::unique_ptr<Slot>> gpus_;
   std::unique_ptr<Slot> cpu_;
   std::uint64_t cpu_retries_ = 0;
+  std::list<Waiter> waiters_;  // service order
+  std::uint64_t next_seq_ = 0;
+  runtime::Notifier granted_;  // a waiter was granted a device
+  std::map<std::string, DispatchEstimates> estimates_;  // by SRS key
 };
 
 // Measured per partition (the structured timing log and the job's timings).
@@ -195,12 +254,20 @@ struct PipelineOutcome {
   std::size_t peak_in_flight = 0;
 };
 
+class StagingPool;  // engine/staged_prove.hpp
+// Staging slots (and prover working sets) a pipeline uses at most: two per
+// GPU (one instance on the device, the next preparing), one without GPUs.
+std::size_t staging_slots(const DeviceSet& devices);
+
 struct PipelineDeps {
   runtime::WorkerPool& synthesis;  // lanes run here
-  runtime::WorkerPool& cpu;        // verification
+  runtime::WorkerPool& cpu;        // verification, and the staged prove's host steps (prepare, finish)
   DeviceSet& devices;
   MemoryGate& memory;
   runtime::Logger& log;
+  // Staging slots of the staged prove, shared by every run (their page-locked
+  // buffers are kept for the next instance); null: a pool per run.
+  StagingPool* stagings = nullptr;
 };
 
 // Runs the plan. Errors: the first partition's failure (synthesis, checks,
@@ -208,6 +275,27 @@ struct PipelineDeps {
 // set (checked between stages; every reservation is given back on return).
 asio::awaitable<Result<PipelineOutcome>> run_partition_pipeline(PipelineDeps deps, const PartitionPlan& plan,
                                                                 const std::atomic<bool>& cancel);
+
+// A batch: several jobs of one circuit sharing ONE pipeline (lanes, the
+// in-flight bound, the prover working sets), partitions taken member by
+// member so that the GPUs never wait for a job's first synthesis. The plan's
+// partitions are the members' in order (plan.partitions = their sum; its
+// callbacks and public_inputs take that global index; plan.job is unused).
+// A member's failure or cancel ends that member alone.
+struct PlanMember {
+  JobId job = 0;
+  std::uint32_t partitions = 0;
+  const std::atomic<bool>* cancel = nullptr;  // the job's flag; outlives the run
+  // Called once, on the loop, as soon as the member's result is known (its
+  // last partition proved, or it failed or was cancelled and nothing of it
+  // is in flight): the batch's first job need not wait for the others. May
+  // be empty.
+  std::function<void(const Result<PipelineOutcome>&)> on_done;
+};
+// One result per member, in order (its proofs, inputs and timings by its own
+// partition index).
+asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(PipelineDeps deps, const PartitionPlan& plan,
+                                                                         std::vector<PlanMember> members);
 
 // Peak resident set size of the process (VmHWM), bytes; 0 if unknown.
 std::uint64_t peak_resident_bytes();

@@ -73,8 +73,8 @@ TEST_F(Groth16Shape, SmallPartitionShapeProofVerifiesUnderEveryNttAlgorithm) {
   const groth16::PreparedVerifyingKey pvk = groth16::prepare_verifying_key(params.vk);
   const std::vector<Fr> pub(c.w.inputs.begin() + 1, c.w.inputs.end());
 
-  for (NttAlgorithm algo :
-       {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix8Wide}) {
+  for (NttAlgorithm algo : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8,
+                            NttAlgorithm::kRadix8Wide, NttAlgorithm::kRadix4Lean, NttAlgorithm::kRadix4Lean2}) {
     device_->set_ntt_algorithm(algo);
     GpuProver gpu(*device_, pool_);
     EXPECT_EQ(gpu.compute_h(c.r1cs, c.w), h_cpu) << to_string(algo);
@@ -84,15 +84,16 @@ TEST_F(Groth16Shape, SmallPartitionShapeProofVerifiesUnderEveryNttAlgorithm) {
   }
 }
 
-// The fused H pipeline over several domain sizes (pass splits 5+5 .. 7+7+6)
-// against the CPU's H, through a larger shaped circuit.
+// The fused H pipeline (and the lean radix-4 DIF passes inside radix-2's)
+// over several domain sizes (pass splits 5+5 .. 7+7+6) against the CPU's H,
+// through a larger shaped circuit.
 TEST_F(Groth16Shape, FusedHMatchesCpuAcrossDomainSizes) {
   for (int log_m : {11, 14, 17}) {
     const shape::PartitionShapeCircuit circuit(shape::partition_counts(log_m), shape::ValueMix{}, rng_);
     const Compiled c = compile_with_witness(circuit);
     ASSERT_EQ(groth16::domain_size(c.r1cs), std::uint64_t{1} << log_m);
     const std::vector<Fr> h_cpu = groth16::compute_h(c.r1cs, c.w, pool_);
-    for (NttAlgorithm algo : {NttAlgorithm::kRadix4, NttAlgorithm::kRadix8}) {
+    for (NttAlgorithm algo : {NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix4Lean}) {
       device_->set_ntt_algorithm(algo);
       GpuProver gpu(*device_, pool_);
       EXPECT_EQ(gpu.compute_h(c.r1cs, c.w), h_cpu) << to_string(algo) << " log_m=" << log_m;

@@ -95,7 +95,8 @@ TEST(GpuMsmPlan, AutoWindowAvoidsHeavyTopBuckets) {
   EXPECT_LT(default_window_bits(1000, kH200Threads), default_window_bits(std::size_t{1} << 24, kH200Threads));
 }
 
-void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t limit) {
+void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t limit,
+                  MsmAlgorithm algorithm = MsmAlgorithm::kBucketPerThread) {
   ASSERT_GT(p.total_bytes, 0u);
   EXPECT_LE(p.total_bytes, limit);
   EXPECT_GE(p.chunks * p.chunk_points, n);
@@ -106,6 +107,12 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
   EXPECT_EQ(p.buckets_per_window % p.seg_len, 0u);
   // Regions in order, aligned, not overlapping, each as large as its contents.
   const std::size_t entries = p.chunk_points * std::size_t(p.windows);
+  // The batch-affine sums (one affine point per bucket) reuse the segments' region.
+  const std::size_t affine_sums =
+      algorithm == MsmAlgorithm::kBatchAffine ? std::size_t(p.bucket_count) * (xyzz / 2) : 0;
+  if (algorithm == MsmAlgorithm::kBatchAffine) {
+    EXPECT_EQ(p.affine_sums_off, p.segs_off);
+  }
   struct Region {
     std::size_t off, bytes;
   };
@@ -113,7 +120,7 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
                                        {p.starts_off, p.key_count * 4},
                                        {p.ends_off, p.key_count * 4},
                                        {p.nonzero_off, 4},
-                                       {p.segs_off, p.segments * xyzz},
+                                       {p.segs_off, std::max(std::size_t(p.segments) * xyzz, affine_sums)},
                                        {p.window_sums_off, std::size_t(p.windows) * xyzz},
                                        {p.first_partials_off, p.runs_max * xyzz},
                                        {p.keys_off[0], entries * 4},
@@ -132,18 +139,22 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
 // 2^27 - 1 point G1 MSM, B_G2 up to 2^25 G2 points.
 TEST(GpuMsmPlan, LargeMsmsChunkIntoTheScratchLimit) {
   const std::size_t limit = kDefaultMsmScratchBytes;
-  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns}) {
+  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine}) {
     const std::size_t h = (std::size_t{1} << 27) - 1;
     const Plan g1 = plan(h, kG1Xyzz, 0, algorithm, limit, kH200Threads, fake_sort_temp);
-    check_layout(g1, h, kG1Xyzz, limit);
+    check_layout(g1, h, kG1Xyzz, limit, algorithm);
     EXPECT_GT(g1.chunks, 1u);  // one chunk would need ~16 W B per point = 26 GiB
     const std::size_t b = std::size_t{1} << 25;
     const Plan g2 = plan(b, kG2Xyzz, 0, algorithm, limit, kH200Threads, fake_sort_temp);
-    check_layout(g2, b, kG2Xyzz, limit);
+    check_layout(g2, b, kG2Xyzz, limit, algorithm);
     // Unlimited memory: 2^27 points in one chunk (n W < 2^31).
     const Plan one = plan(h, kG1Xyzz, 0, algorithm, std::size_t{1} << 40, kH200Threads, fake_sort_temp);
-    check_layout(one, h, kG1Xyzz, std::size_t{1} << 40);
+    check_layout(one, h, kG1Xyzz, std::size_t{1} << 40, algorithm);
     EXPECT_EQ(one.chunks, 1u);
+    // Batch-affine: up to kMaxAffineRuns partial slots (2^20 at 2^27).
+    if (algorithm == MsmAlgorithm::kBatchAffine) {
+      EXPECT_EQ(one.runs_max, kMaxAffineRuns);
+    }
   }
 }
 
@@ -166,21 +177,22 @@ TEST(GpuMsmPlan, SmallLimitsChunkOrFail) {
   // in several chunks for both algorithms (CUB's scratch for ~10^6 pairs is
   // about 1 MiB; modelled generously here).
   const auto small_sort_temp = [](std::size_t entries, int) { return (std::size_t{2} << 20) + entries / 8; };
-  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns}) {
+  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine}) {
     const Plan g1 = plan(200003, kG1Xyzz, 12, algorithm, std::size_t{48} << 20, kH200Threads, small_sort_temp);
-    check_layout(g1, 200003, kG1Xyzz, std::size_t{48} << 20);
+    check_layout(g1, 200003, kG1Xyzz, std::size_t{48} << 20, algorithm);
     EXPECT_GE(g1.chunks, 2u);
     const Plan g2 = plan(120001, kG2Xyzz, 12, algorithm, std::size_t{48} << 20, kH200Threads, small_sort_temp);
-    check_layout(g2, 120001, kG2Xyzz, std::size_t{48} << 20);
+    check_layout(g2, 120001, kG2Xyzz, std::size_t{48} << 20, algorithm);
     EXPECT_GE(g2.chunks, 2u);
   }
   // Every size 2^10 .. 2^27 plans within the default limit, G1 and G2.
   for (int log_n = 10; log_n <= 27; ++log_n) {
     const std::size_t m = (std::size_t{1} << log_n) - 3;
     for (std::size_t xyzz : {kG1Xyzz, kG2Xyzz}) {
-      const Plan q = plan(m, xyzz, 0, MsmAlgorithm::kBalancedRuns, kDefaultMsmScratchBytes, kH200Threads,
-                          fake_sort_temp);
-      check_layout(q, m, xyzz, kDefaultMsmScratchBytes);
+      for (auto algorithm : {MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine}) {
+        const Plan q = plan(m, xyzz, 0, algorithm, kDefaultMsmScratchBytes, kH200Threads, fake_sort_temp);
+        check_layout(q, m, xyzz, kDefaultMsmScratchBytes, algorithm);
+      }
     }
   }
 }

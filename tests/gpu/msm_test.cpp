@@ -7,7 +7,9 @@
 // through the same checks, also with a scratch limit small enough to force
 // several chunks, windows whose top window holds only the carry (c = 15, 17),
 // and skewed scalars (a few values repeated over all points: buckets much
-// longer than a run of the balanced path).
+// longer than a run of the balanced path). The batch-affine path also gets
+// inputs built to hit each exceptional affine add (doubling, P + (-P),
+// identity points) inside one run.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -80,10 +82,16 @@ std::vector<Fr> make_scalars(std::mt19937_64& rng, std::size_t n, std::size_t va
 }
 
 const char* algorithm_name(MsmAlgorithm a) {
-  return a == MsmAlgorithm::kBalancedRuns ? "balanced" : "bucket";
+  switch (a) {
+    case MsmAlgorithm::kBucketPerThread: return "bucket";
+    case MsmAlgorithm::kBalancedRuns: return "balanced";
+    case MsmAlgorithm::kBatchAffine: return "affine";
+  }
+  return "?";
 }
 
-constexpr MsmAlgorithm kAlgorithms[] = {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns};
+constexpr MsmAlgorithm kAlgorithms[] = {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns,
+                                        MsmAlgorithm::kBatchAffine};
 
 template <class F, class Bases>
 void check_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator, const F& curve_b, std::size_t n,
@@ -239,6 +247,96 @@ TEST(GpuMsm, EdgeCases) {
   }
   // Window choice grows with n.
   EXPECT_LT(Device::msm_window_bits(1000), Device::msm_window_bits(std::size_t{1} << 24));
+}
+
+// Batch-affine accumulation (MsmAlgorithm::kBatchAffine) on inputs built to
+// hit every exceptional case of an affine add inside one run, in order: the
+// bases cycle through G, G, 2G, -4G, O, -G with scalar 1 (bucket 1 of window 0),
+// so a run's accumulator goes G -> 2G (x1 == x2, doubling) -> 4G (doubling)
+// -> O (4G + (-4G)) -> O (identity point) -> -G (new start) -> O (-G + G) ...
+// Every 7th scalar is 2^c - 1 (digit -1 in window 0: the negated point, and
+// +1 in window 1), every 11th is random (other buckets), every 13th is 0.
+// With c = 8 the runs hold ~32 entries of the same bucket, so the sums also
+// cross runs (first partials) and go through the XYZZ merge.
+template <class F, class Bases>
+void check_exceptional(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator, const F& curve_b,
+                       std::size_t n, Bases (Device::*upload)(std::span<const ec::Affine<F>>)) {
+  constexpr int kWindow = 8;
+  set_tuning(dev, MsmAlgorithm::kBatchAffine, kWindow);
+  const ec::Jacobian<F> g = ref::from_affine(generator);
+  const Fr one = Fr::one();
+  const std::vector<Fr> cycle_logs = {one, one, one + one, -Fr::from_u64(4), Fr::zero(), -one};
+  std::vector<ec::Jacobian<F>> cycle_jac;
+  for (const Fr& l : cycle_logs) cycle_jac.push_back(ref::mul(g, l.to_int()));
+  const std::vector<ec::Affine<F>> cycle = ref::to_affine<F>(cycle_jac);
+  ASSERT_TRUE(cycle[4].infinity);
+  std::vector<ec::Affine<F>> bases(n);
+  std::vector<Fr> logs(n), a(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    bases[i] = cycle[i % cycle.size()];
+    logs[i] = cycle_logs[i % cycle.size()];
+    a[i] = one;
+    if (i % 7 == 6) a[i] = Fr::from_u64((1u << kWindow) - 1);
+    if (i % 11 == 10) a[i] = Fr::random(rng);
+    if (i % 13 == 12) a[i] = Fr::zero();
+  }
+  Fr log_sum = Fr::zero();
+  for (std::size_t i = 0; i < n; ++i) log_sum += a[i] * logs[i];
+  const Bases db = (dev.*upload)(bases);
+  const ec::Jacobian<F> got = dev.msm(db, std::span<const Fr>(a));
+  EXPECT_TRUE(ref::on_curve(got, curve_b)) << "n=" << n;
+  EXPECT_TRUE(ref::eq(got, ref::mul(g, log_sum.to_int()))) << "n=" << n;
+  // The same points with every scalar 1: only bucket 1 of window 0, so each
+  // run walks the cycle's exceptional adds back to back.
+  const std::vector<Fr> ones(n, one);
+  Fr ones_sum = Fr::zero();
+  for (std::size_t i = 0; i < n; ++i) ones_sum += logs[i];
+  EXPECT_TRUE(ref::eq(dev.msm(db, std::span<const Fr>(ones)), ref::mul(g, ones_sum.to_int()))) << "ones, n=" << n;
+}
+
+TEST(GpuMsm, BatchAffineExceptionalAdds) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(25);
+  auto dev = test::make_device();
+  check_exceptional<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 20011, &Device::upload_g1_bases);
+  check_exceptional<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, &Device::upload_g2_bases);
+}
+
+// The bench's shape at a size where the kernel runs a full grid (2^20 points,
+// c = 16: 16.8M entries in 2^19 runs of 32, 512 blocks): bases repeat (2048
+// distinct), scalars uniform.
+TEST(GpuMsm, BatchAffineLongRuns) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(27);
+  auto dev = test::make_device();
+  set_tuning(*dev, MsmAlgorithm::kBatchAffine);
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, (std::size_t{1} << 20) + 7, 2048,
+                    &Device::upload_g1_bases);
+  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, (std::size_t{1} << 18) + 3, 512,
+                     &Device::upload_g2_bases);
+}
+
+// All-identity bases, all-zero scalars and a single point: the identity or
+// the point itself, through the affine path.
+TEST(GpuMsm, BatchAffineIdentityAndZeros) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(26);
+  auto dev = test::make_device();
+  set_tuning(*dev, MsmAlgorithm::kBatchAffine);
+  constexpr std::size_t kN = 5003;
+  const G1Bases ids = dev->upload_g1_bases(std::vector<ec::G1Affine>(kN, ec::G1Affine::identity()));
+  const std::vector<Fr> a = make_scalars(rng, kN);
+  EXPECT_TRUE(dev->msm(ids, std::span<const Fr>(a)).is_identity());
+  const G1Bases gens = dev->upload_g1_bases(std::vector<ec::G1Affine>(kN, ec::kG1Generator));
+  EXPECT_TRUE(dev->msm(gens, std::span<const Fr>(std::vector<Fr>(kN, Fr::zero()))).is_identity());
+  const Fr x = Fr::random(rng);
+  const std::vector<Fr> single = {x};
+  EXPECT_TRUE(ref::eq(dev->msm(gens, std::span<const Fr>(single)),
+                      ref::mul(ref::from_affine(ec::kG1Generator), x.to_int())));
+  // n copies of G with scalar 1: the doubling chain G, 2G, 4G, ... and sums
+  // of equal partials in the merge; expected n G.
+  EXPECT_TRUE(ref::eq(dev->msm(gens, std::span<const Fr>(std::vector<Fr>(kN, Fr::one()))),
+                      ref::mul(ref::from_affine(ec::kG1Generator), Fr::from_u64(kN).to_int())));
 }
 
 }  // namespace

@@ -193,12 +193,91 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, GpuNttFused,
                            return std::string(to_string(info.param));
                          });
 
+// The lean radix-4 passes (NttAlgorithm::kRadix4Lean at 3 blocks per SM,
+// kRadix4Lean2 at 2; gpu/ntt/ntt_lean.cu) through Device::ntt against the CPU
+// NTT of src/ntt on random inputs: every size 2^6..2^20 (pass splits 3+3 up
+// to 9+9, then 7+7+6 ...) and 2^24 (8+8+8), forward / inverse / coset forward
+// (g^i fused into the first pass) / coset inverse, then the round trip.
+class GpuNttLean : public ::testing::TestWithParam<NttAlgorithm> {};
+
+TEST_P(GpuNttLean, EverySizeMatchesCpuNtt) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(16);
+  auto dev = test::make_device();
+  dev->set_ntt_algorithm(GetParam());
+  ThreadPool pool(0);
+  std::vector<int> sizes;
+  for (int log_n = 6; log_n <= 20; ++log_n) sizes.push_back(log_n);
+  sizes.push_back(24);
+  for (int log_n : sizes) {
+    const std::size_t n = std::size_t{1} << log_n;
+    const ntt::Domain domain(static_cast<unsigned>(log_n));
+    const std::vector<Fr> x = random_vector(rng, n);
+    struct Case {
+      NttDirection dir;
+      NttDomain dom;
+      void (*cpu)(const ntt::Domain&, std::span<Fr>, ThreadPool&);
+    };
+    const Case cases[] = {{NttDirection::kForward, NttDomain::kStandard, &ntt::ntt},
+                          {NttDirection::kInverse, NttDomain::kStandard, &ntt::intt},
+                          {NttDirection::kForward, NttDomain::kCoset, &ntt::coset_ntt},
+                          {NttDirection::kInverse, NttDomain::kCoset, &ntt::coset_intt}};
+    for (const Case& c : cases) {
+      if (log_n > 20 && c.dom == NttDomain::kStandard) continue;  // 2^24: coset both ways (a few seconds)
+      std::vector<Fr> expect = x;
+      c.cpu(domain, expect, pool);
+      DeviceFrVector v = dev->upload(x);
+      dev->ntt(v, c.dir, c.dom);
+      std::vector<Fr> got(n);
+      dev->download(v, got);
+      for (std::size_t k = 0; k < n; ++k) {
+        ASSERT_EQ(got[k], expect[k]) << to_string(GetParam()) << " log_n=" << log_n << " inverse=" << int(c.dir)
+                                     << " coset=" << int(c.dom) << " k=" << k;
+      }
+      // And back: the opposite direction on the device returns x.
+      dev->ntt(v, c.dir == NttDirection::kForward ? NttDirection::kInverse : NttDirection::kForward, c.dom);
+      dev->download(v, got);
+      for (std::size_t k = 0; k < n; ++k) {
+        ASSERT_EQ(got[k], x[k]) << to_string(GetParam()) << " round trip log_n=" << log_n << " k=" << k;
+      }
+    }
+  }
+}
+
+// Below 2^6 the lean algorithms fall back to radix-2; around it, the naive DFT.
+TEST_P(GpuNttLean, SmallSizesMatchNaiveDft) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(17);
+  auto dev = test::make_device();
+  dev->set_ntt_algorithm(GetParam());
+  for (int log_n : {1, 3, 5, 6, 7}) {
+    const std::size_t n = std::size_t{1} << log_n;
+    const std::vector<Fr> x = random_vector(rng, n);
+    for (NttDomain domain : {NttDomain::kStandard, NttDomain::kCoset}) {
+      std::vector<Fr> got = x;
+      dev->ntt(std::span<Fr>(got), NttDirection::kForward, domain);
+      for (std::size_t k = 0; k < n; ++k) {
+        ASSERT_EQ(got[k], ref::evaluate(x, domain_point(log_n, k, domain))) << "log_n=" << log_n << " k=" << k;
+      }
+      dev->ntt(std::span<Fr>(got), NttDirection::kInverse, domain);
+      for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(got[k], x[k]) << "inverse log_n=" << log_n << " k=" << k;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, GpuNttLean,
+                         ::testing::Values(NttAlgorithm::kRadix4Lean, NttAlgorithm::kRadix4Lean2),
+                         [](const ::testing::TestParamInfo<NttAlgorithm>& info) {
+                           return std::string(to_string(info.param));
+                         });
+
 TEST(GpuNtt, AlgorithmFromEnvironment) {
   // Parsing only (no device needed): the names bench sweeps pass. The caller's
   // value (a sweep of the whole binary) is restored at the end.
   const char* prev = std::getenv("CUZK_NTT_ALGO");
   const std::string saved = prev != nullptr ? prev : "";
-  for (NttAlgorithm a : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix8Wide}) {
+  for (NttAlgorithm a : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix8Wide,
+                         NttAlgorithm::kRadix4Lean, NttAlgorithm::kRadix4Lean2}) {
     ::setenv("CUZK_NTT_ALGO", to_string(a), 1);
     EXPECT_EQ(ntt_algorithm_from_env(), a);
   }

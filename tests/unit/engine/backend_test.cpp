@@ -347,50 +347,7 @@ TEST(PartitionPipeline, CancelFreesEveryReservation) {
   EXPECT_EQ(s.waiting[0] + s.waiting[1] + s.waiting[2] + s.waiting[3], 0u);
 }
 
-TEST(DeviceSet, PlacementPrefersResidentSrsThenTheLeastLoaded) {
-  runtime::EventLoop loop;
-  ThreadPool math(1);
-  runtime::WorkerPool cpu(1);
-  std::vector<std::shared_ptr<DeviceBackend>> gpus;
-  for (std::uint32_t i = 0; i < 3; ++i) gpus.push_back(std::make_shared<FakeBackend>("f", i, math));
-  DeviceSet set(loop.executor(), std::make_shared<CpuBackend>(cpu, math), gpus);
-  set.gpu(2).resident_srs = "x";
-  {
-    auto p = set.place("x");
-    EXPECT_EQ(p.slot().index, 2u);  // resident, though not the first
-    auto q = set.place("y");
-    EXPECT_EQ(q.slot().index, 0u);  // least loaded (0 jobs), first of the ties
-    auto r = set.place("y");
-    EXPECT_EQ(r.slot().index, 1u);
-    set.gpu(1).resident_srs = "x";
-    auto s = set.place("x");  // resident on 1 (1 job) and 2 (1 job), none has fewer: a resident one
-    EXPECT_EQ(s.slot().jobs, 2u);
-    EXPECT_EQ(s.slot().resident_srs, "x");
-    // Jobs per GPU now 1, 2, 1; "x" on 1 and 2. GPU 2 holds it and is as
-    // idle as any: it takes the job (1, 2, 2).
-    auto t = set.place("x");
-    EXPECT_EQ(t.slot().index, 2u);
-    // Both holders are busier than GPU 0: an upload beats waiting.
-    auto u = set.place("x");
-    EXPECT_EQ(u.slot().index, 0u);
-  }
-  {
-    // Two GPUs, the SRS on the first: jobs alternate instead of queueing on it.
-    std::vector<std::shared_ptr<DeviceBackend>> two;
-    for (std::uint32_t i = 0; i < 2; ++i) two.push_back(std::make_shared<FakeBackend>("f", i, math));
-    DeviceSet pair(loop.executor(), std::make_shared<CpuBackend>(cpu, math), two);
-    pair.gpu(0).resident_srs = "x";
-    auto a = pair.place("x");
-    auto b = pair.place("x");
-    auto c = pair.place("x");
-    EXPECT_EQ(a.slot().index, 0u);  // resident and as idle as any
-    EXPECT_EQ(b.slot().index, 1u);  // the resident GPU is busier than the idle one
-    EXPECT_EQ(c.slot().index, 0u);  // tie: the resident one
-  }
-  EXPECT_EQ(set.gpu(0).jobs + set.gpu(1).jobs + set.gpu(2).jobs, 0u);  // placements released
-  DeviceSet cpu_only(loop.executor(), std::make_shared<CpuBackend>(cpu, math), {});
-  EXPECT_EQ(&cpu_only.place("x").slot(), &cpu_only.cpu());
-}
+// DeviceSet's dispatch rule and wait queue: dispatch_test.cpp.
 
 }  // namespace
 }  // namespace cuzk::engine

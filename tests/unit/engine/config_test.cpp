@@ -166,3 +166,22 @@ max_calls_per_connection = 7
 
 }  // namespace
 }  // namespace cuzk::daemon
+
+namespace cuzk::daemon {
+namespace {
+
+TEST(Config, PorepBatchKeysTheirBoundsAndDefaults) {
+  Config c = parse_config("[porep]\nbatch_max_jobs = 3\nbatch_max_wait_ms = 250\n", "cfg");
+  EXPECT_EQ(c.engine.porep_batch_max_jobs, 3u);
+  EXPECT_EQ(c.engine.porep_batch_max_wait, std::chrono::milliseconds(250));
+  expect_error("[porep]\nbatch_max_jobs = 0\n", "porep.batch_max_jobs");
+  expect_error("[porep]\nbatch_max_jobs = 17\n", "porep.batch_max_jobs");
+  expect_error("[porep]\nbatch_max_wait_ms = 600001\n", "porep.batch_max_wait_ms");
+  Config example = load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
+  Config d;
+  EXPECT_EQ(example.engine.porep_batch_max_jobs, d.engine.porep_batch_max_jobs);
+  EXPECT_EQ(example.engine.porep_batch_max_wait, d.engine.porep_batch_max_wait);
+}
+
+}  // namespace
+}  // namespace cuzk::daemon

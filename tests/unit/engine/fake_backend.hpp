@@ -2,11 +2,20 @@
 // DeviceBackend interface, on its own one-thread runner like a GPU, with an
 // injectable delay, corrupted proofs and failures, and a record of every
 // prove() call (start/end times, for overlap assertions).
+//
+// Staged proofs (engine/backend.hpp) behave like a GPU's: prepare() sleeps
+// prepare_delay_ms on the caller's (host) thread and copies nothing; start()
+// hands the "device" work (delay_ms, then the CPU prover) to the fake's own
+// device thread and returns, and that thread calls `done`, as CUDA's
+// callback thread would. Each step can be made to fail.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -14,6 +23,7 @@
 
 #include "engine/backend.hpp"
 #include "groth16/prover.hpp"
+#include "runtime/event_loop.hpp"
 
 namespace cuzk::engine::testing {
 
@@ -34,6 +44,13 @@ class FakeBackend final : public DeviceBackend {
   std::atomic<int> corrupt_next{0};     // this many next proofs come back wrong (c := a)
   std::atomic<int> throw_next{0};       // this many next calls throw
   std::atomic<std::uint64_t> host_bytes{0};  // host_bytes_per_instance
+  // Staged steps: host time of prepare(); failures of each step (prepare and
+  // finish throw; the device step reports its failure through `done`;
+  // throw_next above makes start() itself throw).
+  std::atomic<int> prepare_delay_ms{0};
+  std::atomic<int> prepare_throw_next{0};
+  std::atomic<int> device_fail_next{0};
+  std::atomic<int> finish_throw_next{0};
 
   std::string name() const override { return name_; }
   std::optional<std::uint32_t> ordinal() const override { return ordinal_; }
@@ -80,6 +97,91 @@ class FakeBackend final : public DeviceBackend {
     return calls_;
   }
 
+  // ---- Staged steps ----
+  struct Staging final : InstanceStaging {
+    const groth16::Parameters* params = nullptr;
+    const groth16::R1cs* r1cs = nullptr;
+    const groth16::Witness* witness = nullptr;
+    groth16::Blinding blinding;
+    std::optional<groth16::Proof> proof;
+  };
+  std::unique_ptr<InstanceStaging> make_staging() const override { return std::make_unique<Staging>(); }
+  bool can_use(const InstanceStaging& s) const override { return dynamic_cast<const Staging*>(&s) != nullptr; }
+
+  void prepare(InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
+               const groth16::Witness& w, const groth16::Blinding& blinding) override {
+    Call call;
+    call.start = Clock::now();
+    call.aux = w.aux.size();
+    call.instances = 1;
+    {
+      std::lock_guard lock(mu_);
+      ++staged_;  // prepared and not yet finished
+      staged_max_ = std::max(staged_max_, staged_);
+    }
+    if (int d = prepare_delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
+    auto& s = dynamic_cast<Staging&>(staging);
+    s.params = &params;
+    s.r1cs = &r1cs;
+    s.witness = &w;
+    s.blinding = blinding;
+    s.proof.reset();
+    call.end = Clock::now();
+    std::lock_guard lock(mu_);
+    prepares_.push_back(call);
+    if (take(prepare_throw_next)) {
+      --staged_;
+      throw std::runtime_error("fake prepare failure");
+    }
+  }
+
+  void start(InstanceStaging& staging, std::function<void(std::exception_ptr)> done) override {
+    auto& s = dynamic_cast<Staging&>(staging);
+    if (take(throw_next)) {
+      release_staged();
+      throw std::runtime_error("fake device failure");
+    }
+    asio::post(device_.executor(), [this, &s, done = std::move(done)] {
+      Call call;
+      call.start = Clock::now();
+      call.aux = s.witness->aux.size();
+      call.instances = 1;
+      if (int d = delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
+      std::exception_ptr error;
+      if (take(device_fail_next)) {
+        error = std::make_exception_ptr(std::runtime_error("fake device step failure"));
+        release_staged();
+      } else {
+        groth16::CpuProver prover(math_);
+        std::vector<groth16::Proof> proofs =
+            prover.prove(*s.params, *s.r1cs, std::span(s.witness, 1), std::span(&s.blinding, 1));
+        if (take(corrupt_next)) proofs[0].c = proofs[0].a;
+        s.proof = proofs[0];
+      }
+      record(call);
+      done(error);  // from this "device" thread, as a CUDA callback would
+    });
+  }
+
+  groth16::Proof finish(InstanceStaging& staging, ProveBreakdown* breakdown) override {
+    auto& s = dynamic_cast<Staging&>(staging);
+    release_staged();
+    if (take(finish_throw_next)) throw std::runtime_error("fake finish failure");
+    if (!s.proof) throw std::runtime_error("fake: finish before the device step");
+    if (breakdown) *breakdown = ProveBreakdown{};
+    return *s.proof;
+  }
+
+  std::vector<Call> prepares() const {
+    std::lock_guard lock(mu_);
+    return prepares_;
+  }
+  // The most instances prepared and not yet finished at once.
+  int staged_max() const {
+    std::lock_guard lock(mu_);
+    return staged_max_;
+  }
+
  private:
   static bool take(std::atomic<int>& n) {
     int v = n.load();
@@ -92,6 +194,10 @@ class FakeBackend final : public DeviceBackend {
     std::lock_guard lock(mu_);
     calls_.push_back(call);
   }
+  void release_staged() {
+    std::lock_guard lock(mu_);
+    --staged_;
+  }
 
   std::string name_;
   std::uint32_t ordinal_;
@@ -100,6 +206,9 @@ class FakeBackend final : public DeviceBackend {
   mutable std::mutex mu_;
   std::vector<Call> calls_;
   std::optional<ProverStage> stage_report_;
+  std::vector<Call> prepares_;
+  int staged_ = 0, staged_max_ = 0;
+  runtime::WorkerPool device_{1};  // the "device"; last: joined first
 };
 
 }  // namespace cuzk::engine::testing

@@ -1,0 +1,133 @@
+// Internal state of GpuProver and ProveStaging (gpu/groth16/gpu_prover.hpp),
+// shared by the prover's translation units. CUDA types allowed: cuzk_gpu only.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "gpu/cuda_rt.hpp"
+#include "gpu/fence.hpp"
+#include "gpu/groth16/gpu_prover.hpp"
+#include "gpu/kernels.hpp"
+
+namespace cuzk::gpu {
+
+namespace staging {
+
+// The witness MSMs, in the order the device runs them.
+enum WitnessMsm : int { kL = 0, kA = 1, kB = 2, kWitnessMsms = 3 };
+// Result slots in the staging's pinned results buffer.
+enum MsmSlot : int { kSlotH = 0, kSlotL, kSlotA, kSlotBG1, kSlotBG2, kMsmSlots };
+// Limbs of one XYZZ point: 4 coordinates of 12 (Fp) or 24 (Fp2) limbs.
+inline constexpr std::size_t kG1XyzzLimbs = 48;
+inline constexpr std::size_t kG2XyzzLimbs = 96;
+// One slot: kMsmMaxWindows window sums, then one point sum (the ones of a
+// split), sized for G2.
+inline constexpr std::size_t kSumOffsetLimbs = std::size_t{kernels::kMsmMaxWindows} * kG2XyzzLimbs;
+inline constexpr std::size_t kSlotLimbs = kSumOffsetLimbs + kG2XyzzLimbs;
+
+// Points on the streams, recorded by enqueue, read by finish (device times).
+enum StageEvent : int {
+  kUploadBegin = 0,  // copy stream, before a
+  kUploadedA,        // copy stream, after a (then b, c: kUploadedA + 1, + 2)
+  kUploadedB,
+  kUploadedC,
+  kSplitUploaded,  // copy stream, after L's split (A's and B's: + 1, + 2)
+  kSplitUploadedA,
+  kSplitUploadedB,
+  kHBegin,   // compute stream, NTTs begin
+  kHEnd,     // H's scalars ready
+  kHMsmEnd,  // then the L, A, B ends
+  kLEnd,
+  kAEnd,
+  kBEnd,
+  kStageEvents
+};
+
+// Host side of one witness MSM: its selected scalars, split or not.
+struct WitnessMsmHost {
+  std::size_t n = 0;     // scalars selected (the MSM's points)
+  GpuSplitCounts counts;  // counts.split: ones / tail_idx / values[0, tail), else values[0, n)
+  detail::PinnedBuffer<std::uint32_t> ones, tail_idx;
+  detail::PinnedBuffer<ff::Fr> values;
+  std::size_t bytes() const { return (ones.size() + tail_idx.size()) * 4 + values.size() * sizeof(ff::Fr); }
+};
+
+// What the device wrote into a result slot.
+struct MsmResultMeta {
+  int window_bits = 0;
+  int windows = 0;       // 0: no Pippenger MSM ran (no points, or only ones)
+  bool has_sum = false;  // the split's sum of the ones' bases is in the slot
+};
+
+enum class Step { kIdle, kPrepared, kEnqueued };
+
+[[noreturn]] inline void misuse(const char* what) {
+  std::fprintf(stderr, "cuzk: GpuProver staging misused: %s\n", what);
+  std::abort();
+}
+
+}  // namespace staging
+
+struct ProveStaging::Impl {
+  staging::Step step = staging::Step::kIdle;
+  int log_m = -1;
+  detail::PinnedBuffer<ff::Fr> abc_own;  // a, b, c (m each), evaluated by prepare()
+  const ff::Fr* abc = nullptr;           // abc_own, or the caller's (device_stages)
+  std::array<staging::WitnessMsmHost, staging::kWitnessMsms> msm;
+  detail::PinnedBuffer<std::uint32_t> results;  // kMsmSlots slots of kSlotLimbs
+  std::array<staging::MsmResultMeta, staging::kMsmSlots> meta;
+  // Made on the device thread by the first enqueue (events belong to a device).
+  std::unique_ptr<std::array<detail::Event, staging::kStageEvents>> events;
+  int events_ordinal = -1;
+  Fence fence;
+  GpuProveStats stats;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    fence.wait();  // the device may still read or write the buffers
+    if (events) {
+      detail::DeviceGuard guard(events_ordinal);
+      events.reset();
+    }
+  }
+  // A new instance: not while the device owns the buffers.
+  void begin_prepare() {
+    if (step == staging::Step::kEnqueued && !fence.ready()) staging::misuse("prepare while in flight");
+    step = staging::Step::kIdle;
+    stats = GpuProveStats{};
+    abc = nullptr;
+    log_m = -1;
+  }
+  cudaEvent_t event(staging::StageEvent e) const { return (*events)[e].get(); }
+  std::uint32_t* slot(int k) const { return results.get() + std::size_t(k) * staging::kSlotLimbs; }
+};
+
+struct GpuProver::Impl {
+  int ordinal = 0;
+  detail::Stream compute;
+  detail::Stream copy;  // uploads of a, b, c and the splits, overlapping the NTTs
+  // Device workspace, reused by every enqueue and grown when an instance
+  // needs more: a cudaMalloc / cudaFree per instance would synchronize the
+  // device each time (the device thread would wait for the previous
+  // instance). The copy stream waits for `idle` (recorded on the compute
+  // stream after the previous instance's last use), so an instance enqueued
+  // before the previous one finished does not overwrite its inputs.
+  detail::DeviceBuffer<std::uint32_t> abc;  // 3 m Fr
+  struct SplitDevice {
+    detail::DeviceBuffer<std::uint32_t> ones, tail_idx, values;
+  };
+  std::array<SplitDevice, staging::kWitnessMsms> split;
+  detail::DeviceBuffer<std::uint32_t> gathered;     // a split's tail bases, contiguous for the MSM
+  detail::DeviceBuffer<unsigned char> sum_scratch;  // point sums' partials
+  detail::Event idle;
+  bool idle_recorded = false;
+};
+
+}  // namespace cuzk::gpu

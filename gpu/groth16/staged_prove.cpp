@@ -1,0 +1,696 @@
+// GpuProver's proof of one instance in three steps, and everything built on
+// them (prove, device_stages, compute_h):
+//
+//   prepare  (host, any thread)   a, b, c into pinned memory; the L, A, B
+//                                 scalars selected and split into pinned memory.
+//   enqueue  (device thread)      copy stream: a, b, c, then the three splits;
+//                                 compute stream: 7 NTTs + quotient, the H MSM,
+//                                 L, A, B_G1, B_G2 (point sum of the ones,
+//                                 gather + MSM of the tail), each MSM's window
+//                                 sums and each point sum downloaded to pinned
+//                                 memory; a stage report (host callback) at each
+//                                 stage and a fence at the end. No host wait.
+//   finish   (host, any thread)   Horner over the window sums, the point sums
+//                                 added, the proof assembled.
+//
+// The only host waits left on the device thread are allocations: the
+// workspace, the MSM arena and the point-sum scratch grow on the first
+// instance of a larger shape (cudaFree waits for the device).
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+
+#include "ec/curve.hpp"
+#include "gpu/groth16/point_sum.hpp"
+#include "gpu/groth16/prover_impl.hpp"
+#include "gpu/groth16/quotient_kernel.hpp"
+#include "gpu/groth16/witness_split.hpp"
+#include "gpu/ntt/ntt_tables.hpp"
+
+namespace cuzk::gpu {
+
+using detail::DeviceBuffer;
+using detail::DeviceGuard;
+using detail::PinnedBuffer;
+using ff::Fr;
+using kernels::u32;
+using staging::Step;
+
+namespace {
+
+constexpr int kLogDomainMax = 27;  // the NTT kernels' limit
+constexpr std::size_t kFrLimbs = 8;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int log_domain(const groth16::R1cs& r1cs) {
+  const std::uint64_t m = groth16::domain_size(r1cs);
+  const int log_m = std::bit_width(m) - 1;
+  if (log_m > kLogDomainMax) {
+    throw Error(ErrorKind::kInvalidArgument, "domain 2^" + std::to_string(log_m) + " exceeds the device NTT's 2^" +
+                                                 std::to_string(kLogDomainMax));
+  }
+  return log_m;
+}
+
+void check_witness(const groth16::R1cs& r1cs, const groth16::Witness& w) {
+  if (w.inputs.size() != r1cs.num_inputs() || w.aux.size() != r1cs.num_aux()) {
+    throw groth16::ParamsError(groth16::ParamsErrorKind::kShapeMismatch,
+                               "witness has " + std::to_string(w.inputs.size()) + " inputs and " +
+                                   std::to_string(w.aux.size()) + " aux, the circuit needs " +
+                                   std::to_string(r1cs.num_inputs()) + " and " + std::to_string(r1cs.num_aux()));
+  }
+}
+
+// XYZZ (x = X/ZZ, y = Y/ZZZ) to Jacobian (x = X'/Z'^2, y = Y'/Z'^3) without an
+// inversion: Z' = ZZ ZZZ, X' = X ZZ ZZZ^2, Y' = Y ZZ^3 ZZZ^2.
+template <class F>
+ec::Jacobian<F> xyzz_to_jacobian(const u32* limbs) {
+  F xyzz[4];
+  std::memcpy(static_cast<void*>(xyzz), limbs, sizeof(xyzz));
+  const F &x = xyzz[0], &y = xyzz[1], &zz = xyzz[2], &zzz = xyzz[3];
+  if (zz.is_zero()) return ec::Jacobian<F>::identity();
+  const F zzz2 = zzz.square();
+  return {x * zz * zzz2, y * zz.square() * zz * zzz2, zz * zzz};
+}
+
+// The MSM is sum_w 2^(w c) S_w over the window sums S_w (window 0 first):
+// Horner's rule from the top window.
+template <class F>
+ec::Jacobian<F> combine_windows(const u32* limbs, int windows, int window_bits) {
+  constexpr std::size_t kXyzzLimbs = 4 * sizeof(F) / 4;
+  ec::Jacobian<F> acc = ec::Jacobian<F>::identity();
+  for (int w = windows; w-- > 0;) {
+    for (int i = 0; i < window_bits; ++i) acc = ec::dbl(acc);
+    acc = ec::add(acc, xyzz_to_jacobian<F>(limbs + std::size_t(w) * kXyzzLimbs));
+  }
+  return acc;
+}
+
+// A result slot: the split's sum of ones (when there was one) plus the MSM.
+template <class F>
+ec::Jacobian<F> slot_result(const u32* slot, const staging::MsmResultMeta& meta) {
+  ec::Jacobian<F> r = meta.has_sum ? xyzz_to_jacobian<F>(slot + staging::kSumOffsetLimbs) : ec::Jacobian<F>::identity();
+  if (meta.windows > 0) r = ec::add(r, combine_windows<F>(slot, meta.windows, meta.window_bits));
+  return r;
+}
+
+// The MSMs use the Device's tuning and its scratch arena.
+kernels::MsmConfig msm_config(const Device& device) {
+  kernels::MsmConfig c;
+  c.window_bits = device.msm_tuning().window_bits;
+  c.algorithm = device.msm_tuning().algorithm;
+  c.scratch_limit_bytes = device.msm_tuning().scratch_limit_bytes;
+  return c;
+}
+
+// Grows a reused buffer to at least `count` elements (contents dropped).
+template <class T>
+T* grow_pinned(PinnedBuffer<T>& buf, std::size_t count) {
+  if (buf.size() < count) {
+    buf.reset();  // free first: these reach GiBs
+    buf = PinnedBuffer<T>(count);
+  }
+  return buf.get();
+}
+template <class T>
+T* grow_device(DeviceBuffer<T>& buf, std::size_t count, const char* what) {
+  if (buf.size() < count) {
+    buf.reset();  // cudaFree waits for the device: no queued work still uses it
+    buf = DeviceBuffer<T>(count, what);
+  }
+  return buf.get();
+}
+
+void upload(cudaStream_t s, void* dst, const void* src, std::size_t bytes) {
+  if (bytes > 0) CUZK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
+}
+
+// Per group: packed point size, the point sum and the MSM, both queued.
+template <class F>
+struct Group;
+template <>
+struct Group<ff::Fp> {
+  static constexpr std::size_t kPointLimbs = 24;
+  static void sum(cudaStream_t s, const u32* bases, const u32* idx, std::size_t n, DeviceBuffer<unsigned char>& scratch,
+                  u32* out) {
+    groth16_kernels::sum_points_g1(s, bases, idx, n, scratch, out);
+  }
+  static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
+                                 std::size_t n,
+                                 u32* out) {
+    return kernels::msm_g1_enqueue(s, bases, scalars, n, msm_config(device), device.msm_scratch(), out);
+  }
+};
+template <>
+struct Group<ff::Fp2> {
+  static constexpr std::size_t kPointLimbs = 48;
+  static void sum(cudaStream_t s, const u32* bases, const u32* idx, std::size_t n, DeviceBuffer<unsigned char>& scratch,
+                  u32* out) {
+    groth16_kernels::sum_points_g2(s, bases, idx, n, scratch, out);
+  }
+  static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
+                                 std::size_t n,
+                                 u32* out) {
+    return kernels::msm_g2_enqueue(s, bases, scalars, n, msm_config(device), device.msm_scratch(), out);
+  }
+};
+
+// sum_i s_i P_i over one group: with a split, sum_{s_i = 1} P_i plus the MSM
+// over the tail (its bases gathered into the workspace, as the MSM reads
+// them in order); without, one MSM over every selected scalar.
+template <class F>
+void queue_witness_msm(Device& device, GpuProver::Impl& d, cudaStream_t s, const PointSource& bases,
+                       const staging::WitnessMsmHost& host, const GpuProver::Impl::SplitDevice& dev, u32* slot,
+                       staging::MsmResultMeta& meta) {
+  kernels::MsmWindows w;
+  if (host.counts.split) {
+    if (bases.on_device(host.n)) {
+      Group<F>::sum(s, bases.device, dev.ones.get(), host.counts.ones, d.sum_scratch, slot + staging::kSumOffsetLimbs);
+      if (host.counts.tail > 0) {
+        groth16_kernels::gather_points(s, bases.device, dev.tail_idx.get(), host.counts.tail, Group<F>::kPointLimbs,
+                                       d.gathered.get());
+      }
+    } else {
+      // Bases partly in pinned host memory: one streamed pass does both.
+      groth16_kernels::StreamedSplitPasses p;
+      p.stream = s;
+      p.bases = bases;
+      p.n_points = host.n;
+      p.ones = dev.ones.get();
+      p.ones_host = host.ones.get();
+      p.n_ones = host.counts.ones;
+      p.tail_idx = dev.tail_idx.get();
+      p.tail_idx_host = host.tail_idx.get();
+      p.n_tail = host.counts.tail;
+      p.gathered = d.gathered.get();
+      p.arena = &device.msm_scratch();
+      if constexpr (Group<F>::kPointLimbs == 24) {
+        groth16_kernels::sum_and_gather_streamed_g1(p, d.sum_scratch, slot + staging::kSumOffsetLimbs);
+      } else {
+        groth16_kernels::sum_and_gather_streamed_g2(p, d.sum_scratch, slot + staging::kSumOffsetLimbs);
+      }
+    }
+    meta.has_sum = true;
+    if (host.counts.tail > 0) {
+      w = Group<F>::msm(device, s, d.gathered.get(), dev.values.get(), host.counts.tail, slot);
+    }
+  } else {
+    w = Group<F>::msm(device, s, bases, dev.values.get(), host.n, slot);
+  }
+  meta.window_bits = w.window_bits;
+  meta.windows = w.windows;
+}
+
+}  // namespace
+
+// ---- ProveStaging ----------------------------------------------------------
+
+ProveStaging::ProveStaging() : impl_(std::make_unique<Impl>()) {}
+ProveStaging::~ProveStaging() = default;  // Impl waits for the fence
+ProveStaging::ProveStaging(ProveStaging&&) noexcept = default;
+ProveStaging& ProveStaging::operator=(ProveStaging&&) noexcept = default;
+
+std::size_t ProveStaging::pinned_bytes() const {
+  std::size_t bytes = impl_->abc_own.size() * sizeof(Fr) + impl_->results.size() * 4;
+  for (const auto& m : impl_->msm) bytes += m.bytes();
+  return bytes;
+}
+
+std::size_t ProveStaging::host_bytes_bound(const groth16::R1cs& r1cs) {
+  // The buffers keep their largest size: a split (ones 4 B, tail 4 + 32 B,
+  // tail at most half) and an unsplit MSM (32 B per scalar) may both have
+  // happened, so 4 + 4 + 32 B per selected scalar.
+  const std::size_t selected = r1cs.num_aux() + (r1cs.num_inputs() + r1cs.a_aux_density().popcount()) +
+                               (r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount());
+  return 3 * std::size_t(groth16::domain_size(r1cs)) * sizeof(Fr) + selected * (4 + 4 + sizeof(Fr)) +
+         staging::kMsmSlots * staging::kSlotLimbs * 4;
+}
+
+void ProveStaging::release() {
+  impl_->fence.wait();
+  impl_->begin_prepare();
+  impl_->abc_own.reset();
+  for (auto& m : impl_->msm) m = staging::WitnessMsmHost{};
+  impl_->results.reset();
+}
+
+const Fence& ProveStaging::fence() const { return impl_->fence; }
+const GpuProveStats& ProveStaging::stats() const { return impl_->stats; }
+
+// ---- GpuProver -------------------------------------------------------------
+
+GpuProver::GpuProver(Device& device, ThreadPool& pool, GpuProverOptions options)
+    : device_(device), pool_(pool), options_(options) {
+  DeviceGuard guard(device.info().ordinal);
+  impl_ = std::make_unique<Impl>();
+  impl_->ordinal = device.info().ordinal;
+}
+
+GpuProver::~GpuProver() {
+  DeviceGuard guard(impl_->ordinal);
+  own_staging_.reset();  // waits for its fence
+  // Stagings owned elsewhere wait for their own fences; the workspace they
+  // use is freed only after the device is done with it.
+  impl_->compute.sync();
+  impl_->copy.sync();
+  cached_srs_.reset();
+  impl_.reset();
+}
+
+ProveStaging& GpuProver::own_staging() {
+  if (!own_staging_) own_staging_ = std::make_unique<ProveStaging>();
+  return *own_staging_;
+}
+
+void GpuProver::release_workspace() {
+  DeviceGuard guard(impl_->ordinal);
+  impl_->compute.sync();
+  impl_->copy.sync();
+  impl_->abc.reset();
+  for (auto& s : impl_->split) s = Impl::SplitDevice{};
+  impl_->gathered.reset();
+  impl_->sum_scratch.reset();
+}
+
+void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, ProveStaging& staging) const {
+  const auto t_begin = std::chrono::steady_clock::now();
+  ProveStaging::Impl& st = staging.impl();
+  st.begin_prepare();
+  check_witness(r1cs, w);
+  const int log_m = log_domain(r1cs);
+  const std::size_t m = std::size_t{1} << log_m;
+  stage("evaluate", 0);
+  auto t0 = std::chrono::steady_clock::now();
+  Fr* abc = grow_pinned(st.abc_own, 3 * m);
+  groth16::evaluate_into(r1cs, w.inputs, w.aux, {abc, m}, {abc + m, m}, {abc + 2 * m, m}, pool_);
+  st.stats.evaluate_ms = ms_since(t0);
+  prepare_witness_msms(w.inputs, w.aux, r1cs.a_aux_density(), r1cs.b_input_density(), r1cs.b_aux_density(), staging);
+  st.abc = abc;
+  st.log_m = log_m;
+  st.stats.prepare_ms = ms_since(t_begin);
+}
+
+void GpuProver::prepare_witness_msms(std::span<const Fr> inputs, std::span<const Fr> aux,
+                                     const groth16::BitVec& a_aux_density, const groth16::BitVec& b_input_density,
+                                     const groth16::BitVec& b_aux_density, ProveStaging& staging) const {
+  ProveStaging::Impl& st = staging.impl();
+  using detail::SelectSegment;
+  // One fused select + split pass (gpu/groth16/witness_split.hpp) per MSM,
+  // into the staging's pinned buffers. Every scalar is copied, even when the
+  // MSM reads one unfiltered segment unsplit: the device reads pinned memory
+  // after this returns, and the witness need not outlive prepare().
+  auto select = [&](std::initializer_list<SelectSegment> segments, staging::WitnessMsmHost& out,
+                    GpuSplitCounts& counts, double& host_ms) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const detail::SelectSplit sel(std::span<const SelectSegment>(segments.begin(), segments.size()), pool_);
+    const detail::SelectSplitCounts& c = sel.totals();
+    out.n = c.selected;
+    out.counts = {0, 0, c.selected, false};
+    if (options_.witness_split == WitnessScalarSplit::kAuto) {
+      // Split only when at most half the scalars are left for the Pippenger MSM.
+      out.counts = {c.zeros, c.ones, c.tail, 2 * c.tail <= c.selected};
+    }
+    if (out.counts.split) {
+      sel.fill_split(grow_pinned(out.ones, c.ones), grow_pinned(out.tail_idx, c.tail), grow_pinned(out.values, c.tail),
+                     pool_);
+    } else {
+      sel.fill_selected(grow_pinned(out.values, c.selected), pool_);
+    }
+    counts = out.counts;
+    host_ms = ms_since(t0);
+  };
+  // L: the aux assignment as is. A: every input, then the aux by a_aux
+  // density (one MSM over the concatenation; the CPU sums two MSMs, the same
+  // group element). B (G1 and G2 share it): inputs by b_input density, then
+  // aux by b_aux density.
+  select({{aux, nullptr}}, st.msm[staging::kL], st.stats.l, st.stats.l_host_ms);
+  select({{inputs, nullptr}, {aux, &a_aux_density}}, st.msm[staging::kA], st.stats.a, st.stats.a_host_ms);
+  select({{inputs, &b_input_density}, {aux, &b_aux_density}}, st.msm[staging::kB], st.stats.b, st.stats.b_host_ms);
+  st.step = Step::kPrepared;
+}
+
+Fence GpuProver::enqueue(const ResidentSrs& srs, ProveStaging& staging) {
+  const ProveStaging::Impl& st = staging.impl();
+  if (st.step != Step::kPrepared) staging::misuse("enqueue of an instance not prepared");
+  const groth16::Parameters& p = srs.params();
+  const std::size_t m = std::size_t{1} << st.log_m;
+  if (srs.device_ordinal() != impl_->ordinal) {
+    throw Error(ErrorKind::kInvalidArgument, "the resident SRS lives on device " +
+                                                 std::to_string(srs.device_ordinal()) + ", the prover on device " +
+                                                 std::to_string(impl_->ordinal));
+  }
+  if (p.h.size() + 1 < m || p.l.size() != st.msm[staging::kL].n || p.a.size() != st.msm[staging::kA].n ||
+      p.b_g1.size() != st.msm[staging::kB].n || p.b_g2.size() != st.msm[staging::kB].n) {
+    throw groth16::ParamsError(groth16::ParamsErrorKind::kShapeMismatch,
+                               "the parameters do not fit the prepared instance (h " + std::to_string(p.h.size()) +
+                                   ", l " + std::to_string(p.l.size()) + ", a " + std::to_string(p.a.size()) +
+                                   ", b " + std::to_string(p.b_g1.size()) + " for domain " + std::to_string(m) +
+                                   ", " + std::to_string(st.msm[staging::kL].n) + " aux, " +
+                                   std::to_string(st.msm[staging::kA].n) + " / " +
+                                   std::to_string(st.msm[staging::kB].n) + " A / B scalars)");
+  }
+  return enqueue(srs.device_bases(), staging);
+}
+
+Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
+  using namespace staging;
+  const auto t_begin = std::chrono::steady_clock::now();
+  ProveStaging::Impl& st = staging.impl();
+  if (st.step != Step::kPrepared) misuse("enqueue of an instance not prepared");
+  if (bases.a_count != st.msm[kA].n || bases.b_count != st.msm[kB].n) {
+    throw Error(ErrorKind::kInvalidArgument, "enqueue: the SRS bases do not fit the prepared instance");
+  }
+  const int log_m = st.log_m;
+  const std::size_t m = std::size_t{1} << log_m;
+  DeviceGuard guard(impl_->ordinal);
+  Impl& d = *impl_;
+
+  // Every device buffer first: running out of memory leaves nothing queued.
+  u32* abc_dev = grow_device(d.abc, 3 * m * kFrLimbs, "a, b, c");
+  std::size_t gather_limbs = 0;
+  for (int k = 0; k < kWitnessMsms; ++k) {
+    const WitnessMsmHost& h = st.msm[k];
+    Impl::SplitDevice& dev = d.split[k];
+    const std::size_t values = h.counts.split ? h.counts.tail : h.n;
+    if (h.counts.split) {
+      grow_device(dev.ones, h.counts.ones, "split: indices of ones");
+      grow_device(dev.tail_idx, h.counts.tail, "split: tail indices");
+      gather_limbs = std::max(gather_limbs, h.counts.tail * (k == kB ? Group<ff::Fp2>::kPointLimbs
+                                                                     : Group<ff::Fp>::kPointLimbs));
+    }
+    grow_device(dev.values, values * kFrLimbs, "witness MSM scalars");
+  }
+  grow_device(d.gathered, gather_limbs, "split: tail bases");
+  grow_pinned(st.results, kMsmSlots * kSlotLimbs);
+  if (!st.events || st.events_ordinal != d.ordinal) {
+    st.events.reset();
+    st.events = std::make_unique<std::array<detail::Event, kStageEvents>>();
+    st.events_ordinal = d.ordinal;
+  }
+  st.meta = {};
+  auto& ev = *st.events;
+
+  const cudaStream_t s = d.compute.get();
+  const cudaStream_t cp = d.copy.get();
+  const auto stream_id = reinterpret_cast<std::uintptr_t>(s);
+  // Reported by CUDA's callback thread when the device reaches the stage.
+  auto device_stage = [&](const char* name) {
+    if (!stage_observer_) return;
+    callbacks_->armed();
+    detail::launch_host_callback(s, [observer = stage_observer_, name, stream_id, counter = callbacks_] {
+      counter->passed();
+      observer(name, stream_id);
+    });
+  };
+
+  // Copy stream: a, b, c, then the three splits (those overlap the NTTs),
+  // after the previous instance's last use of the workspace.
+  if (d.idle_recorded) CUZK_CUDA_CHECK(cudaStreamWaitEvent(cp, d.idle.get(), 0));
+  ev[kUploadBegin].record(cp);
+  for (int k = 0; k < 3; ++k) {
+    upload(cp, abc_dev + k * m * kFrLimbs, st.abc + k * m, m * sizeof(Fr));
+    ev[kUploadedA + k].record(cp);
+  }
+  for (int k = 0; k < kWitnessMsms; ++k) {
+    const WitnessMsmHost& h = st.msm[k];
+    Impl::SplitDevice& dev = d.split[k];
+    if (h.counts.split) {
+      upload(cp, dev.ones.get(), h.ones.get(), h.counts.ones * 4);
+      upload(cp, dev.tail_idx.get(), h.tail_idx.get(), h.counts.tail * 4);
+      upload(cp, dev.values.get(), h.values.get(), h.counts.tail * sizeof(Fr));
+    } else {
+      upload(cp, dev.values.get(), h.values.get(), h.n * sizeof(Fr));
+    }
+    ev[kSplitUploaded + k].record(cp);
+  }
+
+  // Compute stream: H = (a b - c) / Z over the coset, back to coefficients.
+  device_stage("h_ntt");
+  CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[options_.h_uploads_first ? kUploadedC : kUploadedA].get(), 0));
+  ev[kHBegin].record(s);
+  const u32* h_scalars = m > 1 ? queue_h(abc_dev, log_m, staging) : nullptr;
+  ev[kHEnd].record(s);
+
+  // H over h: m - 1 scalars straight from the coset iNTT's output.
+  device_stage("h_msm");
+  const kernels::MsmWindows hw = Group<ff::Fp>::msm(device_, s, bases.h, h_scalars, m - 1, st.slot(kSlotH));
+  st.meta[kSlotH].window_bits = hw.window_bits;
+  st.meta[kSlotH].windows = hw.windows;
+  ev[kHMsmEnd].record(s);
+
+  device_stage("l_msm");
+  CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kSplitUploaded + int{kL}].get(), 0));
+  queue_witness_msm<ff::Fp>(device_, d, s, bases.l, st.msm[kL], d.split[kL], st.slot(kSlotL), st.meta[kSlotL]);
+  ev[kLEnd].record(s);
+
+  device_stage("a_msm");
+  CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kSplitUploaded + int{kA}].get(), 0));
+  queue_witness_msm<ff::Fp>(device_, d, s, bases.a, st.msm[kA], d.split[kA], st.slot(kSlotA), st.meta[kSlotA]);
+  ev[kAEnd].record(s);
+
+  device_stage("b_msm");
+  CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kSplitUploaded + int{kB}].get(), 0));
+  queue_witness_msm<ff::Fp>(device_, d, s, bases.b_g1, st.msm[kB], d.split[kB], st.slot(kSlotBG1),
+                            st.meta[kSlotBG1]);
+  queue_witness_msm<ff::Fp2>(device_, d, s, bases.b_g2, st.msm[kB], d.split[kB], st.slot(kSlotBG2),
+                             st.meta[kSlotBG2]);
+  ev[kBEnd].record(s);
+
+  d.idle.record(s);
+  d.idle_recorded = true;
+  st.fence = detail::enqueue_fence(s, callbacks_);
+  st.step = Step::kEnqueued;
+  st.stats.enqueue_ms = ms_since(t_begin);
+  return st.fence;
+}
+
+// The H stage's NTT pipeline on the compute stream over the workspace's a, b,
+// c (each waits for its upload). Returns the device address of the m - 1
+// coefficients of H (followed by one more element). The NTT tables are the
+// Device's (gpu/ntt/ntt_tables.hpp), its algorithm picks the kernels.
+const u32* GpuProver::queue_h(u32* abc_dev, int log_m, ProveStaging& staging) {
+  using namespace staging;
+  const ProveStaging::Impl& st = staging.impl();
+  const std::size_t m = std::size_t{1} << log_m;
+  const detail::NttTables& t = detail::ntt_tables(device_, log_m);
+  const cudaStream_t s = impl_->compute.get();
+  u32* v[3] = {abc_dev, abc_dev + m * kFrLimbs, abc_dev + 2 * m * kFrLimbs};
+  const NttAlgorithm algorithm =
+      log_m >= kernels::kNttFusedLogMin ? device_.ntt_algorithm() : NttAlgorithm::kRadix2;
+  u32 z_inv[8];
+  std::memcpy(z_inv, &t.vanishing_inv, sizeof(z_inv));
+  if (!detail::is_fused(algorithm)) {
+    // Radix-2 or lean radix-4 DIF passes (detail::ntt_dif picks by algorithm).
+    for (int k = 0; k < 3; ++k) {
+      CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(StageEvent(kUploadedA + k)), 0));
+      // iNTT (DIF: bit-reversed out), then the bit reversal scaled by m^-1 g^i
+      // (coefficients of the coset), then the forward NTT: evaluations on g<w>.
+      detail::ntt_dif(algorithm, s, v[k], t.twiddles.get(), log_m, /*inverse=*/true);
+      kernels::ntt_bitrev_scale(s, v[k], log_m, t.coset_ninv_hi.get(), t.coset_ninv_lo.get(), t.coset_lo_bits);
+      detail::ntt_dif(algorithm, s, v[k], t.twiddles.get(), log_m, /*inverse=*/false);
+      kernels::ntt_bitrev_scale(s, v[k], log_m, nullptr, nullptr, 0);
+    }
+    groth16_kernels::quotient_on_coset(s, v[0], v[1], v[2], z_inv, m);
+    // Coset iNTT: back to coefficients, scaled by m^-1 g^-i.
+    detail::ntt_dif(algorithm, s, v[0], t.twiddles.get(), log_m, /*inverse=*/true);
+    kernels::ntt_bitrev_scale(s, v[0], log_m, t.coset_inv_hi.get(), t.coset_inv_lo.get(), t.coset_lo_bits);
+    return v[0];
+  }
+  // Fused kernels: 7 transforms of ntt_fused_passes(log_m) passes each and
+  // nothing else (radix-2: 7 x (passes + a bit-reversal pass) + the quotient
+  // kernel). Every element is read and written once per pass.
+  kernels::NttFusedArgs base;
+  detail::set_fused_radix(algorithm, base);
+  base.log_n = log_m;
+  base.twiddles = t.twiddles.get();
+  for (int k = 0; k < 3; ++k) {
+    CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(StageEvent(kUploadedA + k)), 0));
+    // iNTT, DIF: natural evaluations in, m * coefficients out in bit-reversed
+    // order (position p holds coefficient bitrev(p)).
+    kernels::NttFusedArgs a = base;
+    a.data = v[k];
+    a.inverse = true;
+    kernels::ntt_fused(s, a);
+    // Coset NTT, DIT: its first pass scales position p by m^-1 g^bitrev(p)
+    // (1/m and the coset shift of coefficient bitrev(p)); natural-order
+    // evaluations on g<w> out, in place.
+    a.inverse = false;
+    a.dit = true;
+    a.load_scale = t.coset_ninv();
+    a.load_scale.bitrev_index = true;
+    kernels::ntt_fused(s, a);
+  }
+  // Coset iNTT, DIF: the first pass loads (a b - c) / Z(g w^i); the last
+  // writes coefficient j (bit reversal fused, out of place into b's storage,
+  // which only the first pass reads) scaled by m^-1 g^-j.
+  kernels::NttFusedArgs a = base;
+  a.data = v[0];
+  a.inverse = true;
+  a.quotient_b = v[1];
+  a.quotient_c = v[2];
+  std::memcpy(a.quotient_z, z_inv, sizeof(z_inv));
+  a.out = v[1];  // >= 2 passes (ntt_fused_passes), so the first pass is done reading b
+  a.store_bitrev = true;
+  a.store_scale = t.coset_inv();
+  kernels::ntt_fused(s, a);
+  return v[1];
+}
+
+groth16::MsmResults GpuProver::finish_msms(ProveStaging& staging) const {
+  using namespace staging;
+  ProveStaging::Impl& st = staging.impl();
+  if (st.step != Step::kEnqueued) misuse("finish of an instance not enqueued");
+  st.fence.wait();
+  {
+    // Device times between the stage events (all passed: they precede the fence).
+    DeviceGuard guard(st.events_ordinal);
+    auto ms = [&st](StageEvent a, StageEvent b) {
+      float v = 0;
+      CUZK_CUDA_CHECK(cudaEventElapsedTime(&v, st.event(a), st.event(b)));
+      return double(v);
+    };
+    GpuProveStats& x = st.stats;
+    x.h_upload_ms = ms(kUploadBegin, kUploadedC);
+    x.h_gpu_ms = ms(kHBegin, kHEnd);
+    x.h_ms = ms(kUploadBegin, kHEnd);
+    x.h_msm_ms = ms(kHEnd, kHMsmEnd);
+    x.l_msm_ms = ms(kHMsmEnd, kLEnd);
+    x.a_msm_ms = ms(kLEnd, kAEnd);
+    x.b_msm_ms = ms(kAEnd, kBEnd);
+    x.device_ms = ms(kUploadBegin, kBEnd);
+  }
+  groth16::MsmResults r;
+  r.h = slot_result<ff::Fp>(st.slot(kSlotH), st.meta[kSlotH]);
+  r.l = slot_result<ff::Fp>(st.slot(kSlotL), st.meta[kSlotL]);
+  r.a = slot_result<ff::Fp>(st.slot(kSlotA), st.meta[kSlotA]);
+  r.b_g1 = slot_result<ff::Fp>(st.slot(kSlotBG1), st.meta[kSlotBG1]);
+  r.b_g2 = slot_result<ff::Fp2>(st.slot(kSlotBG2), st.meta[kSlotBG2]);
+  st.step = Step::kIdle;
+  return r;
+}
+
+groth16::Proof GpuProver::finish(const ResidentSrs& srs, ProveStaging& staging, const groth16::Blinding& blinding) const {
+  return finish(srs.params().vk, staging, blinding);
+}
+
+groth16::Proof GpuProver::finish(const groth16::VerifyingKey& vk, ProveStaging& staging,
+                                 const groth16::Blinding& blinding) const {
+  stage("assemble", 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const groth16::MsmResults r = finish_msms(staging);
+  groth16::Proof proof = groth16::assemble_proof(vk, r, blinding);
+  staging.impl().stats.assemble_ms = ms_since(t0);
+  return proof;
+}
+
+// ---- Blocking entry points, on the three steps ---------------------------------
+
+std::vector<Fr> GpuProver::compute_h(const groth16::R1cs& r1cs, const groth16::Witness& w) {
+  using namespace staging;
+  check_witness(r1cs, w);
+  const int log_m = log_domain(r1cs);
+  const std::size_t m = std::size_t{1} << log_m;
+  ProveStaging& staging = own_staging();
+  ProveStaging::Impl& st = staging.impl();
+  st.begin_prepare();
+  Fr* abc = grow_pinned(st.abc_own, 3 * m);
+  groth16::evaluate_into(r1cs, w.inputs, w.aux, {abc, m}, {abc + m, m}, {abc + 2 * m, m}, pool_);
+  std::vector<Fr> h(m - 1);
+  if (m == 1) return h;
+  DeviceGuard guard(impl_->ordinal);
+  Impl& d = *impl_;
+  u32* abc_dev = grow_device(d.abc, 3 * m * kFrLimbs, "a, b, c");
+  if (!st.events) {
+    st.events = std::make_unique<std::array<detail::Event, kStageEvents>>();
+    st.events_ordinal = d.ordinal;
+  }
+  const cudaStream_t cp = d.copy.get();
+  if (d.idle_recorded) CUZK_CUDA_CHECK(cudaStreamWaitEvent(cp, d.idle.get(), 0));
+  for (int k = 0; k < 3; ++k) {
+    upload(cp, abc_dev + k * m * kFrLimbs, abc + k * m, m * sizeof(Fr));
+    (*st.events)[kUploadedA + k].record(cp);
+  }
+  const u32* dh = queue_h(abc_dev, log_m, staging);
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(h.data(), dh, (m - 1) * sizeof(Fr), cudaMemcpyDeviceToHost, d.compute.get()));
+  d.compute.sync();
+  return h;
+}
+
+groth16::MsmResults GpuProver::device_stages(const DeviceSrsBases& bases, const DeviceStageInputs& in) {
+  const int log_m = in.log_m;
+  const std::size_t m = std::size_t{1} << log_m;
+  if (log_m < 0 || log_m > kLogDomainMax || in.abc.size() != 3 * m || in.a_aux_density == nullptr ||
+      in.b_input_density == nullptr || in.b_aux_density == nullptr ||
+      bases.a_count != in.inputs.size() + in.a_aux_density->popcount() ||
+      bases.b_count != in.b_input_density->popcount() + in.b_aux_density->popcount()) {
+    throw Error(ErrorKind::kInvalidArgument, "device_stages: inconsistent shapes");
+  }
+  ProveStaging& staging = own_staging();
+  ProveStaging::Impl& st = staging.impl();
+  st.begin_prepare();
+  prepare_witness_msms(in.inputs, in.aux, *in.a_aux_density, *in.b_input_density, *in.b_aux_density, staging);
+  st.abc = in.abc.data();  // the caller's: valid until we return
+  st.log_m = log_m;
+  enqueue(bases, staging).wait();
+  const groth16::MsmResults r = finish_msms(staging);
+  last_stats_ = st.stats;
+  st.abc = nullptr;
+  return r;
+}
+
+std::vector<groth16::Proof> GpuProver::prove(const ResidentSrs& srs, const groth16::R1cs& r1cs,
+                                             std::span<const groth16::Witness> witnesses,
+                                             std::span<const groth16::Blinding> blinding) {
+  if (blinding.size() != witnesses.size()) {
+    throw groth16::ParamsError(groth16::ParamsErrorKind::kShapeMismatch, "one blinding pair per witness is required");
+  }
+  if (srs.device_ordinal() != impl_->ordinal) {
+    throw Error(ErrorKind::kInvalidArgument, "the resident SRS lives on device " +
+                                                 std::to_string(srs.device_ordinal()) + ", the prover on device " +
+                                                 std::to_string(impl_->ordinal));
+  }
+  for (const groth16::Witness& w : witnesses) groth16::check_inputs(srs.params(), r1cs, w);
+  ProveStaging& staging = own_staging();
+  std::vector<groth16::Proof> out;
+  out.reserve(witnesses.size());
+  for (std::size_t i = 0; i < witnesses.size(); ++i) {
+    prepare(r1cs, witnesses[i], staging);
+    enqueue(srs, staging).wait();
+    out.push_back(finish(srs, staging, blinding[i]));
+    last_stats_ = staging.stats();
+  }
+  return out;
+}
+
+std::vector<groth16::Proof> GpuProver::prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
+                                             std::span<const groth16::Witness> witnesses,
+                                             std::span<const groth16::Blinding> blinding) {
+  // Shape errors first: a bad request must not evict or upload an SRS.
+  for (const groth16::Witness& w : witnesses) groth16::check_inputs(params, r1cs, w);
+  return prove(cache_srs(params), r1cs, witnesses, blinding);
+}
+
+const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params) {
+  if (!cached_srs_ || !cached_srs_->matches(params)) {
+    if (cached_srs_) {
+      // The workspace was sized for the old circuit: give the device all of
+      // its memory for the new bases.
+      cached_srs_.reset();
+      release_workspace();
+    }
+    cached_srs_ = std::make_unique<ResidentSrs>(
+        device_, params, srs_device_budget_for(device_, params, options_.srs_device_budget_bytes),
+        SrsOverflow::kStreamFromHost);
+    ++srs_uploads_;
+  }
+  return *cached_srs_;
+}
+
+}  // namespace cuzk::gpu

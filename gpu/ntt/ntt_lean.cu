@@ -1,0 +1,169 @@
+// Lean radix-4 DIF passes: see gpu/ntt/ntt_lean_index.hpp for the layout and
+// why it looks this way; the arithmetic model is in bench/gpu/NOTES.md ("NTT v6").
+#include <cstdlib>
+
+#include "gpu/cuda_rt.hpp"
+#include "gpu/ff/field.cuh"
+#include "gpu/ntt/ntt_lean.hpp"
+#include "gpu/ntt/ntt_lean_index.hpp"
+
+namespace cuzk::gpu::kernels {
+namespace {
+
+using dev::Fr;
+using u64 = std::uint64_t;
+namespace nl = ntt_lean;
+
+__device__ __forceinline__ Fr ld_fr(const u32* p, u64 i) {
+  const uint4* q = reinterpret_cast<const uint4*>(p + i * 8);
+  const uint4 a = q[0], b = q[1];
+  return Fr{{a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}};
+}
+__device__ __forceinline__ void st_fr(u32* p, u64 i, const Fr& v) {
+  uint4* q = reinterpret_cast<uint4*>(p + i * 8);
+  q[0] = make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]);
+  q[1] = make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]);
+}
+
+struct LeanPassParams {
+  u32* data;
+  const u32* tw;
+  int log_n, s_lo, k, o_pos;
+  // First pass only: x_i *= sc_hi[i >> sc_lo_bits] * sc_lo[i mod 2^sc_lo_bits]
+  // (or the constant sc_hi[0] without sc_lo).
+  const u32* sc_hi;
+  const u32* sc_lo;
+  int sc_lo_bits;
+  // Bottom pass only, when out is set: element i goes to out[bitrev(i)],
+  // scaled by st_hi[j >> st_lo_bits] * st_lo[j mod 2^st_lo_bits] (or st_hi[0])
+  // at its natural position j = bitrev(i) when st_hi is set.
+  u32* out;
+  const u32* st_hi;
+  const u32* st_lo;
+  int st_lo_bits;
+};
+
+__device__ __forceinline__ Fr table_factor(const u32* hi, const u32* lo, int lo_bits, u64 i) {
+  if (lo == nullptr) return ld_fr(hi, 0);
+  return ld_fr(hi, i >> lo_bits) * ld_fr(lo, i & ((u64{1} << lo_bits) - 1));
+}
+
+struct TwiddleTable {
+  const u32* tw;
+  __device__ __forceinline__ Fr operator()(u32 j) const { return ld_fr(tw, j); }
+};
+
+// One pass: global -> tile, rounds of radix-4 (and one radix-2) groups in
+// registers, tile -> global, in place. Each thread owns tile / 256 elements in
+// the load / store loops and tile / 1024 groups per round.
+template <int kMinBlocks, bool kInverse>
+__global__ void __launch_bounds__(nl::kThreads, kMinBlocks) lean_dif_pass_kernel(const LeanPassParams p) {
+  extern __shared__ u32 shm[];
+  const u32 tile = 1u << (p.k + nl::kOtherBits);
+  const u64 base = nl::block_base(blockIdx.x, p.s_lo, p.k, p.o_pos);
+  const auto tile_ld = [&](u32 e) {
+    Fr v;
+#pragma unroll
+    for (int l = 0; l < 8; ++l) v.l[l] = shm[nl::slot(tile, e, l)];
+    return v;
+  };
+  const auto tile_st = [&](u32 e, const Fr& v) {
+#pragma unroll
+    for (int l = 0; l < 8; ++l) shm[nl::slot(tile, e, l)] = v.l[l];
+  };
+
+  for (u32 e = threadIdx.x; e < tile; e += nl::kThreads) {
+    const u64 gi = nl::global_index(base, e, p.s_lo, p.o_pos);
+    Fr v = ld_fr(p.data, gi);
+    if (p.sc_hi != nullptr) v = v * table_factor(p.sc_hi, p.sc_lo, p.sc_lo_bits, gi);
+    tile_st(e, v);
+  }
+  __syncthreads();
+
+  const TwiddleTable tw{p.tw};
+  const int n_rounds = nl::rounds(p.k);
+  for (int i = 0; i < n_rounds; ++i) {
+    const int g_lo = nl::round_g_lo(p.k, i);
+    if (nl::round_radix_log(p.k, i) == 2) {
+#pragma unroll 1
+      for (u32 q = threadIdx.x; q < tile / 4; q += nl::kThreads) {
+        nl::run_group<2, Fr>(q, g_lo, base, p.s_lo, p.o_pos, p.log_n, kInverse, tw, tile_ld, tile_st);
+      }
+    } else {
+#pragma unroll 1
+      for (u32 q = threadIdx.x; q < tile / 2; q += nl::kThreads) {
+        nl::run_group<1, Fr>(q, g_lo, base, p.s_lo, p.o_pos, p.log_n, kInverse, tw, tile_ld, tile_st);
+      }
+    }
+    __syncthreads();
+  }
+
+  for (u32 e = threadIdx.x; e < tile; e += nl::kThreads) {
+    const u64 gi = nl::global_index(base, e, p.s_lo, p.o_pos);
+    Fr v = tile_ld(e);
+    if (p.out == nullptr) {
+      st_fr(p.data, gi, v);
+    } else {
+      const u64 j = nl::bit_reverse(gi, p.log_n);
+      if (p.st_hi != nullptr) v = v * table_factor(p.st_hi, p.st_lo, p.st_lo_bits, j);
+      st_fr(p.out, j, v);
+    }
+  }
+}
+
+template <int kMinBlocks, bool kInverse>
+void launch_pass(cudaStream_t s, const LeanPassParams& p) {
+  CUZK_CUDA_CHECK(cudaFuncSetAttribute(lean_dif_pass_kernel<kMinBlocks, kInverse>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>((std::size_t{1} << nl::kTileBitsMax) * 32)));
+  const int t_bits = p.k + nl::kOtherBits;
+  const std::size_t shm_bytes = (std::size_t{1} << t_bits) * 32;
+  const unsigned blocks = static_cast<unsigned>(std::size_t{1} << (p.log_n - t_bits));
+  lean_dif_pass_kernel<kMinBlocks, kInverse><<<blocks, nl::kThreads, shm_bytes, s>>>(p);
+  CUZK_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+int ntt_lean_passes(int log_n) {
+  nl::Pass plan[8];
+  return nl::plan(log_n, plan);
+}
+
+void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse, const NttScaleTable& load_scale,
+                  int min_blocks_per_sm, u32* out, const NttScaleTable& store_scale) {
+  // Shapes the kernel cannot run are caller bugs (Device::ntt checks sizes).
+  if (log_n < nl::kLogMin || log_n > 32 || load_scale.bitrev_index || store_scale.bitrev_index) std::abort();
+  if (out == data || (out == nullptr && store_scale.hi != nullptr)) std::abort();
+  if (min_blocks_per_sm != 2 && min_blocks_per_sm != 3) std::abort();
+  nl::Pass plan[8];
+  const int passes = nl::plan(log_n, plan);
+  // DIF: the top pass first; the load scaling rides on it.
+  for (int i = passes - 1; i >= 0; --i) {
+    LeanPassParams p{};
+    p.data = data;
+    p.tw = tw;
+    p.log_n = log_n;
+    p.s_lo = plan[i].s_lo;
+    p.k = plan[i].k;
+    p.o_pos = nl::other_pos(p.s_lo, p.k, log_n, i == 0 && out != nullptr);
+    if (i == passes - 1) {
+      p.sc_hi = load_scale.hi;
+      p.sc_lo = load_scale.lo;
+      p.sc_lo_bits = load_scale.lo_bits;
+    }
+    if (i == 0) {  // the bottom pass, last to run (at least 2 passes: not the top one)
+      p.out = out;
+      p.st_hi = store_scale.hi;
+      p.st_lo = store_scale.lo;
+      p.st_lo_bits = store_scale.lo_bits;
+    }
+    if (min_blocks_per_sm == 3) {
+      inverse ? launch_pass<3, true>(s, p) : launch_pass<3, false>(s, p);
+    } else {
+      inverse ? launch_pass<2, true>(s, p) : launch_pass<2, false>(s, p);
+    }
+  }
+}
+
+}  // namespace cuzk::gpu::kernels

@@ -1,0 +1,27 @@
+// Lean radix-4 DIF NTT passes (gpu::NttAlgorithm::kRadix4Lean; kernels in
+// gpu/ntt/ntt_lean.cu, index math in gpu/ntt/ntt_lean_index.hpp). Internal to
+// cuzk_gpu and cuzk_gpu_groth16, like gpu/kernels.hpp.
+#pragma once
+
+#include "gpu/kernels.hpp"
+
+namespace cuzk::gpu::kernels {
+
+// All log_n decimation-in-frequency stages in place, natural order in,
+// bit-reversed out: the same contract as ntt_dif (tw holds w^j for j < n/2;
+// the inverse uses w^-1 and omits 1/n), for ntt_lean::kLogMin <= log_n <= 32.
+// When load_scale.hi is set the first pass scales element i by load_scale(i)
+// as it loads it (the coset's g^i; bitrev_index must be false).
+// When out is set (!= data) the last pass writes natural order into out
+// instead (the bit reversal fused, out of place; data is left partly
+// transformed), the element at natural position j scaled by store_scale(j)
+// when store_scale.hi is set (1/n, or n^-1 g^-j for the coset inverse).
+// min_blocks_per_sm (2 or 3) is the kernel's __launch_bounds__ occupancy:
+// 3 caps it at 80 registers (24 warps per SM, ptxas spills 32 B),
+// 2 at 128 (16 warps, no spill); bench/gpu/NOTES.md "NTT v6" has both.
+// Runs ntt_lean_passes(log_n) kernels on s.
+void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse, const NttScaleTable& load_scale,
+                  int min_blocks_per_sm, u32* out = nullptr, const NttScaleTable& store_scale = {});
+int ntt_lean_passes(int log_n);
+
+}  // namespace cuzk::gpu::kernels
