@@ -133,7 +133,7 @@ std::size_t msm_scratch_limit_from_env() {
 
 NttAlgorithm ntt_algorithm_from_env() {
   const char* v = std::getenv("CUZK_NTT_ALGO");
-  if (v == nullptr || *v == 0) return NttAlgorithm::kRadix2;
+  if (v == nullptr || *v == 0) return NttAlgorithm::kRadix4Lean;
   const std::string s = v;
   for (NttAlgorithm a : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix8Wide,
                          NttAlgorithm::kRadix4Lean, NttAlgorithm::kRadix4Lean2}) {

@@ -44,20 +44,21 @@ enum class NttDirection { kForward, kInverse };
 // coefficient i by g^i first, inverse scales by g^-i last.
 enum class NttDomain { kStandard, kCoset };
 // Fr NTT kernels. kRadix2 (gpu/ntt/ntt.cu): one radix-2 stage per round
-// through shared memory, separate bit-reversal and scaling passes; the default
-// until the others are validated on the H200. kRadix4 / kRadix8
+// through shared memory, separate bit-reversal and scaling passes. kRadix4 / kRadix8
 // (gpu/ntt/ntt_fused.cu): 2 / 3 stages per round in registers, scaling and the
 // bit reversal fused into the first / last pass (out of place); kRadix8Wide:
 // kRadix8 without its 128-register cap (fewer warps, no spills).
-// kRadix4Lean (gpu/ntt/ntt_lean.cu): radix-4 groups of 2 stages in registers,
-// 4 elements per thread, 256 threads and 3 blocks per SM (80 registers);
+// kRadix4Lean (gpu/ntt/ntt_lean.cu; the default): radix-4 groups of 2 stages
+// in registers, 4 elements per thread, 256 threads and 3 blocks per SM (80
+// registers); H200: 2^27 forward 59.0 ms vs 65.6 for kRadix2 (bench/gpu/NOTES.md
+// "NTT v6");
 // kRadix4Lean2: the same kernel at 2 blocks per SM (no register cap pressure).
 // Device::ntt runs them natural -> natural like the fused ones (coset g^i on
 // the first pass's load, bit reversal with 1/n or n^-1 g^-i on the last,
 // out of place). Sizes below 2^6 always run kRadix2.
 enum class NttAlgorithm { kRadix2, kRadix4, kRadix8, kRadix8Wide, kRadix4Lean, kRadix4Lean2 };
 // CUZK_NTT_ALGO = radix2 | radix4 | radix8 | radix8w | radix4lean | radix4lean2 sets the initial algorithm
-// of every Device (bench sweeps); unset or empty: kRadix2. Throws
+// of every Device (bench sweeps); unset or empty: kRadix4Lean. Throws
 // Error{kInvalidArgument} on another value.
 NttAlgorithm ntt_algorithm_from_env();
 const char* to_string(NttAlgorithm algorithm);

@@ -222,8 +222,8 @@ struct DeviceStatus {
 
 struct SrsResidency {
   srs @0 :Text;                # circuit id or parameter file
-  tier @1 :Text;               # "host" or "device"
-  device @2 :Int32;            # device index for tier "device", else -1
+  tier @1 :Text;               # "host", "device" or "pinned" (a GPU's SRS part in page-locked host memory)
+  device @2 :Int32;            # device index for tiers "device" and "pinned", else -1
   bytes @3 :UInt64;
 }
 

@@ -50,10 +50,10 @@ void require_fits(Device& device, std::size_t bytes, const char* what) {
 }
 
 // Free device memory less the CUDA reserve.
-std::size_t usable_device_bytes(Device& device) {
-  const std::size_t free_bytes = device.free_memory_bytes();
+std::size_t usable_device_bytes(std::size_t free_bytes) {
   return free_bytes > detail::kDeviceMemoryReserveBytes ? free_bytes - detail::kDeviceMemoryReserveBytes : 0;
 }
+std::size_t usable_device_bytes(Device& device) { return usable_device_bytes(device.free_memory_bytes()); }
 
 // Page-locked host memory of `count` 32-bit limbs (cudaHostAlloc). Unlike
 // detail::PinnedBuffer (whose small staging buffers abort on failure), failing
@@ -220,6 +220,11 @@ bool ResidentSrs::matches(const groth16::Parameters& p) const {
 }
 
 std::size_t srs_device_budget_for(Device& device, const groth16::Parameters& params, std::size_t requested) {
+  return srs_device_budget_for(params, requested, device.free_memory_bytes(), device.msm_tuning().scratch_limit_bytes);
+}
+
+std::size_t srs_device_budget_for(const groth16::Parameters& params, std::size_t requested,
+                                  std::size_t device_free_bytes, std::size_t msm_scratch_limit_bytes) {
   if (requested == kSrsDeviceBudgetAuto) {
     if (const char* env = std::getenv("CUZK_SRS_DEVICE_MIB"); env != nullptr && *env != '\0') {
       char* end = nullptr;
@@ -234,9 +239,9 @@ std::size_t srs_device_budget_for(Device& device, const groth16::Parameters& par
   const std::size_t m = std::bit_ceil(params.h.size() + 1);
   const std::size_t witness_max = std::max({params.l.size(), params.a.size(), params.b_g1.size()});
   const std::size_t working =
-      prover_working_bytes(m, witness_max, device.msm_tuning().scratch_limit_bytes,
+      prover_working_bytes(m, witness_max, msm_scratch_limit_bytes,
                            2 * groth16_kernels::kStreamedSplitChunkPoints * kSrsG2PointBytes);
-  return srs_device_budget(ResidentSrs::bytes_for(params), requested, usable_device_bytes(device), working);
+  return srs_device_budget(ResidentSrs::bytes_for(params), requested, usable_device_bytes(device_free_bytes), working);
 }
 
 // ---- ReplicatedSrs ---------------------------------------------------------

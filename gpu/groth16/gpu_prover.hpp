@@ -236,6 +236,11 @@ struct DeviceSrsBases {
 // params' shape (prover_working_bytes, with the Device's MSM scratch limit).
 // Throws Error{kInvalidArgument} on a malformed CUZK_SRS_DEVICE_MIB.
 std::size_t srs_device_budget_for(Device& device, const groth16::Parameters& params, std::size_t requested);
+// The same from values measured earlier on the device's thread (its free
+// memory, before the CUDA reserve is taken off, and its MSM scratch limit):
+// for estimates made off that thread (the service's srs_device_bytes).
+std::size_t srs_device_budget_for(const groth16::Parameters& params, std::size_t requested,
+                                  std::size_t device_free_bytes, std::size_t msm_scratch_limit_bytes);
 
 // The device stages' inputs: a, b, c evaluated on the host over the domain of
 // size 2^log_m (3 * 2^log_m values, a then b then c; pinned memory uploads

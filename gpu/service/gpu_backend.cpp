@@ -21,7 +21,8 @@
 namespace cuzk::gpu_service {
 
 struct GpuBackend::State {
-  State(int ordinal, ThreadPool& math) : device(ordinal), prover(device, math) {}
+  State(int ordinal, ThreadPool& math) : device(ordinal), prover(device, math, options) {}
+  gpu::GpuProverOptions options;  // also read by srs_device_bytes' estimate
   gpu::Device device;
   gpu::GpuProver prover;
 };
@@ -45,6 +46,8 @@ GpuBackend::GpuBackend(int ordinal, ThreadPool& math)
   name_ = n.str();
   total_bytes_ = info.global_memory_bytes;
   free_bytes_ = on_device([this] { return static_cast<std::uint64_t>(state_->device.free_memory_bytes()); });
+  clean_free_bytes_ = free_bytes_.load();
+  msm_scratch_limit_bytes_ = on_device([this] { return state_->device.msm_tuning().scratch_limit_bytes; });
   // Status shows the stage the DEVICE is in: device stages are reported by
   // CUDA's callback thread when the device reaches them (host stages,
   // reported from the prepare / finish threads, may belong to another
@@ -64,7 +67,26 @@ GpuBackend::GpuBackend(int ordinal, ThreadPool& math)
   });
 }
 
-void GpuBackend::release_resident_srs() { state_->prover.release_cached_srs(); }
+void GpuBackend::release_resident_srs() {
+  state_->prover.release_cached_srs();
+  note_resident_srs();
+  // Nothing of the prover's is on the device now: the next upload's budget starts from here.
+  free_bytes_ = state_->device.free_memory_bytes();
+  clean_free_bytes_ = free_bytes_.load();
+}
+
+void GpuBackend::note_resident_srs() {
+  const gpu::ResidentSrs* srs = state_->prover.cached_srs();
+  std::lock_guard lock(srs_mu_);
+  srs_split_ = srs ? engine::ResidentSrsSplit{srs->device_bytes(), srs->pinned_bytes()} : engine::ResidentSrsSplit{};
+  srs_params_ = srs ? &srs->params() : nullptr;
+  srs_total_bytes_ = srs ? srs->bytes() : 0;
+}
+
+engine::ResidentSrsSplit GpuBackend::resident_srs_split() const {
+  std::lock_guard lock(srs_mu_);
+  return srs_split_;
+}
 
 std::optional<engine::ProverStage> GpuBackend::prover_stage() const {
   std::optional<engine::ProverStage> s;
@@ -119,6 +141,7 @@ void GpuBackend::start(engine::InstanceStaging& staging, std::function<void(std:
   const std::size_t uploads_before = state_->prover.srs_uploads();
   const gpu::ResidentSrs& srs = state_->prover.cache_srs(*g.params);
   g.srs_uploaded = state_->prover.srs_uploads() != uploads_before;
+  note_resident_srs();
   const gpu::Fence fence = state_->prover.enqueue(srs, g.staging);
   free_bytes_ = state_->device.free_memory_bytes();
   // CUDA's callback thread: no CUDA here, and `done` only posts to the loop.
@@ -159,7 +182,21 @@ GpuBackend::~GpuBackend() {
 engine::BackendMemory GpuBackend::memory() const { return {total_bytes_.load(), free_bytes_.load()}; }
 
 std::uint64_t GpuBackend::srs_device_bytes(const groth16::Parameters& params) const {
-  return gpu::ResidentSrs::bytes_for(params);
+  const std::size_t total_bytes = gpu::ResidentSrs::bytes_for(params);
+  {
+    std::lock_guard lock(srs_mu_);
+    if (srs_params_ == &params && srs_total_bytes_ == total_bytes) return srs_split_.device_bytes;
+  }
+  std::size_t budget_bytes = total_bytes;
+  try {
+    budget_bytes = gpu::srs_device_budget_for(params, state_->options.srs_device_budget_bytes,
+                                              clean_free_bytes_.load(), msm_scratch_limit_bytes_);
+  } catch (const gpu::Error&) {
+    // A malformed CUZK_SRS_DEVICE_MIB: the prove itself reports it; the
+    // estimate falls back to the whole SRS.
+    return total_bytes;
+  }
+  return gpu::place_srs(gpu::ResidentSrs::points_for(params), budget_bytes).device_bytes();
 }
 
 std::uint64_t GpuBackend::host_bytes_per_instance(const groth16::R1cs& r1cs) const {
@@ -183,6 +220,7 @@ std::vector<groth16::Proof> GpuBackend::prove(const groth16::Parameters& params,
     }
   } clear_stage{*this};
   std::vector<groth16::Proof> proofs = state_->prover.prove(params, r1cs, witnesses, blinding);
+  note_resident_srs();
   free_bytes_ = state_->device.free_memory_bytes();
   if (breakdown) {
     const gpu::GpuProveStats& s = state_->prover.last_stats();

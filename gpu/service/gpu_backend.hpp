@@ -46,7 +46,14 @@ class GpuBackend final : public engine::DeviceBackend {
   std::optional<std::uint32_t> ordinal() const override { return static_cast<std::uint32_t>(ordinal_); }
   engine::BackendMemory memory() const override;
   bool keeps_srs_resident() const override { return true; }
+  // The resident SRS's device part when `params` is the set resident now,
+  // else the placement the prover would make (gpu::srs_device_budget_for and
+  // gpu::place_srs) from the device's free memory measured with no SRS and no
+  // workspace held (at open and after release_resident_srs; another worker
+  // on the same device may have taken some since).
   std::uint64_t srs_device_bytes(const groth16::Parameters& params) const override;
+  // Cached on the device thread after each prove / start / release.
+  engine::ResidentSrsSplit resident_srs_split() const override;
   std::uint64_t host_bytes_per_instance(const groth16::R1cs& r1cs) const override;
   std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
                                     std::span<const groth16::Witness> witnesses,
@@ -84,6 +91,16 @@ class GpuBackend final : public engine::DeviceBackend {
   std::unique_ptr<runtime::WorkerPool> runner_;  // one thread
   std::unique_ptr<State> state_;
   std::atomic<std::uint64_t> total_bytes_{0}, free_bytes_{0};
+  // The prover's cached SRS as seen by the device thread (note_resident_srs),
+  // for the loop's queries: its split, and the Parameters object it came
+  // from (compared by address and size only, never dereferenced).
+  void note_resident_srs();
+  mutable std::mutex srs_mu_;
+  engine::ResidentSrsSplit srs_split_;                // guarded by srs_mu_
+  const groth16::Parameters* srs_params_ = nullptr;  // guarded by srs_mu_
+  std::uint64_t srs_total_bytes_ = 0;                 // guarded by srs_mu_: both tiers
+  std::atomic<std::uint64_t> clean_free_bytes_{0};   // free device memory with no SRS or workspace held
+  std::uint64_t msm_scratch_limit_bytes_ = 0;         // the device's MSM tuning, read at open
   mutable std::mutex stage_mu_;               // CUDA's callback thread writes, status() reads
   std::optional<engine::ProverStage> stage_;  // the device's stage; guarded by stage_mu_
 };

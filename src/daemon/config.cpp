@@ -171,11 +171,11 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     c.memory_auto_margin_bytes = b.value();
   }
   if (auto v = r.get<std::size_t>("porep", "synthesis_threads")) {
-    if (*v > 1024) r.fail("porep.synthesis_threads", "must be in [0, 1024] (0: one per core, 1: sequential)");
+    if (*v > 1024) r.fail("porep.synthesis_threads", "must be in [0, 1024] (0 or 1: sequential)");
     c.engine.porep_synthesis_threads = *v;
   }
   if (auto v = r.get<std::size_t>("porep", "synthesis_concurrency")) {
-    if (*v > 64) r.fail("porep.synthesis_concurrency", "must be in [0, 64] (0: 2, or half the cores when synthesis_threads = 1)");
+    if (*v > 64) r.fail("porep.synthesis_concurrency", "must be in [0, 64] (0: cores / synthesis_threads)");
     c.engine.porep_synthesis_lanes = *v;
   }
   if (auto v = r.get<std::size_t>("porep", "max_partitions_in_flight")) {

@@ -44,6 +44,16 @@ struct BackendMemory {
   std::uint64_t free_bytes = 0;
 };
 
+// Where the SRS a back end keeps resident lies (keeps_srs_resident): device
+// memory, and page-locked host memory the prover streams to the device on
+// every proof when the device budget cannot hold all of it (a GPU back end's
+// ResidentSrs placement). Both 0: nothing resident, or a back end that does
+// not report.
+struct ResidentSrsSplit {
+  std::uint64_t device_bytes = 0;
+  std::uint64_t pinned_host_bytes = 0;
+};
+
 // Wall-clock stage times of one prove() call, in milliseconds, summed over
 // its instances (the GPU prover's GpuProveStats; zero where a back end does
 // not measure a stage).
@@ -88,8 +98,14 @@ class DeviceBackend {
   // device for the next call (the engine then prefers this back end for jobs
   // of that circuit).
   virtual bool keeps_srs_resident() const = 0;
-  // Device bytes the SRS of `params` occupies once resident (0 for the CPU).
+  // Device bytes the SRS of `params` occupies once resident (0 for the CPU):
+  // with a device budget below the whole SRS, only the part placed on the
+  // device (the rest is streamed from pinned host memory). Thread-safe.
   virtual std::uint64_t srs_device_bytes(const groth16::Parameters& params) const = 0;
+  // The split of the SRS kept resident now (as left by the last prove or
+  // start). Thread-safe (a cached value: the device thread may be busy); the
+  // default reports nothing resident.
+  virtual ResidentSrsSplit resident_srs_split() const { return {}; }
   // Host bytes one prove() call allocates per instance besides the witness
   // (the GPU prover's a, b, c evaluations: 3 x domain x 32 B), for the
   // engine's memory budget.

@@ -53,6 +53,7 @@
 #include "runtime/notifier.hpp"
 #include "runtime/task_set.hpp"
 #include "util/thread_pool.hpp"
+#include "util/thread_pool_set.hpp"
 
 namespace cuzk::engine {
 
@@ -72,12 +73,17 @@ struct EngineConfig {
   // and loaded parameters; 0: unlimited. The daemon resolves "auto".
   std::uint64_t memory_budget_bytes = 0;
   // PoRep C2 per-partition pipeline (engine/pipeline.hpp).
-  // Threads that synthesize one partition's challenges in parallel (a pool
-  // the lanes share, one partition's batch at a time); 0: one per core; 1:
-  // each lane synthesizes its partition sequentially (~10.5 s for 32 GiB).
-  std::size_t porep_synthesis_threads = 0;
-  // Partitions synthesized at once; 0: 2 with challenge-parallel synthesis
-  // (one on the pool, one joining its parts or waiting), else cores / 2.
+  // Threads that synthesize one partition's challenges in parallel, a pool
+  // per lane that also runs the partition's checks; 0 or 1: each lane
+  // synthesizes its partition sequentially (~10.5 s for 32 GiB on the H200
+  // host). Sequential is the default because it costs the least CPU: with
+  // 4-thread pools a 32 GiB partition took 6.4-11.7 s of wall time on 4
+  // threads (~28 thread-s against 10.5 sequentially: the parts' merge and
+  // fresh allocations), and on the 16-core H200 host the pipeline became
+  // CPU-bound at ~5 s per partition (75-76 s for 10, bench/RESULTS.md).
+  std::size_t porep_synthesis_threads = 1;
+  // Partitions synthesized at once; 0: cores / synthesis threads (>= 1), or
+  // cores / 2 when synthesis is sequential.
   std::size_t porep_synthesis_lanes = 0;
   std::size_t porep_max_partitions_in_flight = 0;  // reserved and not yet proved; 0: lanes + 1
   bool porep_check_satisfaction = true;            // R1cs satisfaction check of each witness before proving
@@ -266,10 +272,10 @@ class Engine {
   // Staging slots of the staged prove (staging_slots(*devices_)), shared by
   // every job: their page-locked buffers stay for the next instance.
   std::unique_ptr<StagingPool> stagings_;
-  // The challenges of one partition in parallel (null: sequential
-  // synthesis). Declared before synthesis_: the lanes running there use it
-  // until synthesis_ is joined.
-  std::unique_ptr<ThreadPool> challenge_pool_;
+  // One small pool per synthesis lane thread for a partition's challenges
+  // (null: sequential synthesis). Declared before synthesis_: the lanes
+  // running there use it until synthesis_ is joined.
+  std::unique_ptr<ThreadPoolSet> challenge_pools_;
   std::unique_ptr<runtime::WorkerPool> synthesis_;
   DevParamsGenerator dev_params_;
   // What PoRep's ensure_dev_params calls: dev_params_ (or the CPU setup) with

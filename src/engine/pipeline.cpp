@@ -230,6 +230,27 @@ void DeviceSet::record_prove(const std::string& srs_key, double prove_ms, bool u
   estimates_[srs_key].record(prove_ms, uploaded);
 }
 
+void note_resident_srs(DeviceSet::Slot& slot, const std::string& srs_id, const groth16::Parameters& params,
+                       MemoryGate& memory) {
+  const std::uint64_t pinned_bytes = slot.backend->resident_srs_split().pinned_host_bytes;
+  const bool same = slot.resident_srs == srs_id && slot.resident_srs_pinned_bytes == pinned_bytes;
+  slot.resident_srs = srs_id;
+  slot.resident_srs_bytes = slot.backend->srs_device_bytes(params);
+  if (same) return;  // the charge of this very copy stands
+  // A replaced SRS: the back end freed the old pinned part before pinning
+  // this one, so the old charge goes first.
+  slot.resident_srs_pinned_charge.release();
+  slot.resident_srs_pinned_bytes = pinned_bytes;
+  if (pinned_bytes != 0) slot.resident_srs_pinned_charge = memory.charge_evictable(pinned_bytes);
+}
+
+void clear_resident_srs(DeviceSet::Slot& slot) {
+  slot.resident_srs.clear();
+  slot.resident_srs_bytes = 0;
+  slot.resident_srs_pinned_bytes = 0;
+  slot.resident_srs_pinned_charge.release();
+}
+
 std::uint64_t DeviceSet::host_bytes_per_prove(const groth16::R1cs& r1cs) const {
   std::uint64_t bytes = 0;
   for (const auto& s : gpus_) bytes = std::max(bytes, s->backend->host_bytes_per_instance(r1cs));
@@ -573,10 +594,7 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
     why = device_error->message;
     co_return std::nullopt;
   }
-  if (backend.keeps_srs_resident()) {
-    slot.resident_srs = plan.srs_key;
-    slot.resident_srs_bytes = backend.srs_device_bytes(*plan.params);
-  }
+  if (backend.keeps_srs_resident()) note_resident_srs(slot, plan.srs_key, *plan.params, c.deps.memory);
   lock.unlock();  // the next partition may use the device while this one finishes and verifies
 
   t0 = steady_clock::now();

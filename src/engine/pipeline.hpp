@@ -117,6 +117,11 @@ class DeviceSet {
     // The SRS left on the device by the last prove (keeps_srs_resident back ends).
     std::string resident_srs;
     std::uint64_t resident_srs_bytes = 0;
+    // Its page-locked host part, streamed to the device by every proof (the
+    // back end's ResidentSrsSplit), and that part's evictable charge on the
+    // MemoryGate, held while the SRS stays resident (note_resident_srs).
+    std::uint64_t resident_srs_pinned_bytes = 0;
+    policy::Reservation resident_srs_pinned_charge;
   };
 
   // The device lock: held across a prove; RAII. Unlocking offers the device
@@ -253,6 +258,16 @@ struct PipelineOutcome {
   std::uint32_t cpu_retries = 0;
   std::size_t peak_in_flight = 0;
 };
+
+// After a prove on slot's keeps_srs_resident back end: srs_id is resident
+// there, srs_device_bytes(params) on the device and the back end's reported
+// pinned host part beside it; that part is charged to `memory` at once
+// (memory already in use, so even past the total), evictably: evicting the
+// set releases the device copy and clear_resident_srs gives it back.
+void note_resident_srs(DeviceSet::Slot& slot, const std::string& srs_id, const groth16::Parameters& params,
+                       MemoryGate& memory);
+// The back end has released the resident SRS.
+void clear_resident_srs(DeviceSet::Slot& slot);
 
 class StagingPool;  // engine/staged_prove.hpp
 // Staging slots (and prover working sets) a pipeline uses at most: two per

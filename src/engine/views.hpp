@@ -82,11 +82,14 @@ struct DeviceWorkerView {
   std::uint32_t prover_streams = 0, prover_events = 0;  // CUDA streams and events the prover owns (0: unknown)
 };
 
-// Where a parameter set (SRS) is held: tier "host" (in memory) or "device".
+// Where a parameter set (SRS) is held: tier "host" (the engine's copy in
+// memory), "device" (the part a GPU keeps in its memory) or "pinned" (the
+// rest of that GPU's copy, in page-locked host memory streamed to it by
+// every proof; charged to the memory budget).
 struct SrsResidencyView {
   std::string srs;  // circuit id or parameter file
   std::string tier;
-  std::int32_t device = -1;  // device index for tier "device"
+  std::int32_t device = -1;  // device index for tiers "device" and "pinned"
   std::uint64_t bytes = 0;
 };
 

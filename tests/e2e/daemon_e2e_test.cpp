@@ -57,6 +57,10 @@ max_demo_log_domain = 14
 journal = false
 [cpu]
 math_threads = 2
+# PoRep partitions synthesized with a pool per lane (the parallel-challenge
+# path; the default is one thread per partition).
+[porep]
+synthesis_threads = 2
 [logging]
 level = "debug"
 )";

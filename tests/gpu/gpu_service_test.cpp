@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <optional>
@@ -66,6 +67,50 @@ TEST(GpuService, ProvesOnItsThreadLikeTheCpuAndKeepsTheSrs) {
     EXPECT_EQ(br.srs_uploaded, i == 0);  // resident after the first call
     EXPECT_GT(br.h_msm_ms + br.l_msm_ms + br.a_msm_ms + br.b_msm_ms, 0.0);
   }
+  // A small SRS fits the device whole: nothing streamed.
+  EXPECT_EQ(gpu.resident_srs_split().device_bytes, cuzk::gpu::ResidentSrs::bytes_for(d.params));
+  EXPECT_EQ(gpu.resident_srs_split().pinned_host_bytes, 0u);
+}
+
+// With no device budget (CUZK_SRS_DEVICE_MIB=0) the whole SRS is streamed
+// from pinned host memory: srs_device_bytes estimates 0 before the upload,
+// the split reports it all pinned after it (until released), and the proof
+// still equals the CPU's.
+TEST(GpuService, ReportsTheStreamedSrsSplit) {
+  CUZK_REQUIRE_GPU();
+  ThreadPool math(4);
+  Demo d = make_demo(12, math);
+  ASSERT_EQ(::setenv("CUZK_SRS_DEVICE_MIB", "0", 1), 0);
+  struct Unset {
+    ~Unset() { ::unsetenv("CUZK_SRS_DEVICE_MIB"); }
+  } unset;
+  GpuBackend gpu(0, math);
+  const std::uint64_t total_bytes = cuzk::gpu::ResidentSrs::bytes_for(d.params);
+  EXPECT_EQ(gpu.srs_device_bytes(d.params), 0u);
+  EXPECT_EQ(gpu.resident_srs_split().pinned_host_bytes, 0u);  // nothing resident yet
+  groth16::Blinding b = groth16::random_blinding();
+  std::vector<groth16::Proof> proofs;
+  std::promise<void> proved;
+  asio::post(gpu.runner().executor(), [&] {
+    proofs = gpu.prove(d.params, d.r1cs, std::span(&d.witness, 1), std::span(&b, 1), nullptr);
+    proved.set_value();
+  });
+  proved.get_future().get();
+  groth16::CpuProver cpu(math);
+  EXPECT_EQ(groth16::encode_proofs(proofs),
+            groth16::encode_proofs(cpu.prove(d.params, d.r1cs, std::span(&d.witness, 1), std::span(&b, 1))));
+  engine::ResidentSrsSplit split = gpu.resident_srs_split();
+  EXPECT_EQ(split.device_bytes, 0u);
+  EXPECT_EQ(split.pinned_host_bytes, total_bytes);
+  EXPECT_EQ(gpu.srs_device_bytes(d.params), 0u);
+  std::promise<void> released;
+  asio::post(gpu.runner().executor(), [&] {
+    gpu.release_resident_srs();
+    released.set_value();
+  });
+  released.get_future().get();
+  split = gpu.resident_srs_split();
+  EXPECT_EQ(split.device_bytes + split.pinned_host_bytes, 0u);
 }
 
 // The stage observer sees every stage of each instance in order, device

@@ -14,6 +14,7 @@
 #include "circuits/demo.hpp"
 #include "gpu/groth16/gpu_prover.hpp"
 #include "gpu_test_util.hpp"
+#include "compiled_circuit.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
@@ -30,18 +31,8 @@ using groth16::Proof;
 using groth16::R1cs;
 using groth16::Witness;
 
-struct Compiled {
-  R1cs r1cs;
-  Witness w;
-};
-
-template <class C>
-Compiled compile_with_witness(const C& circuit) {
-  groth16::RecordingCs cs(groth16::RecordingCs::Values::kCollect);
-  circuit.synthesize(cs);
-  Witness w = cs.take_witness();
-  return {cs.finish(), std::move(w)};
-}
+using testing::Compiled;
+using testing::compile_with_witness;
 
 // x_{i+1} = x_i^2 + k (k and y public), plus a linear constraint and an aux
 // variable that occurs only in C: a_aux and b_aux densities are both partial,

@@ -15,6 +15,7 @@
 #include "gpu/groth16/gpu_prover.hpp"
 #include "gpu/groth16/partition_shape.hpp"
 #include "gpu_test_util.hpp"
+#include "compiled_circuit.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
@@ -26,17 +27,8 @@ namespace {
 
 using ff::Fr;
 
-struct Compiled {
-  groth16::R1cs r1cs;
-  groth16::Witness w;
-};
-
-Compiled compile_with_witness(const groth16::Circuit& circuit) {
-  groth16::RecordingCs cs(groth16::RecordingCs::Values::kCollect);
-  circuit.synthesize(cs);
-  groth16::Witness w = cs.take_witness();
-  return {cs.finish(), std::move(w)};
-}
+using testing::Compiled;
+using testing::compile_with_witness;
 
 class Groth16StreamedSrs : public ::testing::Test {
  protected:

@@ -16,6 +16,7 @@
 #include "gpu/upload_points.hpp"
 #include "gpu_test_util.hpp"
 #include "host_ref.hpp"
+#include "known_bases.hpp"
 
 namespace cuzk::gpu {
 namespace {
@@ -24,37 +25,8 @@ using ff::Fr;
 using u32 = std::uint32_t;
 
 template <class F>
-struct Bases {
-  std::vector<ec::Affine<F>> points;
-  std::vector<Fr> logs;  // points[i] = logs[i] * G
-};
-
-// `distinct` points s_0 + j q times G, replicated to n; point 1 is the identity.
-template <class F>
-Bases<F> make_bases(std::mt19937_64& rng, const ec::Affine<F>& g, std::size_t n, std::size_t distinct) {
-  const Fr s0 = Fr::random(rng), q = Fr::random(rng);
-  const ec::Jacobian<F> gj = ref::from_affine(g);
-  const ec::Jacobian<F> qg = ref::mul(gj, q.to_int());
-  std::vector<ec::Jacobian<F>> jac(distinct);
-  std::vector<Fr> logs(distinct);
-  jac[0] = ref::mul(gj, s0.to_int());
-  logs[0] = s0;
-  for (std::size_t j = 1; j < distinct; ++j) {
-    jac[j] = ref::add(jac[j - 1], qg);
-    logs[j] = logs[j - 1] + q;
-  }
-  const std::vector<ec::Affine<F>> aff = ref::to_affine<F>(jac);
-  Bases<F> b;
-  b.points.resize(n);
-  b.logs.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    b.points[i] = aff[i % distinct];
-    b.logs[i] = logs[i % distinct];
-  }
-  b.points[1] = ec::Affine<F>::identity();
-  b.logs[1] = Fr::zero();
-  return b;
-}
+using Bases = testing::KnownBases<F>;
+using testing::make_known_bases;
 
 // One XYZZ point (x, y, zz, zzz limbs) as Jacobian: x = X/ZZ, y = Y/ZZZ, so
 // Z' = ZZ ZZZ, X' = X ZZ ZZZ^2, Y' = Y ZZ^3 ZZZ^2.
@@ -109,7 +81,7 @@ kernels::MsmWindows run_msm(cudaStream_t s, const PointSource& src, const u32* s
 template <class F>
 void check_streamed_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& g, const F& curve_b, std::size_t n,
                         std::size_t distinct, std::size_t limit_bytes, MsmAlgorithm algorithm) {
-  const Bases<F> b = make_bases<F>(rng, g, n, distinct);
+  const Bases<F> b = make_known_bases<F>(rng, g, n, distinct);
   std::vector<Fr> a(n);
   for (Fr& x : a) x = Fr::random(rng);
   a[0] = Fr::zero();
@@ -189,7 +161,7 @@ template <class F>
 void check_split_passes(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& g, std::size_t n,
                         std::size_t device_points, std::size_t chunk_points) {
   SCOPED_TRACE(::testing::Message() << "n=" << n << " device_points=" << device_points << " chunk=" << chunk_points);
-  const Bases<F> b = make_bases<F>(rng, g, n, 97);
+  const Bases<F> b = make_known_bases<F>(rng, g, n, 97);
   const Packed<F> packed(b.points);
   // Ones and tail at random, none in [n/2, n/2 + 3 chunks): pieces with
   // nothing to do are skipped.

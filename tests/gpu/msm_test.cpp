@@ -17,6 +17,7 @@
 
 #include "gpu_test_util.hpp"
 #include "host_ref.hpp"
+#include "known_bases.hpp"
 
 namespace cuzk::gpu {
 namespace {
@@ -24,40 +25,8 @@ namespace {
 using ff::Fr;
 
 template <class F>
-struct Setup {
-  std::vector<ec::Affine<F>> bases;
-  std::vector<Fr> base_logs;  // bases[i] = base_logs[i] * generator
-};
-
-// `distinct` points s_j G with s_j = s_0 + j q (one host addition each), then
-// replicated to n; base 1 is replaced by the identity (log 0).
-template <class F>
-Setup<F> make_bases(std::mt19937_64& rng, const ec::Affine<F>& generator, std::size_t n, std::size_t distinct) {
-  const Fr s0 = Fr::random(rng), q = Fr::random(rng);
-  const ec::Jacobian<F> g = ref::from_affine(generator);
-  const ec::Jacobian<F> qg = ref::mul(g, q.to_int());
-  std::vector<ec::Jacobian<F>> jac(distinct);
-  std::vector<Fr> logs(distinct);
-  jac[0] = ref::mul(g, s0.to_int());
-  logs[0] = s0;
-  for (std::size_t j = 1; j < distinct; ++j) {
-    jac[j] = ref::add(jac[j - 1], qg);
-    logs[j] = logs[j - 1] + q;
-  }
-  const std::vector<ec::Affine<F>> aff = ref::to_affine<F>(jac);
-  Setup<F> s;
-  s.bases.resize(n);
-  s.base_logs.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    s.bases[i] = aff[i % distinct];
-    s.base_logs[i] = logs[i % distinct];
-  }
-  if (n > 1) {
-    s.bases[1] = ec::Affine<F>::identity();
-    s.base_logs[1] = Fr::zero();
-  }
-  return s;
-}
+using Setup = testing::KnownBases<F>;
+using testing::make_known_bases;
 
 std::vector<Fr> make_scalars(std::mt19937_64& rng, std::size_t n) {
   std::vector<Fr> a(n);
@@ -100,13 +69,13 @@ void check_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator
   SCOPED_TRACE(::testing::Message() << "n=" << n << " algorithm=" << algorithm_name(dev.msm_tuning().algorithm)
                                   << " window=" << dev.msm_tuning().window_bits
                                   << " limit=" << dev.msm_tuning().scratch_limit_bytes);
-  const Setup<F> s = make_bases<F>(rng, generator, n, distinct);
+  const Setup<F> s = make_known_bases<F>(rng, generator, n, distinct);
   const std::vector<Fr> a = make_scalars(rng, n, scalar_values);
   Fr log_sum = Fr::zero();
-  for (std::size_t i = 0; i < n; ++i) log_sum += a[i] * s.base_logs[i];
+  for (std::size_t i = 0; i < n; ++i) log_sum += a[i] * s.logs[i];
   const ec::Jacobian<F> expect = ref::mul(ref::from_affine(generator), log_sum.to_int());
 
-  const Bases bases = (dev.*upload)(s.bases);
+  const Bases bases = (dev.*upload)(s.points);
   const ec::Jacobian<F> got = dev.msm(bases, std::span<const Fr>(a));
   EXPECT_TRUE(ref::on_curve(got, curve_b)) << "n=" << n;
   EXPECT_TRUE(ref::eq(got, expect)) << "n=" << n;
@@ -114,7 +83,7 @@ void check_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator
   // A prefix of the resident bases (fewer scalars than bases).
   const std::size_t m = n / 3 + 1;
   Fr prefix_sum = Fr::zero();
-  for (std::size_t i = 0; i < m; ++i) prefix_sum += a[i] * s.base_logs[i];
+  for (std::size_t i = 0; i < m; ++i) prefix_sum += a[i] * s.logs[i];
   const ec::Jacobian<F> got_prefix = dev.msm(bases, std::span<const Fr>(a).first(m));
   EXPECT_TRUE(ref::eq(got_prefix, ref::mul(ref::from_affine(generator), prefix_sum.to_int()))) << "m=" << m;
 }

@@ -210,8 +210,11 @@ void render_budget(std::vector<std::string>& out, const eng::MemoryBudgetView& m
   out.push_back(line);
 }
 
-// Parameter sets by tier: host memory, then each device, then any other tier.
-int tier_rank(const std::string& tier) { return tier == "host" ? 0 : tier == "device" ? 1 : 2; }
+// Parameter sets by tier: host memory, then each device, then the devices'
+// pinned host parts, then any other tier.
+int tier_rank(const std::string& tier) {
+  return tier == "host" ? 0 : tier == "device" ? 1 : tier == "pinned" ? 2 : 3;
+}
 
 void render_srs(std::vector<std::string>& out, const eng::EngineStatus& e) {
   std::vector<const eng::SrsResidencyView*> rows;

@@ -106,6 +106,36 @@ TEST(EngineBatch, QueuedJobsOfOneSizeAreProvedInOneCall) {
   for (const auto& c : calls) EXPECT_EQ(c.instances, 1u);
 }
 
+// A batch leaves its SRS resident like a single job: the back end's pinned
+// host part is listed (tier "pinned") and charged to the budget beside the
+// host copy.
+constexpr std::uint64_t kPinnedBytes = 4'321'000;
+TEST(EngineBatch, PinnedHostPartOfTheResidentSrsIsListedAndCharged) {
+  Rig rig(4, 0ms);
+  rig.fake->srs_pinned_bytes = kPinnedBytes;
+  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+    std::vector<JobId> ids;
+    for (std::uint64_t seed : {1, 2, 3}) ids.push_back(e.submit(demo(5, seed)).value().id);
+    for (JobId id : ids) co_await expect_done(e, id);
+    EXPECT_NE(e.metrics().find("cuzk_batches_total 1\n"), std::string::npos);  // the batch path ran
+    EngineStatus s = e.status();
+    std::uint64_t host_bytes = 0, pinned_bytes = 0;
+    std::int32_t pinned_device = -1;
+    for (const SrsResidencyView& v : s.srs) {
+      if (v.srs != "demo-5") continue;
+      if (v.tier == "host") host_bytes = v.bytes;
+      if (v.tier == "pinned") {
+        pinned_bytes = v.bytes;
+        pinned_device = v.device;
+      }
+    }
+    EXPECT_GT(host_bytes, 0u);
+    EXPECT_EQ(pinned_bytes, kPinnedBytes);
+    EXPECT_EQ(pinned_device, 0);
+    EXPECT_EQ(s.memory.reserved_bytes, host_bytes + kPinnedBytes);
+  });
+}
+
 TEST(EngineBatch, SizesAreNotMixedAndTheMaximumHolds) {
   Rig rig(2, 0ms);
   run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {

@@ -60,7 +60,19 @@ class FakeBackend final : public DeviceBackend {
   std::uint64_t host_bytes_per_instance(const groth16::R1cs&) const override { return host_bytes; }
   runtime::WorkerPool& runner() override { return runner_; }
   std::atomic<int> srs_releases{0};  // release_resident_srs() calls
-  void release_resident_srs() override { ++srs_releases; }
+  void release_resident_srs() override {
+    ++srs_releases;
+    std::lock_guard lock(mu_);
+    split_ = {};
+  }
+  // The part of each SRS it keeps that lies in "pinned host memory" (as a GPU
+  // back end's streamed SRS), reported by resident_srs_split after a prove
+  // until release_resident_srs; the device part is srs_device_bytes.
+  std::atomic<std::uint64_t> srs_pinned_bytes{0};
+  ResidentSrsSplit resident_srs_split() const override {
+    std::lock_guard lock(mu_);
+    return split_;
+  }
 
   std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
                                     std::span<const groth16::Witness> witnesses,
@@ -76,6 +88,7 @@ class FakeBackend final : public DeviceBackend {
     }
     groth16::CpuProver prover(math_);
     std::vector<groth16::Proof> proofs = prover.prove(params, r1cs, witnesses, blinding);
+    note_resident(params);
     if (!proofs.empty() && take(corrupt_next)) proofs[0].c = proofs[0].a;
     if (breakdown) *breakdown = ProveBreakdown{};
     record(call);
@@ -155,6 +168,7 @@ class FakeBackend final : public DeviceBackend {
         groth16::CpuProver prover(math_);
         std::vector<groth16::Proof> proofs =
             prover.prove(*s.params, *s.r1cs, std::span(s.witness, 1), std::span(&s.blinding, 1));
+        note_resident(*s.params);
         if (take(corrupt_next)) proofs[0].c = proofs[0].a;
         s.proof = proofs[0];
       }
@@ -194,6 +208,12 @@ class FakeBackend final : public DeviceBackend {
     std::lock_guard lock(mu_);
     calls_.push_back(call);
   }
+  // The SRS of `params` stays "resident" (as a GPU's cache_srs keeps it).
+  void note_resident(const groth16::Parameters& params) {
+    const ResidentSrsSplit split{srs_device_bytes(params), srs_pinned_bytes.load()};
+    std::lock_guard lock(mu_);
+    split_ = split;
+  }
   void release_staged() {
     std::lock_guard lock(mu_);
     --staged_;
@@ -206,6 +226,7 @@ class FakeBackend final : public DeviceBackend {
   mutable std::mutex mu_;
   std::vector<Call> calls_;
   std::optional<ProverStage> stage_report_;
+  ResidentSrsSplit split_;  // guarded by mu_
   std::vector<Call> prepares_;
   int staged_ = 0, staged_max_ = 0;
   runtime::WorkerPool device_{1};  // the "device"; last: joined first

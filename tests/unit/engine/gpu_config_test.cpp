@@ -13,7 +13,7 @@ TEST(GpuConfig, Defaults) {
   EXPECT_EQ(c.gpu_workers_per_device, 1u);
   EXPECT_EQ(c.memory_total_budget, "auto");
   EXPECT_EQ(c.memory_auto_margin_bytes, 12ull << 30);
-  EXPECT_EQ(c.engine.porep_synthesis_threads, 0u);
+  EXPECT_EQ(c.engine.porep_synthesis_threads, 1u);
   EXPECT_EQ(c.engine.porep_synthesis_lanes, 0u);
   EXPECT_EQ(c.engine.porep_max_partitions_in_flight, 0u);
   EXPECT_TRUE(c.engine.porep_check_satisfaction);

@@ -178,6 +178,74 @@ TEST(EngineSrs, LeaseIdleEvictionReloadPreloadEvict) {
   testing::run_on_loop(rig, [&rig](bool& finished) { return scenario(rig, finished); });
 }
 
+// The tier "pinned" entry of `srs` (a device SRS's page-locked host part), or nullopt.
+std::optional<SrsResidencyView> pinned_entry(const Engine& e, const std::string& srs) {
+  for (const SrsResidencyView& v : e.status().srs)
+    if (v.srs == srs && v.tier == "pinned") return v;
+  return std::nullopt;
+}
+
+std::uint64_t host_bytes_of(const Engine& e, const std::string& srs) {
+  auto v = host_entry(e, srs);
+  return v ? v->bytes : 0;
+}
+
+// A back end that streams part of its resident SRS from pinned host memory:
+// status lists that part as tier "pinned" on its device, metrics count it,
+// the memory budget is charged for it while the SRS stays resident, and
+// replacing or evicting the device copy gives the charge back.
+asio::awaitable<void> pinned_scenario(Rig& rig, bool& finished) {
+  Engine& e = *rig.engine;
+  constexpr std::uint64_t kPinned5Bytes = 12'345'678, kPinned6Bytes = 777'000;
+
+  rig.fake->srs_pinned_bytes = kPinned5Bytes;
+  auto a = co_await e.await(e.submit(demo(5, 1)).value().id, 0ms);
+  EXPECT_TRUE(a.ok());
+  auto pinned = pinned_entry(e, "demo-5");
+  EXPECT_TRUE(pinned.has_value());
+  if (pinned) {
+    EXPECT_EQ(pinned->bytes, kPinned5Bytes);
+    EXPECT_EQ(pinned->device, 0);
+  }
+  EXPECT_TRUE(has_device_entry(e, "demo-5"));
+  const std::uint64_t host5 = host_bytes_of(e, "demo-5");
+  EXPECT_GT(host5, 0u);
+  EXPECT_EQ(e.status().memory.reserved_bytes, host5 + kPinned5Bytes);
+  EXPECT_NE(e.metrics().find("cuzk_srs_resident_bytes{tier=\"pinned\"} " + std::to_string(kPinned5Bytes) + "\n"),
+            std::string::npos);
+
+  // Another set replaces it on the device: the old pinned part's charge goes,
+  // the new one's comes (both host copies stay: min_idle has not passed).
+  rig.fake->srs_pinned_bytes = kPinned6Bytes;
+  auto b = co_await e.await(e.submit(demo(6, 2)).value().id, 0ms);
+  EXPECT_TRUE(b.ok());
+  EXPECT_FALSE(pinned_entry(e, "demo-5").has_value());
+  pinned = pinned_entry(e, "demo-6");
+  EXPECT_TRUE(pinned.has_value());
+  if (pinned) {
+    EXPECT_EQ(pinned->bytes, kPinned6Bytes);
+  }
+  const std::uint64_t host6 = host_bytes_of(e, "demo-6");
+  EXPECT_GT(host6, 0u);
+  EXPECT_EQ(e.status().memory.reserved_bytes, host5 + host6 + kPinned6Bytes);
+
+  // Evicting the set releases the device copy and its pinned part's charge.
+  EXPECT_TRUE(e.evict("demo-6").ok());
+  EXPECT_TRUE(co_await eventually([&] { return rig.fake->srs_releases.load() == 1; }));
+  EXPECT_TRUE(co_await eventually([&] { return !pinned_entry(e, "demo-6").has_value(); }));
+  EXPECT_FALSE(has_device_entry(e, "demo-6"));
+  EXPECT_EQ(e.status().memory.reserved_bytes, host5);
+  EXPECT_NE(e.metrics().find("cuzk_srs_resident_bytes{tier=\"pinned\"} 0\n"), std::string::npos);
+
+  co_await e.drain();
+  finished = true;
+}
+
+TEST(EngineSrs, PinnedHostPartListedChargedReleased) {
+  Rig rig;
+  testing::run_on_loop(rig, [&rig](bool& finished) { return pinned_scenario(rig, finished); });
+}
+
 TEST(EngineSrs, ConfigKeys) {
   daemon::Config d;
   daemon::Config example =

@@ -246,6 +246,23 @@ TEST(WatchView, DevicesBudgetAndSrs) {
   EXPECT_EQ(lines[index_of(lines, "cuda:0 NVIDIA H200") + 1], "      prover stage h_msm for 120 ms on the default stream");
 }
 
+// A device SRS streamed in part: its page-locked host part is a tier of its
+// own ("pinned", naming the device), listed after the device rows whatever
+// order the daemon sent.
+TEST(WatchView, PinnedSrsTierAfterTheDevices) {
+  cuzk::rpc::ClientStatus s = sample_status();
+  s.engine.srs = {{"porep-32g", "pinned", 1, 12ull << 30},
+                  {"porep-32g", "device", 1, 32ull << 30},
+                  {"porep-32g", "host", -1, 45ull << 30}};
+  auto lines = render_watch(WatchInput{"a", s, nullptr, 0}, {});
+  EXPECT_NE(line_with(lines, "SRS residency (").find("host 1, 45.0 GiB; device 1, 32.0 GiB; pinned 1, 12.0 GiB"),
+            std::string::npos);
+  std::size_t dev = index_of(lines, "  device 1   porep-32g"), pinned = index_of(lines, "  pinned 1   porep-32g");
+  ASSERT_LT(pinned, lines.size());
+  EXPECT_LT(dev, pinned);
+  EXPECT_NE(lines[pinned].find("12.0 GiB"), std::string::npos) << lines[pinned];
+}
+
 TEST(WatchView, Formats) {
   EXPECT_EQ(format_duration_ms(0), "0 ms");
   EXPECT_EQ(format_duration_ms(999), "999 ms");

@@ -399,7 +399,9 @@ void status(Context& ctx, const DaemonArgs& a) {
     std::printf("\n");
   }
   for (const auto& r : e.srs) {
-    std::string where = r.tier == "device" ? "device " + std::to_string(r.device) : r.tier;
+    std::string where = r.tier == "device"   ? "device " + std::to_string(r.device)
+                        : r.tier == "pinned" ? "pinned host memory of device " + std::to_string(r.device)
+                                             : r.tier;
     std::printf("srs %s: %s, %.2f GiB\n", r.srs.c_str(), where.c_str(), gib(r.bytes));
   }
   if (e.memory.total_bytes != 0)
