@@ -20,6 +20,25 @@
 
 namespace cuzk::gpu_service {
 
+namespace {
+
+// The engine's view of a proof's stage times (GpuProveStats, device times
+// from CUDA events, host times from clocks).
+engine::ProveBreakdown breakdown_of(const gpu::GpuProveStats& s, bool srs_uploaded) {
+  engine::ProveBreakdown b;
+  b.evaluate_ms = s.evaluate_ms;
+  b.h_ms = s.h_ms;
+  b.h_msm_ms = s.h_msm_ms;
+  b.l_msm_ms = s.l_msm_ms;
+  b.a_msm_ms = s.a_msm_ms;
+  b.b_msm_ms = s.b_msm_ms;
+  b.assemble_ms = s.assemble_ms;
+  b.srs_uploaded = srs_uploaded;
+  return b;
+}
+
+}  // namespace
+
 struct GpuBackend::State {
   State(int ordinal, ThreadPool& math) : device(ordinal), prover(device, math, options) {}
   gpu::GpuProverOptions options;  // also read by srs_device_bytes' estimate
@@ -158,17 +177,7 @@ groth16::Proof GpuBackend::finish(engine::InstanceStaging& staging, engine::Prov
   GpuStaging& g = as_gpu(staging);
   if (g.params == nullptr) std::abort();  // not prepared
   groth16::Proof proof = state_->prover.finish(g.params->vk, g.staging, g.blinding);
-  if (breakdown) {
-    const gpu::GpuProveStats& s = g.staging.stats();
-    breakdown->evaluate_ms = s.evaluate_ms;
-    breakdown->h_ms = s.h_ms;
-    breakdown->h_msm_ms = s.h_msm_ms;
-    breakdown->l_msm_ms = s.l_msm_ms;
-    breakdown->a_msm_ms = s.a_msm_ms;
-    breakdown->b_msm_ms = s.b_msm_ms;
-    breakdown->assemble_ms = s.assemble_ms;
-    breakdown->srs_uploaded = g.srs_uploaded;
-  }
+  if (breakdown) *breakdown = breakdown_of(g.staging.stats(), g.srs_uploaded);
   g.params = nullptr;
   return proof;
 }
@@ -222,17 +231,7 @@ std::vector<groth16::Proof> GpuBackend::prove(const groth16::Parameters& params,
   std::vector<groth16::Proof> proofs = state_->prover.prove(params, r1cs, witnesses, blinding);
   note_resident_srs();
   free_bytes_ = state_->device.free_memory_bytes();
-  if (breakdown) {
-    const gpu::GpuProveStats& s = state_->prover.last_stats();
-    breakdown->evaluate_ms = s.evaluate_ms;
-    breakdown->h_ms = s.h_ms;
-    breakdown->h_msm_ms = s.h_msm_ms;
-    breakdown->l_msm_ms = s.l_msm_ms;
-    breakdown->a_msm_ms = s.a_msm_ms;
-    breakdown->b_msm_ms = s.b_msm_ms;
-    breakdown->assemble_ms = s.assemble_ms;
-    breakdown->srs_uploaded = state_->prover.srs_uploads() != uploads_before;
-  }
+  if (breakdown) *breakdown = breakdown_of(state_->prover.last_stats(), state_->prover.srs_uploads() != uploads_before);
   return proofs;
 }
 

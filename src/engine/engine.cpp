@@ -804,20 +804,11 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
     members.push_back(std::move(m));
   }
   // Registered for cancel_running() (the worker's view names the head only).
-  struct Registration {
-    std::set<JobId>& set;
-    std::vector<JobId> ids;
-    ~Registration() {
-      for (JobId id : ids) set.erase(id);
-    }
-  } registration{batch_members_, {}};
+  BatchRegistration registration(batch_members_);
   if (members.size() > 1) {
     ++batches_total_;
     batched_jobs_total_ += members.size();
-    for (const Member& m : members) {
-      batch_members_.insert(m.job->id);
-      registration.ids.push_back(m.job->id);
-    }
+    for (const Member& m : members) registration.add(m.job->id);
   }
   auto stage_all = [this, &members](const std::string& stage) {
     for (Member& m : members) set_stage(*m.job, JobState::kRunning, stage);
@@ -1510,17 +1501,8 @@ asio::awaitable<void> Engine::run_demo_batch(std::vector<JobPtr> batch) {
     members.push_back(std::move(m));
   }
   // Registered for cancel_running() (the worker's view names the head only).
-  struct Registration {
-    std::set<JobId>& set;
-    std::vector<JobId> ids;
-    ~Registration() {
-      for (JobId id : ids) set.erase(id);
-    }
-  } registration{batch_members_, {}};
-  for (const Member& m : members) {
-    batch_members_.insert(m.job->id);
-    registration.ids.push_back(m.job->id);
-  }
+  BatchRegistration registration(batch_members_);
+  for (const Member& m : members) registration.add(m.job->id);
   auto stage_all = [this, &members](const std::string& stage) {
     for (Member& m : members) set_stage(*m.job, JobState::kRunning, stage);
   };

@@ -253,6 +253,25 @@ class Engine {
   std::size_t accepting_ = 0;  // submissions whose accept record is being written (count against capacity)
   std::set<JobId> stopped_by_shutdown_;   // cancelled by the drain, not a client: resumed after a restart
   std::set<JobId> batch_members_;        // running in a batch besides its worker's head job (cancel_running)
+  // A batch's entries in batch_members_, erased when the batch coroutine ends
+  // (however it ends).
+  class BatchRegistration {
+   public:
+    explicit BatchRegistration(std::set<JobId>& set) : set_(set) {}
+    BatchRegistration(const BatchRegistration&) = delete;
+    BatchRegistration& operator=(const BatchRegistration&) = delete;
+    ~BatchRegistration() {
+      for (JobId id : ids_) set_.erase(id);
+    }
+    void add(JobId id) {
+      set_.insert(id);
+      ids_.push_back(id);
+    }
+
+   private:
+    std::set<JobId>& set_;
+    std::vector<JobId> ids_;
+  };
   std::uint64_t batches_total_ = 0, batched_jobs_total_ = 0;  // prover calls of >= 2 jobs, and their jobs
 
   // Counters for metrics (monotonic).
