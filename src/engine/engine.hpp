@@ -206,6 +206,7 @@ class Engine {
   policy::SrsLease lease_srs(const std::string& srs_id, std::uint64_t host_bytes, Priority priority);
   void apply_srs_actions(const std::vector<policy::SrsAction>& actions);
   void sweep_idle_srs();  // LRU eviction of sets idle past srs_min_idle
+  asio::awaitable<void> release_idle_stagings();
   asio::awaitable<void> release_device_srs(DeviceSet::Slot& slot, std::string srs_id);
   asio::awaitable<void> srs_sweep_loop();
   JobPtr find(const JobKey& key) const;

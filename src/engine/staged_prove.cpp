@@ -78,6 +78,14 @@ InstanceStaging& StagingPool::Lease::staging_for(const DeviceBackend& backend) {
   return *s;
 }
 
+std::vector<std::unique_ptr<InstanceStaging>> StagingPool::take_idle() {
+  std::vector<std::unique_ptr<InstanceStaging>> out;
+  for (std::size_t i = 0; i < stagings_.size(); ++i) {
+    if (!leased_[i] && stagings_[i]) out.push_back(std::move(stagings_[i]));
+  }
+  return out;
+}
+
 InstanceStaging* StagingPool::Lease::get() const { return pool_ ? pool_->stagings_[slot_].get() : nullptr; }
 
 std::optional<StagingPool::Lease> StagingPool::try_acquire() {

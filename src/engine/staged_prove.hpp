@@ -75,6 +75,10 @@ class StagingPool {
   std::optional<Lease> try_acquire();
   std::size_t slots() const { return stagings_.size(); }
   std::size_t in_use() const { return in_use_; }
+  // Moves out the stagings of the slots not leased (their slots make a new
+  // one on the next lease). The caller destroys them off the loop: a GPU
+  // staging frees GiBs of page-locked memory.
+  std::vector<std::unique_ptr<InstanceStaging>> take_idle();
 
  private:
   std::vector<std::unique_ptr<InstanceStaging>> stagings_;

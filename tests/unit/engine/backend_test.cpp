@@ -56,7 +56,8 @@ JobRequest demo(std::uint32_t size, std::uint64_t seed) {
 
 TEST(EngineBackends, JobsGoToTheDeviceBackend) {
   Rig rig(1);
-  run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
+  // The body outlives no frame: run_scenario keeps it until the loop ends.
+  run_scenario(rig, [&rig](Engine& e) -> asio::awaitable<void> {
     auto a = e.submit(demo(5, 3));
     EXPECT_TRUE(a.ok());
     auto out = co_await e.await(a.value().id, 0ms);
@@ -71,6 +72,9 @@ TEST(EngineBackends, JobsGoToTheDeviceBackend) {
     EXPECT_EQ(s.devices.at(1).name, "cpu");
     EXPECT_EQ(s.devices.at(1).proofs_done, 0u);
     EXPECT_EQ(s.cpu_retries_total, 0u);
+    // Once idle, the engine gives the staging's (pinned, on a GPU) memory back.
+    for (int i = 0; i < 200 && rig.fakes[0]->live_stagings->load() != 0; ++i) co_await testing::sleep_for(5ms);
+    EXPECT_EQ(rig.fakes[0]->live_stagings->load(), 0);
   });
   EXPECT_EQ(rig.fakes[0]->calls().size(), 1u);
 }

@@ -112,13 +112,18 @@ class FakeBackend final : public DeviceBackend {
 
   // ---- Staged steps ----
   struct Staging final : InstanceStaging {
+    explicit Staging(std::shared_ptr<std::atomic<int>> live) : live_count(std::move(live)) { ++*live_count; }
+    ~Staging() override { --*live_count; }
+    std::shared_ptr<std::atomic<int>> live_count;  // the back end's live_stagings
     const groth16::Parameters* params = nullptr;
     const groth16::R1cs* r1cs = nullptr;
     const groth16::Witness* witness = nullptr;
     groth16::Blinding blinding;
     std::optional<groth16::Proof> proof;
   };
-  std::unique_ptr<InstanceStaging> make_staging() const override { return std::make_unique<Staging>(); }
+  std::unique_ptr<InstanceStaging> make_staging() const override { return std::make_unique<Staging>(live_stagings); }
+  // Stagings of this back end alive now (an idle engine gives them back).
+  std::shared_ptr<std::atomic<int>> live_stagings = std::make_shared<std::atomic<int>>(0);
   bool can_use(const InstanceStaging& s) const override { return dynamic_cast<const Staging*>(&s) != nullptr; }
 
   void prepare(InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,

@@ -135,6 +135,36 @@ TEST(StagingPool, BoundsTheLeasesAndKeepsTheStagings) {
   EXPECT_EQ(pool.in_use(), 0u);
 }
 
+// An idle engine gives the pool's stagings back (GPU stagings are GiBs of
+// page-locked memory the budget no longer counts): only unleased slots give
+// theirs, and a slot emptied so makes a new staging on its next lease.
+TEST(StagingPool, TakeIdleMovesOutOnlyTheUnleasedSlotsStagings) {
+  runtime::EventLoop loop;
+  ThreadPool math(1);
+  FakeBackend gpu("fake:0", 0, math);
+  StagingPool pool(loop.executor(), 2);
+  on_loop(loop, [&]() -> asio::awaitable<void> {
+    StagingPool::Lease a = co_await pool.acquire();
+    StagingPool::Lease b = co_await pool.acquire();
+    InstanceStaging* kept = &a.staging_for(gpu);
+    InstanceStaging* dropped = &b.staging_for(gpu);
+    b.release();
+    std::vector<std::unique_ptr<InstanceStaging>> idle = pool.take_idle();
+    EXPECT_EQ(idle.size(), 1u);
+    EXPECT_EQ(idle.empty() ? nullptr : idle[0].get(), dropped);
+    EXPECT_EQ(a.get(), kept);  // the leased slot keeps its staging
+    a.release();
+    idle = pool.take_idle();
+    EXPECT_EQ(idle.size(), 1u);
+    EXPECT_EQ(idle.empty() ? nullptr : idle[0].get(), kept);
+    EXPECT_TRUE(pool.take_idle().empty());
+    StagingPool::Lease c = co_await pool.acquire();
+    EXPECT_EQ(c.get(), nullptr);  // emptied: made anew on use
+    EXPECT_TRUE(gpu.can_use(c.staging_for(gpu)));
+  });
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
 // The device step completes on the fake's device thread (as a CUDA callback
 // would) and the coroutine resumes on the loop thread; the loop keeps
 // serving other work meanwhile (a timer ticks while the device works).
