@@ -24,6 +24,7 @@
 #include "groth16/verifier.hpp"
 #include "unit/engine/engine_fixture.hpp"
 #include "unit/engine/fake_backend.hpp"
+#include "unit/engine/pipeline_rig.hpp"
 
 namespace cuzk::engine {
 namespace {
@@ -182,24 +183,9 @@ TEST(DeviceSetQueue, PartitionsGoWhereTheirSrsIsAndSpreadWhenWorthIt) {
 // ---------------------------------------------------------------------------
 // The pipeline on two fake GPUs, with demo witnesses as partitions
 
-struct MultiRig {
+struct MultiRig : testing::PipelineRig {
   explicit MultiRig(std::uint64_t budget_bytes, std::size_t gpus = 2)
-      : log(runtime::LogLevel::kError), math(2), cpu(2), synthesis(4), memory(loop.executor(), budget_bytes) {
-    dir = testing::make_temp_dir("cuzk-dispatch-test");
-    params = std::make_unique<ParamStore>(dir, math, log);
-    demo = params->get_demo(5).params;
-    std::vector<std::shared_ptr<DeviceBackend>> b;
-    for (std::uint32_t i = 0; i < gpus; ++i) {
-      fakes.push_back(std::make_shared<FakeBackend>("fake:" + std::to_string(i), i, math));
-      b.push_back(fakes.back());
-    }
-    devices = std::make_unique<DeviceSet>(loop.executor(), std::make_shared<CpuBackend>(cpu, math), b);
-  }
-  ~MultiRig() {
-    devices.reset();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+      : PipelineRig("cuzk-dispatch-test", {gpus, budget_bytes, 2, 4, runtime::LogLevel::kError}) {}
 
   // `n` demo partitions (seed 100 + k), each synthesized in `synth_delay`.
   PartitionPlan plan(std::uint32_t n, std::chrono::milliseconds synth_delay, std::uint64_t witness_bytes = 1 << 20) {
@@ -236,23 +222,13 @@ struct MultiRig {
     tasks.spawn([](MultiRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
                    std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
       out.emplace(
-          co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan, c));
+          co_await run_partition_pipeline(r.deps(), plan, c));
     }(*this, p, cancel, result));
     loop.run();
     EXPECT_EQ(tasks.size(), 0u);
     return std::move(*result);
   }
 
-  runtime::EventLoop loop;
-  runtime::Logger log;
-  ThreadPool math;
-  runtime::WorkerPool cpu, synthesis;
-  MemoryGate memory;
-  fs::path dir;
-  std::unique_ptr<ParamStore> params;
-  std::shared_ptr<const CircuitParams> demo;
-  std::vector<std::shared_ptr<FakeBackend>> fakes;
-  std::unique_ptr<DeviceSet> devices;
   std::array<std::uint32_t, 4> max_jobs_seen{};
   int fail_synthesis_of = -1;
 };
@@ -368,7 +344,7 @@ TEST(MultiGpuPipeline, PartitionsOfAMoreUrgentJobTakeTheGpuFirst) {
                 std::optional<Result<PipelineOutcome>>& out, std::chrono::milliseconds after) -> asio::awaitable<void> {
     co_await testing::sleep_for(after);
     out.emplace(
-        co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan, c));
+        co_await run_partition_pipeline(r.deps(), plan, c));
   };
   tasks.spawn(run(rig, low, cancel, a, 0ms));
   tasks.spawn(run(rig, critical, cancel, b, 90ms));  // the LOW job is proving its second partition
@@ -479,7 +455,7 @@ BatchRun run_batch(MultiRig& rig, const PartitionPlan& plan, std::vector<std::ui
   runtime::TaskSet tasks(rig.loop.executor());
   tasks.spawn([](MultiRig& r, const PartitionPlan& p, std::vector<PlanMember> ms,
                  std::vector<Result<PipelineOutcome>>& ret) -> asio::awaitable<void> {
-    ret = co_await run_batch_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, p,
+    ret = co_await run_batch_pipeline(r.deps(), p,
                                       std::move(ms));
   }(rig, plan, std::move(members), out.returned));
   std::thread watcher;

@@ -18,6 +18,7 @@
 #include "runtime/task_set.hpp"
 #include "unit/engine/engine_fixture.hpp"
 #include "unit/engine/fake_backend.hpp"
+#include "unit/engine/pipeline_rig.hpp"
 
 namespace cuzk::engine {
 namespace {
@@ -37,24 +38,8 @@ void on_loop(runtime::EventLoop& loop, Body body) {
   EXPECT_EQ(tasks.size(), 0u);
 }
 
-struct Rig {
-  explicit Rig(std::size_t gpus = 1) : log(runtime::LogLevel::kWarn), math(2), cpu(3), synthesis(4),
-                                       memory(loop.executor(), 1ull << 40) {
-    dir = testing::make_temp_dir("cuzk-staged-test");
-    params = std::make_unique<ParamStore>(dir, math, log);
-    demo = params->get_demo(5).params;
-    std::vector<std::shared_ptr<DeviceBackend>> backends;
-    for (std::size_t i = 0; i < gpus; ++i) {
-      fakes.push_back(std::make_shared<FakeBackend>("fake:" + std::to_string(i), static_cast<std::uint32_t>(i), math));
-      backends.push_back(fakes.back());
-    }
-    devices = std::make_unique<DeviceSet>(loop.executor(), std::make_shared<CpuBackend>(cpu, math), backends);
-  }
-  ~Rig() {
-    devices.reset();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+struct Rig : testing::PipelineRig {
+  explicit Rig(std::size_t gpus = 1) : PipelineRig("cuzk-staged-test", {gpus, 1ull << 40, 3, 4, runtime::LogLevel::kWarn}) {}
 
   groth16::Witness witness(std::uint64_t seed) const {
     const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
@@ -82,23 +67,13 @@ struct Rig {
     on_loop(loop, [&]() -> asio::awaitable<void> {
       return [](Rig& r, const PartitionPlan& plan, std::atomic<bool>& c,
                 std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
-        out.emplace(co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log},
+        out.emplace(co_await run_partition_pipeline(r.deps(),
                                                     plan, c));
       }(*this, p, cancel, result);
     });
     return std::move(*result);
   }
 
-  runtime::EventLoop loop;
-  runtime::Logger log;
-  ThreadPool math;
-  runtime::WorkerPool cpu, synthesis;
-  MemoryGate memory;
-  fs::path dir;
-  std::unique_ptr<ParamStore> params;
-  std::shared_ptr<const CircuitParams> demo;
-  std::vector<std::shared_ptr<FakeBackend>> fakes;
-  std::unique_ptr<DeviceSet> devices;
 };
 
 bool overlaps(const FakeBackend::Call& a, const FakeBackend::Call& b) { return a.start < b.end && b.start < a.end; }

@@ -1,0 +1,64 @@
+// The pieces every partition-pipeline test needs (a loop, pools, a memory
+// gate, the demo-5 parameters and a DeviceSet of fake GPUs plus the CPU), so
+// the pipeline tests (dispatch, staged prove) share one construction order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "engine/param_store.hpp"
+#include "engine/pipeline.hpp"
+#include "unit/engine/engine_fixture.hpp"
+#include "unit/engine/fake_backend.hpp"
+
+namespace cuzk::engine::testing {
+
+struct PipelineRig {
+  struct Sizes {
+    std::size_t gpus = 1;
+    std::uint64_t budget_bytes = 1ull << 40;
+    std::size_t cpu_threads = 2, synthesis_threads = 4;
+    runtime::LogLevel log_level = runtime::LogLevel::kWarn;
+  };
+
+  PipelineRig(const char* dir_prefix, Sizes s)
+      : log(s.log_level), math(2), cpu(s.cpu_threads), synthesis(s.synthesis_threads),
+        memory(loop.executor(), s.budget_bytes) {
+    dir = make_temp_dir(dir_prefix);
+    params = std::make_unique<ParamStore>(dir, math, log);
+    demo = params->get_demo(5).params;
+    std::vector<std::shared_ptr<DeviceBackend>> backends;
+    for (std::size_t i = 0; i < s.gpus; ++i) {
+      fakes.push_back(std::make_shared<FakeBackend>("fake:" + std::to_string(i), static_cast<std::uint32_t>(i), math));
+      backends.push_back(fakes.back());
+    }
+    devices = std::make_unique<DeviceSet>(loop.executor(), std::make_shared<CpuBackend>(cpu, math), backends);
+  }
+  ~PipelineRig() {
+    devices.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  PipelineRig(const PipelineRig&) = delete;
+  PipelineRig& operator=(const PipelineRig&) = delete;
+
+  PipelineDeps deps() { return PipelineDeps{synthesis, cpu, *devices, memory, log}; }
+
+  runtime::EventLoop loop;
+  runtime::Logger log;
+  ThreadPool math;
+  runtime::WorkerPool cpu, synthesis;
+  MemoryGate memory;
+  std::filesystem::path dir;
+  std::unique_ptr<ParamStore> params;
+  std::shared_ptr<const CircuitParams> demo;
+  std::vector<std::shared_ptr<FakeBackend>> fakes;
+  std::unique_ptr<DeviceSet> devices;
+};
+
+}  // namespace cuzk::engine::testing
