@@ -39,6 +39,8 @@ devices = "auto"
 [logging]
 level = "info"
 EOF
+  # Extra settings for one run (e.g. E2E_EXTRA_TOML=$'[porep]\nsynthesis_threads = 1').
+  if [[ -n ${E2E_EXTRA_TOML:-} ]]; then printf '%s\n' "$E2E_EXTRA_TOML" >>"$work/cuzkd.toml"; fi
   echo "== $(date -u +%FT%TZ) gen-c1 $size seed $seed"
   "$bin/cuzk-bench" gen-c1 --sector-size "$size" --seed "$seed" >"$work/c1.json" || exit 1
   echo "== starting cuzkd"
@@ -66,6 +68,12 @@ wait)
   max=${4:-540}
   t0=$(date +%s)
   while [[ ! -f $work/prove.rc ]]; do
+    # Nothing to wait for when the start failed or the daemon died (device time is scarce).
+    if [[ ! -f $work/cuzkd.pid ]] || ! kill -0 "$(cat "$work/cuzkd.pid")" 2>/dev/null; then
+      echo "== cuzkd is not running; last log lines:"
+      tail -n 5 "$work/cuzkd.log" 2>/dev/null
+      exit 2
+    fi
     if (($(date +%s) - t0 >= max)); then
       echo "== still running after ${max}s; last log lines:"
       tail -n 5 "$work/cuzkd.log"
