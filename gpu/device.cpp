@@ -113,7 +113,10 @@ MsmAlgorithm msm_algorithm_from_env() {
   if (s == "bucket") return MsmAlgorithm::kBucketPerThread;
   if (s == "balanced") return MsmAlgorithm::kBalancedRuns;
   if (s == "affine") return MsmAlgorithm::kBatchAffine;
-  throw Error(ErrorKind::kInvalidArgument, "CUZK_MSM_ALGO=" + s + ": expected bucket, balanced or affine");
+  if (s == "smem") return MsmAlgorithm::kBalancedSmem;  // G2 accumulator in shared memory
+  if (s == "smem12") return MsmAlgorithm::kBalancedSmem12;
+  throw Error(ErrorKind::kInvalidArgument,
+              "CUZK_MSM_ALGO=" + s + ": expected bucket, balanced, affine, smem or smem12");
 }
 
 // CUZK_MSM_SCRATCH_MIB overrides the MSM scratch limit (e.g. a small value
@@ -511,6 +514,11 @@ template <class T>
 std::vector<T> run_field_op(Device& device, kernels::FieldKind kind, FieldOp op, std::span<const T> a,
                             std::span<const T> b) {
   if (a.size() != b.size()) throw Error(ErrorKind::kInvalidArgument, "field_op: size mismatch");
+  const bool named_form = op == FieldOp::kMulCios || op == FieldOp::kMulEvenOdd || op == FieldOp::kSqrCios ||
+                          op == FieldOp::kSqrEvenOdd;
+  if (named_form && kind == kernels::FieldKind::kFp2) {
+    throw Error(ErrorKind::kInvalidArgument, "field_op: named multiplication forms exist for Fp and Fr only");
+  }
   Device::Impl& d = device.impl();
   DeviceGuard guard(d.ordinal);
   const std::size_t limbs = a.size() * sizeof(T) / 4;
@@ -527,6 +535,10 @@ std::vector<T> run_field_op(Device& device, kernels::FieldKind kind, FieldOp op,
     case FieldOp::kMul: k = kernels::FieldOpKind::kMul; break;
     case FieldOp::kSqr: k = kernels::FieldOpKind::kSqr; break;
     case FieldOp::kFromMont: k = kernels::FieldOpKind::kFromMont; break;
+    case FieldOp::kMulCios: k = kernels::FieldOpKind::kMulCios; break;
+    case FieldOp::kMulEvenOdd: k = kernels::FieldOpKind::kMulEvenOdd; break;
+    case FieldOp::kSqrCios: k = kernels::FieldOpKind::kSqrCios; break;
+    case FieldOp::kSqrEvenOdd: k = kernels::FieldOpKind::kSqrEvenOdd; break;
   }
   kernels::field_op(s, kind, k, da.get(), db.get(), dout.get(), a.size());
   CUZK_CUDA_CHECK(cudaMemcpyAsync(out.data(), dout.get(), a.size_bytes(), cudaMemcpyDeviceToHost, s));

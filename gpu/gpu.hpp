@@ -169,7 +169,7 @@ class Device {
   static int msm_window_bits(std::size_t n);
 
   // Tuning knobs of the MSM. The environment variables CUZK_MSM_ALGO
-  // ("bucket", "balanced" or "affine") and CUZK_MSM_SCRATCH_MIB set the initial
+  // ("bucket", "balanced", "affine", "smem" or "smem12") and CUZK_MSM_SCRATCH_MIB set the initial
   // algorithm and scratch limit of every Device (bench sweeps, validation of
   // chunked MSMs inside the prover); a malformed value makes the constructor
   // throw kInvalidArgument.

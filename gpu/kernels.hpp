@@ -165,7 +165,7 @@ MsmWindows msm_g2_enqueue(cudaStream_t s, const PointSource& bases, const u32* s
 
 // ---- Field self-tests (gpu/ff/field_ops.cu) --------------------------------
 enum class FieldKind { kFp, kFr, kFp2 };
-enum class FieldOpKind { kAdd, kSub, kMul, kSqr, kFromMont };
+enum class FieldOpKind { kAdd, kSub, kMul, kSqr, kFromMont, kMulCios, kMulEvenOdd, kSqrCios, kSqrEvenOdd };
 void field_op(cudaStream_t s, FieldKind field, FieldOpKind op, const u32* a, const u32* b, u32* out, std::size_t n);
 
 }  // namespace cuzk::gpu::kernels

@@ -7,12 +7,16 @@
 //        bench_gpu partition [--log-domain N] [--full-width-percent P] [--reps R]
 //                  [--srs resident|streamed] [--srs-device-mib M]
 //                  (one PoRep C2 partition's device stages: bench/gpu/partition_bench.cpp)
+//        bench_gpu spmv [--log-rows N] [--reps R] [--caps 32,8] [--host-threads T]
+//                  (a, b, c from a device-resident R1CS vs the host: bench/gpu/spmv_bench.cpp)
 //        bench_gpu setup [--setup-log K]   (fixed-base G1/G2 of the GPU setup, default 2^24 scalars)
+//        bench_gpu field [--ops-per-thread K] [--waves W] [--reps R]
+//                  (Fp/Fr mul and sqr, CIOS vs even/odd forms: bench/gpu/field_bench.cu)
 //        options [--msm-algos LIST] [--no-ntt]
 //   MSM: 2048 random bases (s_j * G) replicated to N, uniformly random scalars
 //        (sppark's bench method, so sppark's H200 numbers compare directly).
 //        Every accumulation algorithm in LIST (comma separated, "bucket",
-//        "balanced", "affine"; default the first two, or CUZK_MSM_ALGO alone when set) is timed
+//        "balanced", "affine", "smem", "smem12"; default the first two, or CUZK_MSM_ALGO alone when set) is timed
 //        at 2^20, 2^24, 2^26 (and 2^27 with --max-msm-log 27) with the default
 //        8 GiB scratch limit (2^26 and up run in chunks), G2 at 2^20 and 2^23
 //        (and 2^25 with --max-msm-log 27).
@@ -32,7 +36,9 @@
 
 #include "ec/curve.hpp"
 #include "gpu/gpu.hpp"
+#include "field_bench.hpp"
 #include "partition_bench.hpp"
+#include "spmv_bench.hpp"
 #include "gpu/setup/gpu_setup.hpp"
 #include "util/thread_pool.hpp"
 
@@ -207,6 +213,10 @@ int main(int argc, char** argv) {
       msm_algos.push_back({name, gpu::MsmAlgorithm::kBalancedRuns});
     } else if (name == "affine") {
       msm_algos.push_back({name, gpu::MsmAlgorithm::kBatchAffine});
+    } else if (name == "smem") {
+      msm_algos.push_back({name, gpu::MsmAlgorithm::kBalancedSmem});
+    } else if (name == "smem12") {
+      msm_algos.push_back({name, gpu::MsmAlgorithm::kBalancedSmem12});
     } else if (!name.empty()) {
       std::printf("bench_gpu: unknown MSM algorithm '%s' ignored\n", name.c_str());
     }
@@ -221,6 +231,8 @@ int main(int argc, char** argv) {
               dev.info().cc_major, dev.info().cc_minor, double(dev.info().global_memory_bytes) / (1 << 30));
   if (setup_mode) return bench_setup(dev, setup_log);
   if (argc > 1 && std::string(argv[1]) == "partition") return bench::bench_partition(dev, argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "field") return bench::bench_field(dev, argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "spmv") return bench::bench_spmv(dev, argc, argv);
   std::vector<Row> rows;
   const int reps = quick ? 3 : 7;
   std::mt19937_64 rng(20261130);

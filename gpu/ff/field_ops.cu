@@ -19,6 +19,19 @@ __global__ void field_op_kernel(FieldOpKind op, const F* a, const F* b, F* out, 
     case FieldOpKind::kFromMont:
       if constexpr (requires { a[i].from_mont(); }) out[i] = a[i].from_mont();
       break;
+    // The named forms of gpu/ff/field.cuh (Fp, Fr; the host refuses them for Fp2).
+    case FieldOpKind::kMulCios:
+      if constexpr (requires { F::mul_cios(a[i], b[i]); }) out[i] = F::mul_cios(a[i], b[i]);
+      break;
+    case FieldOpKind::kMulEvenOdd:
+      if constexpr (requires { F::mul_evenodd(a[i], b[i]); }) out[i] = F::mul_evenodd(a[i], b[i]);
+      break;
+    case FieldOpKind::kSqrCios:
+      if constexpr (requires { a[i].sqr_cios(); }) out[i] = a[i].sqr_cios();
+      break;
+    case FieldOpKind::kSqrEvenOdd:
+      if constexpr (requires { a[i].sqr_evenodd(); }) out[i] = a[i].sqr_evenodd();
+      break;
   }
 }
 

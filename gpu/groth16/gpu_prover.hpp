@@ -2,7 +2,8 @@
 // groth16::CpuProver (src/groth16/prover.hpp), with the heavy stages on the GPU.
 //
 // Per instance:
-//   1. host:   a, b, c = A.w, B.w, C.w (groth16::evaluate_into), zero-padded to m;
+//   1. host:   a, b, c = A.w, B.w, C.w (groth16::evaluate_into), zero-padded to m,
+//              optionally checking a_i * b_i == c_i on the way (SatisfactionCheck);
 //   2. device: for each of a, b, c: iNTT, then coset NTT (the iNTT's 1/m and the
 //              coset's g^i are one scaling pass); a <- (a.b - c) * (g^m - 1)^-1
 //              in one fused kernel; coset iNTT; H = the first m - 1 coefficients,
@@ -129,6 +130,21 @@ class ResidentSrs {
 //   kOff:  one MSM over all scalars.
 enum class WitnessScalarSplit { kAuto, kOff };
 
+// Where a, b, c = A.w, B.w, C.w are evaluated.
+//   kHost:   prepare() runs groth16::evaluate_into into pinned memory and
+//            enqueue() uploads 3 m Fr (32 GiB PoRep: 12.9 GB, ~16 thread-s).
+//   kDevice: the prover keeps the R1CS's matrices in device memory
+//            (DeviceR1cs, gpu/groth16/r1cs_device.hpp; 32 GiB PoRep ~7.4 GB),
+//            prepare() stages only the witness (inputs ++ aux, 4.2 GB) and
+//            enqueue() runs the mat-vec on the device before the NTTs. The
+//            matrices are uploaded by the first enqueue of an R1cs (that
+//            instance still evaluates on the host); an R1cs whose matrices do
+//            not fit beside the workspace stays on the host path, as does an
+//            instance prepared with SatisfactionCheck::kCheck (the check must
+//            fail before anything reaches the device). The R1cs must outlive
+//            the enqueue of its instances.
+enum class AbcSource { kHost, kDevice };
+
 struct GpuProverOptions {
   WitnessScalarSplit witness_split = WitnessScalarSplit::kAuto;
   // Device memory for the SRS that prove(params, ...) caches; the rest of it
@@ -141,6 +157,12 @@ struct GpuProverOptions {
   // (benchmarks: h_gpu_ms is then the NTT pipeline alone). Default: the NTTs
   // of a overlap the uploads of b and c.
   bool h_uploads_first = false;
+  // a, b, c on the host (default) or from a device-resident R1CS (A/B switch).
+  AbcSource abc_source = AbcSource::kHost;
+  // prove(): kCheck checks every constraint while prepare() evaluates a, b,
+  // c (fused: one Fr multiplication per row) and throws
+  // groth16::UnsatisfiedError before anything reaches the device.
+  groth16::SatisfactionCheck satisfaction = groth16::SatisfactionCheck::kSkip;
 };
 
 // How a witness MSM's scalars were split (all tail when the split is off).
@@ -155,14 +177,15 @@ struct GpuSplitCounts {
 // splits.
 struct GpuProveStats {
   // host, prepare()
-  double evaluate_ms = 0;                              // a, b, c
+  double evaluate_ms = 0;                              // a, b, c (kDevice: the witness copied to pinned memory)
+  bool abc_on_device = false;                          // a, b, c came from the device-resident R1CS
   double l_host_ms = 0, a_host_ms = 0, b_host_ms = 0;  // selection + split of the witness MSMs' scalars
   double prepare_ms = 0;                               // all of prepare()
   // host, enqueue(): queueing the device work (growing device buffers included)
   double enqueue_ms = 0;
   // device
   double h_ms = 0;         // from the first upload of a, b, c to the end of the quotient (uploads, 7 NTTs)
-  double h_upload_ms = 0;  // the a, b, c uploads (copy stream)
+  double h_upload_ms = 0;  // the a, b, c uploads (copy stream); kDevice: witness upload + device mat-vec
   double h_gpu_ms = 0;     // the NTTs + quotient (compute stream; includes waiting for b, c
                            // unless h_uploads_first)
   double h_msm_ms = 0;     // H MSM
@@ -323,8 +346,12 @@ class GpuProver final : public groth16::Prover {
   //    staging, and the L, A, B scalars selected and split there. The witness
   //    is not referenced afterwards. Throws groth16::ParamsError when the
   //    witness does not fit r1cs, gpu::Error{kInvalidArgument} for a domain
-  //    over 2^27. The staging must not be in flight (enqueued, not finished).
-  void prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, ProveStaging& staging) const;
+  //    over 2^27, and with kCheck groth16::UnsatisfiedError (the first row
+  //    with a * b != c, checked during the evaluation; the staging is then
+  //    left unprepared). The staging must not be in flight (enqueued, not
+  //    finished).
+  void prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, ProveStaging& staging,
+               groth16::SatisfactionCheck check = groth16::SatisfactionCheck::kSkip) const;
   // 2. The prover's owner thread (like every device call): queues the
   //    uploads, the H stage, every MSM and point sum and the downloads of
   //    their results into the staging on the prover's streams, and returns
@@ -360,8 +387,10 @@ class GpuProver final : public groth16::Prover {
   // sizes disagree.
   groth16::MsmResults device_stages(const DeviceSrsBases& bases, const DeviceStageInputs& in);
 
-  // Stage 2 alone, downloaded: the m - 1 coefficients of H (as groth16::compute_h).
-  std::vector<ff::Fr> compute_h(const groth16::R1cs& r1cs, const groth16::Witness& w);
+  // Stage 2 alone, downloaded: the m - 1 coefficients of H (as groth16::compute_h,
+  // throwing groth16::UnsatisfiedError as it does with kCheck).
+  std::vector<ff::Fr> compute_h(const groth16::R1cs& r1cs, const groth16::Witness& w,
+                                groth16::SatisfactionCheck check = groth16::SatisfactionCheck::kSkip);
 
   // The SRS of params, uploaded (and cached, replacing another) the first
   // time this Parameters object is seen, as prove(params, ...) does; for

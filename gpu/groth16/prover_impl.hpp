@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "gpu/cuda_rt.hpp"
 #include "gpu/fence.hpp"
 #include "gpu/groth16/gpu_prover.hpp"
+#include "gpu/groth16/r1cs_device.hpp"
 #include "gpu/kernels.hpp"
 
 namespace cuzk::gpu {
@@ -78,6 +80,10 @@ struct ProveStaging::Impl {
   int log_m = -1;
   detail::PinnedBuffer<ff::Fr> abc_own;  // a, b, c (m each), evaluated by prepare()
   const ff::Fr* abc = nullptr;           // abc_own, or the caller's (device_stages)
+  // AbcSource::kDevice: inputs ++ aux for the device mat-vec over r1cs (abc is
+  // then null).
+  detail::PinnedBuffer<ff::Fr> witness_own;
+  const groth16::R1cs* r1cs = nullptr;
   std::array<staging::WitnessMsmHost, staging::kWitnessMsms> msm;
   detail::PinnedBuffer<std::uint32_t> results;  // kMsmSlots slots of kSlotLimbs
   std::array<staging::MsmResultMeta, staging::kMsmSlots> meta;
@@ -103,6 +109,7 @@ struct ProveStaging::Impl {
     step = staging::Step::kIdle;
     stats = GpuProveStats{};
     abc = nullptr;
+    r1cs = nullptr;
     log_m = -1;
   }
   cudaEvent_t event(staging::StageEvent e) const { return (*events)[e].get(); }
@@ -128,6 +135,13 @@ struct GpuProver::Impl {
   detail::DeviceBuffer<unsigned char> sum_scratch;  // point sums' partials
   detail::Event idle;
   bool idle_recorded = false;
+  // AbcSource::kDevice: the matrices of one R1cs (replaced by another's),
+  // built by enqueue on this thread; prepare (other threads) reads only
+  // device_r1cs_for, published once device_r1cs is complete.
+  std::unique_ptr<DeviceR1cs> device_r1cs;
+  std::atomic<const groth16::R1cs*> device_r1cs_for{nullptr};
+  const groth16::R1cs* device_r1cs_unfit = nullptr;  // did not fit: not tried again
+  detail::DeviceBuffer<std::uint32_t> witness;       // inputs ++ aux for the mat-vec
 };
 
 }  // namespace cuzk::gpu

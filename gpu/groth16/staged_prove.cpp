@@ -208,6 +208,38 @@ void queue_witness_msm(Device& device, GpuProver::Impl& d, cudaStream_t s, const
   meta.windows = w.windows;
 }
 
+// The device copy of r1cs's matrices (AbcSource::kDevice), built on the device
+// thread, replacing another R1cs's (after the device is done with it), with
+// `keep_free_bytes` left beside it for the witness buffer. Uploads on a
+// stream of its own, so only the upload is waited for. Throws
+// Error{kOutOfDeviceMemory} when they do not fit (an old copy is gone then).
+const DeviceR1cs& device_r1cs(GpuProver::Impl& d, const groth16::R1cs& r1cs, std::size_t keep_free_bytes) {
+  const std::size_t nnz = r1cs.a().nnz() + r1cs.b().nnz() + r1cs.c().nnz();
+  if (d.device_r1cs && d.device_r1cs_for.load(std::memory_order_relaxed) == &r1cs &&
+      d.device_r1cs->num_constraints() == r1cs.num_constraints() &&
+      d.device_r1cs->num_variables() == r1cs.num_variables() && d.device_r1cs->nnz() == nnz) {
+    return *d.device_r1cs;
+  }
+  d.device_r1cs_for.store(nullptr, std::memory_order_release);
+  if (d.device_r1cs) {
+    d.compute.sync();  // instances in flight may still read the old matrices
+    d.device_r1cs.reset();
+  }
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUZK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  DeviceR1csOptions options;
+  options.budget_bytes = free_bytes > keep_free_bytes ? free_bytes - keep_free_bytes : 0;
+  detail::Stream upload;
+  d.device_r1cs = std::make_unique<DeviceR1cs>(r1cs, upload.get(), options);
+  d.device_r1cs_for.store(&r1cs, std::memory_order_release);
+  return *d.device_r1cs;
+}
+
+std::size_t witness_buffer_growth_bytes(const GpuProver::Impl& d, const groth16::R1cs& r1cs) {
+  const std::size_t need = r1cs.num_variables() * sizeof(Fr);
+  return need > d.witness.bytes() ? need - d.witness.bytes() : 0;
+}
+
 }  // namespace
 
 // ---- ProveStaging ----------------------------------------------------------
@@ -218,7 +250,7 @@ ProveStaging::ProveStaging(ProveStaging&&) noexcept = default;
 ProveStaging& ProveStaging::operator=(ProveStaging&&) noexcept = default;
 
 std::size_t ProveStaging::pinned_bytes() const {
-  std::size_t bytes = impl_->abc_own.size() * sizeof(Fr) + impl_->results.size() * 4;
+  std::size_t bytes = (impl_->abc_own.size() + impl_->witness_own.size()) * sizeof(Fr) + impl_->results.size() * 4;
   for (const auto& m : impl_->msm) bytes += m.bytes();
   return bytes;
 }
@@ -237,6 +269,7 @@ void ProveStaging::release() {
   impl_->fence.wait();
   impl_->begin_prepare();
   impl_->abc_own.reset();
+  impl_->witness_own.reset();
   for (auto& m : impl_->msm) m = staging::WitnessMsmHost{};
   impl_->results.reset();
 }
@@ -274,12 +307,17 @@ void GpuProver::release_workspace() {
   impl_->compute.sync();
   impl_->copy.sync();
   impl_->abc.reset();
+  impl_->witness.reset();
+  impl_->device_r1cs_for.store(nullptr, std::memory_order_release);  // rebuilt by a later enqueue
+  impl_->device_r1cs.reset();
+  impl_->device_r1cs_unfit = nullptr;
   for (auto& s : impl_->split) s = Impl::SplitDevice{};
   impl_->gathered.reset();
   impl_->sum_scratch.reset();
 }
 
-void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, ProveStaging& staging) const {
+void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, ProveStaging& staging,
+                        groth16::SatisfactionCheck check) const {
   const auto t_begin = std::chrono::steady_clock::now();
   ProveStaging::Impl& st = staging.impl();
   st.begin_prepare();
@@ -288,8 +326,24 @@ void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, Pr
   const std::size_t m = std::size_t{1} << log_m;
   stage("evaluate", 0);
   auto t0 = std::chrono::steady_clock::now();
-  Fr* abc = grow_pinned(st.abc_own, 3 * m);
-  groth16::evaluate_into(r1cs, w.inputs, w.aux, {abc, m}, {abc + m, m}, {abc + 2 * m, m}, pool_);
+  const Fr* abc = nullptr;
+  if (options_.abc_source == AbcSource::kDevice && check == groth16::SatisfactionCheck::kSkip &&
+      impl_->device_r1cs_for.load(std::memory_order_acquire) == &r1cs) {
+    // a, b, c come from the device's copy of the matrices: stage the witness only.
+    Fr* wit = grow_pinned(st.witness_own, r1cs.num_variables());
+    std::memcpy(static_cast<void*>(wit), w.inputs.data(), w.inputs.size() * sizeof(Fr));
+    pool_.parallel_for(w.aux.size(), [&](std::size_t lo, std::size_t hi) {
+      std::memcpy(static_cast<void*>(wit + w.inputs.size() + lo), w.aux.data() + lo, (hi - lo) * sizeof(Fr));
+    });
+    st.r1cs = &r1cs;
+    st.stats.abc_on_device = true;
+  } else {
+    Fr* own = grow_pinned(st.abc_own, 3 * m);
+    // Throws UnsatisfiedError (kCheck) with the staging left idle.
+    groth16::evaluate_into(r1cs, w.inputs, w.aux, {own, m}, {own + m, m}, {own + 2 * m, m}, pool_, check);
+    abc = own;
+    if (options_.abc_source == AbcSource::kDevice) st.r1cs = &r1cs;  // enqueue uploads the matrices
+  }
   st.stats.evaluate_ms = ms_since(t0);
   prepare_witness_msms(w.inputs, w.aux, r1cs.a_aux_density(), r1cs.b_input_density(), r1cs.b_aux_density(), staging);
   st.abc = abc;
@@ -373,6 +427,12 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   Impl& d = *impl_;
 
   // Every device buffer first: running out of memory leaves nothing queued.
+  // AbcSource::kDevice: the matrices (normally resident already) and the witness.
+  const DeviceR1cs* r1cs_dev =
+      st.abc == nullptr && st.r1cs != nullptr ? &device_r1cs(d, *st.r1cs, witness_buffer_growth_bytes(d, *st.r1cs))
+                                              : nullptr;
+  u32* witness_dev =
+      r1cs_dev != nullptr ? grow_device(d.witness, st.r1cs->num_variables() * kFrLimbs, "witness") : nullptr;
   u32* abc_dev = grow_device(d.abc, 3 * m * kFrLimbs, "a, b, c");
   std::size_t gather_limbs = 0;
   for (int k = 0; k < kWitnessMsms; ++k) {
@@ -414,9 +474,20 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   // after the previous instance's last use of the workspace.
   if (d.idle_recorded) CUZK_CUDA_CHECK(cudaStreamWaitEvent(cp, d.idle.get(), 0));
   ev[kUploadBegin].record(cp);
-  for (int k = 0; k < 3; ++k) {
-    upload(cp, abc_dev + k * m * kFrLimbs, st.abc + k * m, m * sizeof(Fr));
-    ev[kUploadedA + k].record(cp);
+  if (r1cs_dev != nullptr) {
+    // The witness only (32 GiB PoRep: 4.2 GB instead of 12.9); a, b, c are
+    // evaluated from it on the compute stream, which then holds their
+    // "uploaded" events (h_upload_ms: witness upload + mat-vec).
+    upload(cp, witness_dev, st.witness_own.get(), st.r1cs->num_variables() * sizeof(Fr));
+    ev[kUploadedC].record(cp);
+    CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kUploadedC].get(), 0));
+    r1cs_dev->evaluate(s, witness_dev, abc_dev, abc_dev + m * kFrLimbs, abc_dev + 2 * m * kFrLimbs, m);
+    for (int k = 0; k < 3; ++k) ev[kUploadedA + k].record(s);
+  } else {
+    for (int k = 0; k < 3; ++k) {
+      upload(cp, abc_dev + k * m * kFrLimbs, st.abc + k * m, m * sizeof(Fr));
+      ev[kUploadedA + k].record(cp);
+    }
   }
   for (int k = 0; k < kWitnessMsms; ++k) {
     const WitnessMsmHost& h = st.msm[k];
@@ -467,6 +538,18 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   d.idle_recorded = true;
   st.fence = detail::enqueue_fence(s, callbacks_);
   st.step = Step::kEnqueued;
+  // AbcSource::kDevice, an instance evaluated on the host: upload its R1cs's
+  // matrices now (once; the queued work runs meanwhile), so that the next
+  // instances stage only their witness. One that does not fit beside the
+  // workspace stays on the host path.
+  if (st.abc != nullptr && st.r1cs != nullptr && d.device_r1cs_for.load(std::memory_order_relaxed) != st.r1cs &&
+      d.device_r1cs_unfit != st.r1cs) {
+    try {
+      (void)device_r1cs(d, *st.r1cs, witness_buffer_growth_bytes(d, *st.r1cs));
+    } catch (const Error&) {  // kOutOfDeviceMemory, or a shape DeviceR1cs refuses
+      d.device_r1cs_unfit = st.r1cs;
+    }
+  }
   st.stats.enqueue_ms = ms_since(t_begin);
   return st.fence;
 }
@@ -592,7 +675,8 @@ groth16::Proof GpuProver::finish(const groth16::VerifyingKey& vk, ProveStaging& 
 
 // ---- Blocking entry points, on the three steps ---------------------------------
 
-std::vector<Fr> GpuProver::compute_h(const groth16::R1cs& r1cs, const groth16::Witness& w) {
+std::vector<Fr> GpuProver::compute_h(const groth16::R1cs& r1cs, const groth16::Witness& w,
+                                     groth16::SatisfactionCheck check) {
   using namespace staging;
   check_witness(r1cs, w);
   const int log_m = log_domain(r1cs);
@@ -601,7 +685,7 @@ std::vector<Fr> GpuProver::compute_h(const groth16::R1cs& r1cs, const groth16::W
   ProveStaging::Impl& st = staging.impl();
   st.begin_prepare();
   Fr* abc = grow_pinned(st.abc_own, 3 * m);
-  groth16::evaluate_into(r1cs, w.inputs, w.aux, {abc, m}, {abc + m, m}, {abc + 2 * m, m}, pool_);
+  groth16::evaluate_into(r1cs, w.inputs, w.aux, {abc, m}, {abc + m, m}, {abc + 2 * m, m}, pool_, check);
   std::vector<Fr> h(m - 1);
   if (m == 1) return h;
   DeviceGuard guard(impl_->ordinal);
@@ -661,7 +745,7 @@ std::vector<groth16::Proof> GpuProver::prove(const ResidentSrs& srs, const groth
   std::vector<groth16::Proof> out;
   out.reserve(witnesses.size());
   for (std::size_t i = 0; i < witnesses.size(); ++i) {
-    prepare(r1cs, witnesses[i], staging);
+    prepare(r1cs, witnesses[i], staging, options_.satisfaction);
     enqueue(srs, staging).wait();
     out.push_back(finish(srs, staging, blinding[i]));
     last_stats_ = staging.stats();

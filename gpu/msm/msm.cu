@@ -17,7 +17,9 @@
 //    one thread per bucket, or equal runs of sorted entries per thread plus a
 //    fix-up pass for the buckets that straddle runs; or (kBatchAffine) equal
 //    runs with affine accumulators sharing one inversion per thread block,
-//    merged into the XYZZ buckets (gpu/msm/msm_affine.cu).
+//    merged into the XYZZ buckets (gpu/msm/msm_affine.cu); or
+//    (kBalancedSmem / kBalancedSmem12, G2 only) equal runs with the accumulator in shared
+//    memory (gpu/msm/msm_g2_smem.cu).
 // After the last chunk:
 // 4. reduction sum_b b * B_b per window: threads own segments of seg_len
 //    buckets and run the running-sum trick from the top bucket down, which
@@ -38,6 +40,7 @@
 #include "gpu/kernels.hpp"
 #include "gpu/msm/base_stager.hpp"
 #include "gpu/msm/msm_affine.hpp"
+#include "gpu/msm/msm_g2_smem.hpp"
 #include "gpu/msm/msm_plan.hpp"
 
 namespace cuzk::gpu::kernels {
@@ -282,6 +285,7 @@ std::size_t local_memory_margin_bytes(int ordinal, int sm_count) {
     CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
     per_thread = std::max(per_thread, attr.localSizeBytes);
   }
+  if constexpr (sizeof(F) != sizeof(dev::Fp)) per_thread = std::max(per_thread, g2smem::local_bytes_per_thread());
   return per_thread * std::size_t(sm_count) * std::size_t(threads_per_sm);
 }
 
@@ -392,12 +396,33 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
     CUZK_CUDA_CHECK_LAUNCH();
     mark(4 * k + 2);
     stager.wait(k);
-    if (config.algorithm == MsmAlgorithm::kBalancedRuns) {
-      const u64 run_len = (total + plan.runs_max - 1) / plan.runs_max;
+    const bool smem =
+        config.algorithm == MsmAlgorithm::kBalancedSmem || config.algorithm == MsmAlgorithm::kBalancedSmem12;
+    const bool g2_smem = sizeof(F) != sizeof(dev::Fp) && smem;
+    if (config.algorithm == MsmAlgorithm::kBalancedRuns || smem) {
+      u64 run_len = (total + plan.runs_max - 1) / plan.runs_max;
+      if (g2_smem) {
+        g2smem::RunsArgs a;
+        a.bases = chunk_bases;
+        a.keys = dk.Current();
+        a.vals = dv.Current();
+        a.nonzero = nonzero;
+        a.total = total;
+        a.window_bits = c;
+        a.buckets_per_window = bpw;
+        a.runs_max = plan.runs_max;
+        a.buckets = buckets;
+        a.first_partials = first_partials;
+        run_len = g2smem::accumulate_runs(s, a,  // its own run length (whole waves)
+                                          config.algorithm == MsmAlgorithm::kBalancedSmem
+                                              ? g2smem::SmemShape::k14Warps
+                                              : g2smem::SmemShape::k12Warps);
+      } else {
+        accumulate_runs_kernel<F><<<detail::grid_for((total + run_len - 1) / run_len, 128), 128, 0, s>>>(
+            chunk_bases, dk.Current(), dv.Current(), nonzero, u32(run_len), c, bpw, buckets, first_partials);
+        CUZK_CUDA_CHECK_LAUNCH();
+      }
       const u64 runs = (total + run_len - 1) / run_len;
-      accumulate_runs_kernel<F><<<detail::grid_for(runs, 128), 128, 0, s>>>(
-          chunk_bases, dk.Current(), dv.Current(), nonzero, u32(run_len), c, bpw, buckets, first_partials);
-      CUZK_CUDA_CHECK_LAUNCH();
       fixup_runs_kernel<F><<<detail::grid_for(runs, 64), 64, 0, s>>>(dk.Current(), start, end, nonzero, u32(run_len),
                                                                       c, bpw, buckets, first_partials);
       CUZK_CUDA_CHECK_LAUNCH();

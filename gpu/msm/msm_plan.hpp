@@ -45,6 +45,13 @@ enum class MsmAlgorithm {
   // their adds (Montgomery's trick; gpu/msm/msm_affine.cu). The buckets stay
   // XYZZ; each chunk's affine sums are merged into them.
   kBatchAffine,
+  // Equal runs as kBalancedRuns (same plan, flushes and fix-up); for G2 the
+  // XYZZ accumulator lives in shared memory and the Fp2 mixed add is inlined
+  // around it (gpu/msm/msm_g2_smem.cu): 7 blocks of 64 threads per SM
+  // (kBalancedSmem) or 3 blocks of 128 (kBalancedSmem12). G1 runs
+  // kBalancedRuns' kernel.
+  kBalancedSmem,
+  kBalancedSmem12,
 };
 
 inline constexpr std::size_t kDefaultMsmScratchBytes = std::size_t{8} << 30;
@@ -208,7 +215,8 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
   p.chunks = chunk_points == 0 ? 0 : (n + chunk_points - 1) / chunk_points;
   set_segments(p);
   const std::size_t entries = chunk_points * std::size_t(p.windows);
-  p.runs_max = algorithm == MsmAlgorithm::kBalancedRuns
+  p.runs_max = algorithm == MsmAlgorithm::kBalancedRuns || algorithm == MsmAlgorithm::kBalancedSmem ||
+                       algorithm == MsmAlgorithm::kBalancedSmem12
                    ? std::min(kMaxRuns, std::max(entries / kMinRunEntries, std::min(entries, kMinRuns)))
                    : 0;
   if (algorithm == MsmAlgorithm::kBatchAffine) {

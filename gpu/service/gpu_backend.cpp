@@ -144,11 +144,13 @@ bool GpuBackend::can_use(const engine::InstanceStaging& staging) const {
 }
 
 void GpuBackend::prepare(engine::InstanceStaging& staging, const groth16::Parameters& params,
-                         const groth16::R1cs& r1cs, const groth16::Witness& w, const groth16::Blinding& blinding) {
+                         const groth16::R1cs& r1cs, const groth16::Witness& w, const groth16::Blinding& blinding,
+                         groth16::SatisfactionCheck check) {
   GpuStaging& g = as_gpu(staging);
   groth16::check_inputs(params, r1cs, w);
+  g.params = nullptr;  // not prepared until prepare() returns (it throws on an unsatisfied witness)
   // Host only (the prover's pool): safe beside the device thread's enqueue.
-  state_->prover.prepare(r1cs, w, g.staging);
+  state_->prover.prepare(r1cs, w, g.staging, check);
   g.params = &params;
   g.blinding = blinding;
   g.srs_uploaded = false;

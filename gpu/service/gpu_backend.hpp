@@ -68,7 +68,8 @@ class GpuBackend final : public engine::DeviceBackend {
   std::unique_ptr<engine::InstanceStaging> make_staging() const override;
   bool can_use(const engine::InstanceStaging& staging) const override;
   void prepare(engine::InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
-               const groth16::Witness& w, const groth16::Blinding& blinding) override;
+               const groth16::Witness& w, const groth16::Blinding& blinding,
+               groth16::SatisfactionCheck check) override;
   void start(engine::InstanceStaging& staging, std::function<void(std::exception_ptr)> done) override;
   groth16::Proof finish(engine::InstanceStaging& staging, engine::ProveBreakdown* breakdown) override;
 

@@ -39,6 +39,7 @@ struct DefaultStaging final : InstanceStaging {
   const groth16::R1cs* r1cs = nullptr;
   const groth16::Witness* witness = nullptr;
   groth16::Blinding blinding;
+  groth16::SatisfactionCheck check = groth16::SatisfactionCheck::kSkip;
   std::optional<groth16::Proof> proof;
   ProveBreakdown breakdown;
 };
@@ -58,23 +59,27 @@ bool DeviceBackend::can_use(const InstanceStaging& staging) const {
 }
 
 void DeviceBackend::prepare(InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
-                            const groth16::Witness& w, const groth16::Blinding& blinding) {
+                            const groth16::Witness& w, const groth16::Blinding& blinding,
+                            groth16::SatisfactionCheck check) {
   DefaultStaging& d = as_default(staging);
   d.params = &params;
   d.r1cs = &r1cs;
   d.witness = &w;
   d.blinding = blinding;
+  d.check = check;
   d.proof.reset();
   d.breakdown = ProveBreakdown{};
 }
 
-void DeviceBackend::start(InstanceStaging& staging, std::function<void(std::exception_ptr)> done) {
-  DefaultStaging& d = as_default(staging);
+namespace {
+
+// The default device step: one proof from `prove_one`, reported to `done`.
+template <class ProveOne>
+void run_default_step(DefaultStaging& d, const std::function<void(std::exception_ptr)>& done, ProveOne prove_one) {
   if (d.witness == nullptr) std::abort();  // not prepared
   std::exception_ptr error;
   try {
-    std::vector<groth16::Proof> proofs =
-        prove(*d.params, *d.r1cs, std::span(d.witness, 1), std::span(&d.blinding, 1), &d.breakdown);
+    std::vector<groth16::Proof> proofs = prove_one();
     if (proofs.size() != 1) {
       throw std::runtime_error("the back end returned " + std::to_string(proofs.size()) + " proofs for 1");
     }
@@ -83,6 +88,29 @@ void DeviceBackend::start(InstanceStaging& staging, std::function<void(std::exce
     error = std::current_exception();
   }
   done(error);
+}
+
+}  // namespace
+
+void DeviceBackend::start(InstanceStaging& staging, std::function<void(std::exception_ptr)> done) {
+  DefaultStaging& d = as_default(staging);
+  run_default_step(d, done, [&] {
+    // prove() has no way to check: a back end that cannot honour a check
+    // must not silently prove an unchecked witness.
+    if (d.check == groth16::SatisfactionCheck::kCheck) {
+      throw std::logic_error(name() + " cannot check satisfaction in its prove()");
+    }
+    return prove(*d.params, *d.r1cs, std::span(d.witness, 1), std::span(&d.blinding, 1), &d.breakdown);
+  });
+}
+
+void CpuBackend::start(InstanceStaging& staging, std::function<void(std::exception_ptr)> done) {
+  DefaultStaging& d = as_default(staging);
+  run_default_step(d, done, [&] {
+    groth16::CpuProver prover(math_, groth16::ProveOptions{.satisfaction = d.check});
+    d.breakdown = ProveBreakdown{};
+    return prover.prove(*d.params, *d.r1cs, std::span(d.witness, 1), std::span(&d.blinding, 1));
+  });
 }
 
 groth16::Proof DeviceBackend::finish(InstanceStaging& staging, ProveBreakdown* breakdown) {

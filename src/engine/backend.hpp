@@ -139,9 +139,14 @@ class DeviceBackend {
   // 1. Host, a worker thread, no device lock (another instance may be on the
   //    device meanwhile): everything the device step needs goes into
   //    `staging`. The default keeps references: params, r1cs and w must then
-  //    outlive finish(). Throws on bad input.
+  //    outlive finish(). Throws on bad input. With kCheck the back end checks
+  //    every constraint where it evaluates a, b, c (fused into that pass: a
+  //    GPU back end here, the CPU back end in its device step) and throws
+  //    groth16::UnsatisfiedError, from whichever step evaluates, when w does
+  //    not satisfy r1cs.
   virtual void prepare(InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
-                       const groth16::Witness& w, const groth16::Blinding& blinding);
+                       const groth16::Witness& w, const groth16::Blinding& blinding,
+                       groth16::SatisfactionCheck check);
   // 2. On runner(), holding the device lock: queues the device work and
   //    returns. Either throws (nothing queued; `done` is never called) or
   //    calls done(nullptr) - or done(error) - exactly once, from any thread
@@ -169,6 +174,9 @@ class CpuBackend final : public DeviceBackend {
                                     std::span<const groth16::Witness> witnesses,
                                     std::span<const groth16::Blinding> blinding, ProveBreakdown* breakdown) override;
   runtime::WorkerPool& runner() override { return runner_; }
+  // The default staging's device step, with the prepared satisfaction check
+  // fused into CpuProver's evaluation.
+  void start(InstanceStaging& staging, std::function<void(std::exception_ptr)> done) override;
 
  private:
   runtime::WorkerPool& runner_;

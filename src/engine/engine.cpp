@@ -968,22 +968,20 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
                 return fc::synthesize_partition(*c1_of.at(k), local_of.at(k), &lease.pool());
               });
         };
-        const bool satisfaction = config_.porep_check_satisfaction;
+        // porep_check_satisfaction: every constraint is checked by the
+        // prover, fused into its evaluation of a, b, c (one Fr
+        // multiplication per row). As a separate pass here it cost ~15
+        // thread-s per 32 GiB partition (H200 host, 16 cores), as much as the
+        // evaluation itself, on a CPU-bound pipeline. The lane keeps the
+        // cheap checks (shape, public inputs).
+        plan.satisfaction = config_.porep_check_satisfaction ? groth16::SatisfactionCheck::kCheck
+                                                             : groth16::SatisfactionCheck::kSkip;
         const std::vector<std::vector<ff::Fr>>& all_inputs = plan.public_inputs;
-        plan.check = [this, &r, &all_inputs, &local_of, satisfaction](
-                         std::uint32_t k, const groth16::Witness& w) -> std::optional<Error> {
+        plan.check = [this, &r, &all_inputs, &local_of](std::uint32_t k,
+                                                        const groth16::Witness& w) -> std::optional<Error> {
           Result<bool> ok = porep_call<bool>([&] {
-            // On the lane's own pool when there is one: on the shared math
-            // pool (one batch at a time) the lanes' satisfaction passes queued
-            // behind each other and behind the GPU's host work (H200, 16
-            // cores: check_ms 1.1-3.5 s, partitions proved ~5 s apart while
-            // the GPU needed 2.65 s each).
-            if (challenge_pools_) {
-              const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
-              fc::check_partition_witness(*r.r1cs, w, all_inputs.at(k), local_of.at(k), lease.pool(), satisfaction);
-            } else {
-              fc::check_partition_witness(*r.r1cs, w, all_inputs.at(k), local_of.at(k), math_, satisfaction);
-            }
+            fc::check_partition_witness(*r.r1cs, w, all_inputs.at(k), local_of.at(k), math_,
+                                        /*check_satisfaction=*/false);
             return true;
           });
           if (!ok) return ok.error();

@@ -333,6 +333,9 @@ struct Item {
   PartitionTiming timing;           // partition: the member's own index
   std::vector<ff::Fr> inputs;       // the verifier's, once proved
   Prepared prepared;
+  // A back end's step found the witness at fault (the prover's satisfaction
+  // check, kInvalidInput): the partition fails as such, never retried.
+  std::optional<Error> input_fault;
 };
 
 // One job of the pipeline (a lone job is a batch of one).
@@ -568,13 +571,14 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
   if (item.prepared.by == nullptr) {
     item.prepared.blinding = groth16::random_blinding();
     std::optional<Error> e = co_await prepare_instance(c.deps.cpu, backend, *staging, *plan.params, *plan.r1cs,
-                                                       item.witness, item.prepared.blinding);
+                                                       item.witness, item.prepared.blinding, plan.satisfaction);
     if (e) {
       slot.job.reset();
       slot.partition.reset();
       slot.stage = "idle";
       threw = true;
       why = e->message;
+      if (e->kind == ErrorKind::kInvalidInput) item.input_fault = *e;
       co_return std::nullopt;
     }
   }
@@ -589,9 +593,13 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
   slot.partition.reset();
   slot.stage = "idle";
   if (device_error) {
-    ++slot.prove_errors;
     threw = true;
     why = device_error->message;
+    if (device_error->kind == ErrorKind::kInvalidInput) {
+      item.input_fault = *device_error;  // the witness's fault, not the device's
+    } else {
+      ++slot.prove_errors;
+    }
     co_return std::nullopt;
   }
   if (backend.keeps_srs_resident()) note_resident_srs(slot, plan.srs_key, *plan.params, c.deps.memory);
@@ -601,9 +609,14 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
   Result<groth16::Proof> finished = co_await finish_instance(c.deps.cpu, backend, *staging, &t.breakdown);
   t.prove_ms += ms_since(t0);
   if (!finished) {
-    ++slot.prove_errors;
     threw = true;
     why = finished.error().message;
+    // A back end may report its check with the results (a device-side check).
+    if (finished.error().kind == ErrorKind::kInvalidInput) {
+      item.input_fault = finished.error();
+    } else {
+      ++slot.prove_errors;
+    }
     co_return std::nullopt;
   }
   item.prepared.lease.release();  // the next partition may prepare while this one verifies
@@ -643,7 +656,7 @@ asio::awaitable<std::optional<Error>> prepare_item(Ctx c, Item& item) {
   item.prepared.blinding = groth16::random_blinding();
   c.stage(item.k, "prepare");
   std::optional<Error> e = co_await prepare_instance(c.deps.cpu, backend, staging, *c.plan.params, *c.plan.r1cs,
-                                                     item.witness, item.prepared.blinding);
+                                                     item.witness, item.prepared.blinding, c.plan.satisfaction);
   if (!e) item.prepared.by = &backend;
   co_return e;
 }
@@ -770,7 +783,7 @@ asio::awaitable<void> prove_item(Ctx c, Item item) {
     std::optional<groth16::Proof> proof = co_await prove_on(c, std::move(lock), item, why, threw);
     if (!threw && !devices.is_cpu(*slot))
       devices.record_prove(plan.srs_key, item.timing.prove_ms, item.timing.breakdown.srs_uploaded);
-    if (!proof && !st.stopped(m) && !devices.is_cpu(*slot)) {
+    if (!proof && !st.stopped(m) && !devices.is_cpu(*slot) && !item.input_fault) {
       if (threw && devices.gpu_count() > 1) {
         c.deps.log.warn("gpu prove failed, proving the partition on another GPU",
                         {{"job", request.job}, {"partition", item.timing.partition},
@@ -801,7 +814,8 @@ asio::awaitable<void> prove_item(Ctx c, Item item) {
     }
     if (!proof) {
       if (!st.stopped(m)) {
-        st.fail(m, Error{ErrorKind::kInternal, "partition " + std::to_string(item.timing.partition) + ": " + why});
+        const ErrorKind kind = item.input_fault ? item.input_fault->kind : ErrorKind::kInternal;
+        st.fail(m, Error{kind, "partition " + std::to_string(item.timing.partition) + ": " + why});
       }
       co_return done();
     }

@@ -24,7 +24,10 @@
 // still in memory: a GPU proof that does not verify is proved again on the CPU
 // back end (logged and counted); a GPU that throws (device out of memory...)
 // hands the partition to another GPU when there is one; a CPU proof that does
-// not verify, or a throw with no other GPU, fails the job as internal.
+// not verify, or a throw with no other GPU, fails the job as internal. A
+// witness the prover's fused check finds unsatisfied (PartitionPlan::
+// satisfaction) is the input's fault: the job fails as invalid input, with
+// no retry anywhere.
 //
 // Also here: MemoryGate (the MemoryBudget awaited from coroutines) and
 // DeviceSet (the back ends, their loop-side locks and wait queue, partition
@@ -247,6 +250,12 @@ struct PartitionPlan {
   // On the synthesis pool after synthesize: cheap checks (shape, inputs,
   // satisfaction); nullopt when fine. May be empty.
   std::function<std::optional<Error>(std::uint32_t k, const groth16::Witness& w)> check;
+  // kCheck: the prover checks every constraint while it evaluates a, b, c
+  // (DeviceBackend::prepare; one Fr multiplication per row instead of a
+  // second pass over the R1cs in `check`). A witness that does not satisfy
+  // the circuit fails its member as kInvalidInput "partition k: unsatisfied:
+  // constraint r does not hold", with no retry on another back end.
+  groth16::SatisfactionCheck satisfaction = groth16::SatisfactionCheck::kSkip;
   // On the loop, at every stage change of a partition (job stage for status).
   std::function<void(std::uint32_t k, std::string_view stage)> on_stage;
 };

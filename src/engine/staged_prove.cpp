@@ -25,11 +25,15 @@ namespace {
 
 // A failed step: internal (the engine checked the request before proving; a
 // back end that fails is a bug, bad parameters or a device that cannot hold
-// the work), with the step and the back end's message.
+// the work), with the step and the back end's message. Except a witness
+// that does not satisfy the circuit (the prover's fused check): the input's
+// fault, whatever the step, as the engine's own check reports it.
 Error step_error(ProveStep step, std::exception_ptr e) {
   std::string what = "unknown exception";
   try {
     std::rethrow_exception(std::move(e));
+  } catch (const groth16::UnsatisfiedError& x) {
+    return Error{ErrorKind::kInvalidInput, std::string("unsatisfied: ") + x.what()};
   } catch (const std::exception& x) {
     what = x.what();
   } catch (...) {
@@ -111,10 +115,11 @@ asio::awaitable<StagingPool::Lease> StagingPool::acquire() {
 asio::awaitable<std::optional<Error>> prepare_instance(runtime::WorkerPool& host, DeviceBackend& backend,
                                                        InstanceStaging& staging, const groth16::Parameters& params,
                                                        const groth16::R1cs& r1cs, const groth16::Witness& w,
-                                                       const groth16::Blinding& blinding) {
+                                                       const groth16::Blinding& blinding,
+                                                       groth16::SatisfactionCheck check) {
   std::exception_ptr error = co_await runtime::run_on(host, [&]() -> std::exception_ptr {
     try {
-      backend.prepare(staging, params, r1cs, w, blinding);
+      backend.prepare(staging, params, r1cs, w, blinding, check);
       return nullptr;
     } catch (...) {
       return std::current_exception();

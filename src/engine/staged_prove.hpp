@@ -88,10 +88,13 @@ class StagingPool {
 };
 
 // Step 1 on `host`: backend.prepare(staging, ...). Null on success.
-asio::awaitable<std::optional<Error>> prepare_instance(runtime::WorkerPool& host, DeviceBackend& backend,
-                                                       InstanceStaging& staging, const groth16::Parameters& params,
-                                                       const groth16::R1cs& r1cs, const groth16::Witness& w,
-                                                       const groth16::Blinding& blinding);
+// A witness that does not satisfy the circuit (kCheck) fails any step as
+// kInvalidInput "unsatisfied: constraint <row> does not hold": the input's
+// fault, not the back end's.
+asio::awaitable<std::optional<Error>> prepare_instance(
+    runtime::WorkerPool& host, DeviceBackend& backend, InstanceStaging& staging, const groth16::Parameters& params,
+    const groth16::R1cs& r1cs, const groth16::Witness& w, const groth16::Blinding& blinding,
+    groth16::SatisfactionCheck check = groth16::SatisfactionCheck::kSkip);
 
 // Step 2: backend.start(staging) on backend.runner(); the caller holds the
 // device lock. Resumes on the caller's executor once the back end reports

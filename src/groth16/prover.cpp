@@ -33,12 +33,12 @@ void check_inputs(const Parameters& params, const R1cs& r1cs, const Witness& w) 
                       });
 }
 
-std::vector<Fr> compute_h(const R1cs& r1cs, const Witness& w, ThreadPool& pool) {
+std::vector<Fr> compute_h(const R1cs& r1cs, const Witness& w, ThreadPool& pool, SatisfactionCheck check) {
   const std::size_t m = std::size_t(domain_size(r1cs));
   unsigned log_m = 0;
   while ((std::size_t{1} << log_m) < m) ++log_m;
   ntt::Domain domain(log_m);
-  AbcEvaluations e = evaluate(r1cs, w.inputs, w.aux, pool);
+  AbcEvaluations e = evaluate(r1cs, w.inputs, w.aux, pool, check);
   e.a.resize(m, Fr::zero());
   e.b.resize(m, Fr::zero());
   e.c.resize(m, Fr::zero());
@@ -132,7 +132,7 @@ std::vector<Proof> CpuProver::prove(const Parameters& params, const R1cs& r1cs, 
   out.reserve(witnesses.size());
   for (std::size_t i = 0; i < witnesses.size(); ++i) {
     check_inputs(params, r1cs, witnesses[i]);
-    std::vector<Fr> h = compute_h(r1cs, witnesses[i], pool_);
+    std::vector<Fr> h = compute_h(r1cs, witnesses[i], pool_, options_.satisfaction);
     MsmResults m = compute_msms(params, r1cs, witnesses[i], h, pool_);
     out.push_back(assemble_proof(params.vk, m, blinding[i]));
   }

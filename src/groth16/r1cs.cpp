@@ -191,8 +191,32 @@ std::uint64_t domain_size(std::uint64_t n) { return std::bit_ceil(std::max<std::
 // ---------------------------------------------------------------------------
 // Evaluation
 
-void evaluate_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
-                   std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, ThreadPool& pool) {
+namespace {
+
+// Lowers `first` to `row` unless it already holds a smaller row.
+void lower_to(std::atomic<std::size_t>& first, std::size_t row) {
+  std::size_t cur = first.load();
+  while (row < cur && !first.compare_exchange_weak(cur, row)) {
+  }
+}
+
+// a * b == c, without the multiplication when a or b is 0 or 1: Filecoin
+// witnesses are mostly bits (SHA-256 rows are boolean, XOR, AND), so most
+// rows take a limb compare instead of a Montgomery product.
+bool row_holds(const Fr& a, const Fr& b, const Fr& c) {
+  if (a.is_zero() || b.is_zero()) return c.is_zero();
+  if (a.is_one()) return b == c;
+  if (b.is_one()) return a == c;
+  return a * b == c;
+}
+
+// The mat-vec of evaluate_into; with kCheck, also a * b == c per row. Each
+// chunk compares its rows up to its first bad one only, and the smallest of
+// the chunks' first bad rows is the global first: the answer does not depend
+// on the split.
+template <bool kCheck>
+std::optional<std::size_t> evaluate_rows(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
+                                         std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, ThreadPool& pool) {
   check_witness_shape(r1cs, inputs, aux);
   const std::size_t rows = r1cs.num_constraints();
   if (a.size() != b.size() || a.size() != c.size() || a.size() < rows) {
@@ -200,27 +224,59 @@ void evaluate_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const
   }
   RowDot dot{r1cs, inputs, aux};
   const std::size_t n = a.size();
+  std::atomic<std::size_t> first{rows};
   pool.parallel_for(
       n,
       [&](std::size_t lo, std::size_t hi) {
+        bool chunk_bad = false;
         for (std::size_t r = lo; r < hi; ++r) {
           if (r < rows) {
-            a[r] = dot(r1cs.a(), r);
-            b[r] = dot(r1cs.b(), r);
-            c[r] = dot(r1cs.c(), r);
+            const Fr av = dot(r1cs.a(), r);
+            const Fr bv = dot(r1cs.b(), r);
+            const Fr cv = dot(r1cs.c(), r);
+            a[r] = av;
+            b[r] = bv;
+            c[r] = cv;
+            if constexpr (kCheck) {
+              if (!chunk_bad && !row_holds(av, bv, cv)) {
+                chunk_bad = true;
+                lower_to(first, r);
+              }
+            }
           } else {
             a[r] = b[r] = c[r] = Fr::zero();
           }
         }
       },
       eval_chunks(pool, n));
+  const std::size_t f = first.load();
+  if (f == rows) return std::nullopt;
+  return f;
+}
+
+}  // namespace
+
+void evaluate_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
+                   std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, ThreadPool& pool,
+                   SatisfactionCheck check) {
+  if (check == SatisfactionCheck::kSkip) {
+    (void)evaluate_rows<false>(r1cs, inputs, aux, a, b, c, pool);
+  } else if (std::optional<std::size_t> row = evaluate_rows<true>(r1cs, inputs, aux, a, b, c, pool)) {
+    throw UnsatisfiedError(*row);
+  }
+}
+
+std::optional<std::size_t> evaluate_checked_into(const R1cs& r1cs, std::span<const Fr> inputs,
+                                                 std::span<const Fr> aux, std::span<Fr> a, std::span<Fr> b,
+                                                 std::span<Fr> c, ThreadPool& pool) {
+  return evaluate_rows<true>(r1cs, inputs, aux, a, b, c, pool);
 }
 
 AbcEvaluations evaluate(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
-                        ThreadPool& pool) {
+                        ThreadPool& pool, SatisfactionCheck check) {
   const std::size_t rows = r1cs.num_constraints();
   AbcEvaluations out{std::vector<Fr>(rows), std::vector<Fr>(rows), std::vector<Fr>(rows)};
-  evaluate_into(r1cs, inputs, aux, out.a, out.b, out.c, pool);
+  evaluate_into(r1cs, inputs, aux, out.a, out.b, out.c, pool, check);
   return out;
 }
 
@@ -235,9 +291,7 @@ std::optional<std::size_t> first_unsatisfied(const R1cs& r1cs, std::span<const F
       [&](std::size_t lo, std::size_t hi) {
         for (std::size_t r = lo; r < hi && r < first.load(std::memory_order_relaxed); ++r) {
           if (dot(r1cs.a(), r) * dot(r1cs.b(), r) != dot(r1cs.c(), r)) {
-            std::size_t cur = first.load();
-            while (r < cur && !first.compare_exchange_weak(cur, r)) {
-            }
+            lower_to(first, r);
             return;
           }
         }

@@ -1,11 +1,13 @@
 // Device Fp / Fr / Fp2 arithmetic against the host MontField on random inputs
 // (plus edge values 0, 1, p-1), and the limb layout contract (memcpy-compatible).
+// Every named multiplication form (CIOS, even/odd) on carry-heavy inputs.
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "gpu/testing.hpp"
 #include "gpu_test_util.hpp"
+#include "unit/gpu_ff/field_inputs.hpp"
 
 namespace cuzk::gpu {
 namespace {
@@ -72,11 +74,60 @@ TEST(GpuField, Fp2MatchesHost) {
   const auto mul = testing::field_op(*dev, FieldOp::kMul, std::span<const ff::Fp2>(a), std::span<const ff::Fp2>(b));
   const auto sqr = testing::field_op(*dev, FieldOp::kSqr, std::span<const ff::Fp2>(a), std::span<const ff::Fp2>(b));
   const auto sub = testing::field_op(*dev, FieldOp::kSub, std::span<const ff::Fp2>(a), std::span<const ff::Fp2>(b));
+  // The named multiplication forms are Fp / Fr functions; Fp2 has none.
+  EXPECT_THROW((void)testing::field_op(*dev, FieldOp::kMulEvenOdd, std::span<const ff::Fp2>(a),
+                                       std::span<const ff::Fp2>(b)),
+               Error);
   for (std::size_t i = 0; i < n; ++i) {
     ASSERT_EQ(mul[i], a[i] * b[i]) << "mul at " << i;
     ASSERT_EQ(sqr[i], a[i].square()) << "sqr at " << i;
     ASSERT_EQ(sub[i], a[i] - b[i]) << "sub at " << i;
   }
+}
+
+// Each form of gpu/ff/field.cuh by name (whatever CUZK_FIELD_MUL selects) on
+// every pair of edge values (limb boundaries, p-1, ...), a = b squares, and
+// random and carry-heavy inputs.
+template <class F>
+void check_named_forms(std::uint64_t salt) {
+  auto rng = test::seeded_rng(salt);
+  auto dev = test::make_device();
+  const auto edges = gpu_ff_test::edge_values<F>();
+  std::vector<F> a, b;
+  for (const auto& x : edges) {
+    for (const auto& y : edges) {
+      a.push_back(F::from_raw_mont(x));
+      b.push_back(F::from_raw_mont(y));
+    }
+  }
+  for (int i = 0; i < 20011; ++i) {
+    auto carry_heavy = [&] { return F::from_raw_mont(gpu_ff_test::carry_heavy<F>(rng)); };
+    a.push_back(i % 2 == 0 ? F::random(rng) : carry_heavy());
+    b.push_back(i % 3 == 0 ? a.back() : i % 3 == 1 ? F::random(rng) : carry_heavy());
+  }
+  const std::span<const F> sa(a), sb(b);
+  for (FieldOp op : {FieldOp::kMulCios, FieldOp::kMulEvenOdd}) {
+    const auto got = testing::field_op(*dev, op, sa, sb);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(got[i], a[i] * b[i]) << (op == FieldOp::kMulCios ? "mul_cios" : "mul_evenodd") << " at " << i;
+    }
+  }
+  for (FieldOp op : {FieldOp::kSqrCios, FieldOp::kSqrEvenOdd}) {
+    const auto got = testing::field_op(*dev, op, sa, sb);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(got[i], a[i].square()) << (op == FieldOp::kSqrCios ? "sqr_cios" : "sqr_evenodd") << " at " << i;
+    }
+  }
+}
+
+TEST(GpuField, FpNamedFormsMatchHost) {
+  CUZK_REQUIRE_GPU();
+  check_named_forms<ff::Fp>(4);
+}
+
+TEST(GpuField, FrNamedFormsMatchHost) {
+  CUZK_REQUIRE_GPU();
+  check_named_forms<ff::Fr>(5);
 }
 
 TEST(GpuDevice, ReportsInfoAndTypedErrors) {

@@ -114,6 +114,24 @@ TEST_F(Groth16Gpu, DemoCircuitProofIsByteIdenticalToCpuAndVerifies) {
   EXPECT_EQ(verify(params, proof, c.w), groth16::VerifyResult::kValid);
 }
 
+// The prover's MSMs through the shared-memory G2 accumulation (the B_G2 MSM;
+// its G1 MSMs run the balanced kernel under the same setting): the same bytes.
+TEST_F(Groth16Gpu, SharedMemoryG2AccumulationProofIsByteIdenticalToCpu) {
+  const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(12);
+  const Compiled c = compile_with_witness(circuits::DemoCircuit(rounds, Fr::random(rng_)));
+  const Parameters params = groth16::generate_parameters(c.r1cs, toxic_waste(), pool_);
+  for (MsmAlgorithm algorithm : {MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12}) {
+    Device::MsmTuning t = device_->msm_tuning();
+    t.algorithm = algorithm;
+    device_->set_msm_tuning(t);
+    GpuProver gpu(*device_, pool_);
+    const Blinding b = blinding();
+    const Proof proof = gpu.prove(params, c.r1cs, std::vector<Witness>{c.w}, std::vector<Blinding>{b}).at(0);
+    EXPECT_EQ(groth16::encode_proof(proof), groth16::encode_proof(cpu_proof(params, c, b)));
+    EXPECT_EQ(verify(params, proof, c.w), groth16::VerifyResult::kValid);
+  }
+}
+
 TEST_F(Groth16Gpu, NonPowerOfTwoCircuitWithPartialDensitiesMatchesCpu) {
   const Compiled c = compile_with_witness(SquareChain{Fr::random(rng_), Fr::random(rng_), 37});
   ASSERT_EQ(c.r1cs.num_constraints(), 42u);  // 37 rounds + 2 + 3 input constraints

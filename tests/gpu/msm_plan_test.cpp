@@ -139,7 +139,8 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
 // 2^27 - 1 point G1 MSM, B_G2 up to 2^25 G2 points.
 TEST(GpuMsmPlan, LargeMsmsChunkIntoTheScratchLimit) {
   const std::size_t limit = kDefaultMsmScratchBytes;
-  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine}) {
+  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine,
+                         MsmAlgorithm::kBalancedSmem}) {
     const std::size_t h = (std::size_t{1} << 27) - 1;
     const Plan g1 = plan(h, kG1Xyzz, 0, algorithm, limit, kH200Threads, fake_sort_temp);
     check_layout(g1, h, kG1Xyzz, limit, algorithm);
@@ -154,6 +155,10 @@ TEST(GpuMsmPlan, LargeMsmsChunkIntoTheScratchLimit) {
     // Batch-affine: up to kMaxAffineRuns partial slots (2^20 at 2^27).
     if (algorithm == MsmAlgorithm::kBatchAffine) {
       EXPECT_EQ(one.runs_max, kMaxAffineRuns);
+    }
+    // The shared-memory G2 path uses the balanced runs' partial slots.
+    if (algorithm == MsmAlgorithm::kBalancedSmem) {
+      EXPECT_EQ(one.runs_max, kMaxRuns);
     }
   }
 }
@@ -177,7 +182,8 @@ TEST(GpuMsmPlan, SmallLimitsChunkOrFail) {
   // in several chunks for both algorithms (CUB's scratch for ~10^6 pairs is
   // about 1 MiB; modelled generously here).
   const auto small_sort_temp = [](std::size_t entries, int) { return (std::size_t{2} << 20) + entries / 8; };
-  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine}) {
+  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine,
+                         MsmAlgorithm::kBalancedSmem}) {
     const Plan g1 = plan(200003, kG1Xyzz, 12, algorithm, std::size_t{48} << 20, kH200Threads, small_sort_temp);
     check_layout(g1, 200003, kG1Xyzz, std::size_t{48} << 20, algorithm);
     EXPECT_GE(g1.chunks, 2u);
@@ -189,7 +195,7 @@ TEST(GpuMsmPlan, SmallLimitsChunkOrFail) {
   for (int log_n = 10; log_n <= 27; ++log_n) {
     const std::size_t m = (std::size_t{1} << log_n) - 3;
     for (std::size_t xyzz : {kG1Xyzz, kG2Xyzz}) {
-      for (auto algorithm : {MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine}) {
+      for (auto algorithm : {MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine, MsmAlgorithm::kBalancedSmem}) {
         const Plan q = plan(m, xyzz, 0, algorithm, kDefaultMsmScratchBytes, kH200Threads, fake_sort_temp);
         check_layout(q, m, xyzz, kDefaultMsmScratchBytes, algorithm);
       }

@@ -9,7 +9,8 @@
 // and skewed scalars (a few values repeated over all points: buckets much
 // longer than a run of the balanced path). The batch-affine path also gets
 // inputs built to hit each exceptional affine add (doubling, P + (-P),
-// identity points) inside one run.
+// identity points) inside one run, and so does the shared-memory G2 path
+// (kBalancedSmem: doubling, P + (-P), identity points in its XYZZ add).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -55,12 +56,15 @@ const char* algorithm_name(MsmAlgorithm a) {
     case MsmAlgorithm::kBucketPerThread: return "bucket";
     case MsmAlgorithm::kBalancedRuns: return "balanced";
     case MsmAlgorithm::kBatchAffine: return "affine";
+    case MsmAlgorithm::kBalancedSmem: return "smem";
+    case MsmAlgorithm::kBalancedSmem12: return "smem12";
   }
   return "?";
 }
 
 constexpr MsmAlgorithm kAlgorithms[] = {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns,
-                                        MsmAlgorithm::kBatchAffine};
+                                        MsmAlgorithm::kBatchAffine, MsmAlgorithm::kBalancedSmem,
+                                        MsmAlgorithm::kBalancedSmem12};
 
 template <class F, class Bases>
 void check_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator, const F& curve_b, std::size_t n,
@@ -218,8 +222,9 @@ TEST(GpuMsm, EdgeCases) {
   EXPECT_LT(Device::msm_window_bits(1000), Device::msm_window_bits(std::size_t{1} << 24));
 }
 
-// Batch-affine accumulation (MsmAlgorithm::kBatchAffine) on inputs built to
-// hit every exceptional case of an affine add inside one run, in order: the
+// An accumulation (batch-affine: MsmAlgorithm::kBatchAffine; also the shared-
+// memory G2 path) on inputs built to hit every exceptional case of an add
+// inside one run, in order: the
 // bases cycle through G, G, 2G, -4G, O, -G with scalar 1 (bucket 1 of window 0),
 // so a run's accumulator goes G -> 2G (x1 == x2, doubling) -> 4G (doubling)
 // -> O (4G + (-4G)) -> O (identity point) -> -G (new start) -> O (-G + G) ...
@@ -229,9 +234,10 @@ TEST(GpuMsm, EdgeCases) {
 // cross runs (first partials) and go through the XYZZ merge.
 template <class F, class Bases>
 void check_exceptional(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator, const F& curve_b,
-                       std::size_t n, Bases (Device::*upload)(std::span<const ec::Affine<F>>)) {
+                       std::size_t n, Bases (Device::*upload)(std::span<const ec::Affine<F>>),
+                       MsmAlgorithm algorithm = MsmAlgorithm::kBatchAffine) {
   constexpr int kWindow = 8;
-  set_tuning(dev, MsmAlgorithm::kBatchAffine, kWindow);
+  set_tuning(dev, algorithm, kWindow);
   const ec::Jacobian<F> g = ref::from_affine(generator);
   const Fr one = Fr::one();
   const std::vector<Fr> cycle_logs = {one, one, one + one, -Fr::from_u64(4), Fr::zero(), -one};
@@ -306,6 +312,45 @@ TEST(GpuMsm, BatchAffineIdentityAndZeros) {
   // of equal partials in the merge; expected n G.
   EXPECT_TRUE(ref::eq(dev->msm(gens, std::span<const Fr>(std::vector<Fr>(kN, Fr::one()))),
                       ref::mul(ref::from_affine(ec::kG1Generator), Fr::from_u64(kN).to_int())));
+}
+
+// The shared-memory G2 accumulation (MsmAlgorithm::kBalancedSmem) on its own:
+// the exceptional-add cycle above (doubling, P + (-P), identity points, sums
+// crossing runs), then a non-power-of-two size with few distinct bases (long
+// repeats of equal and opposite points in every bucket) and every third
+// scalar 0, then a size where the kernel runs more than one wave of runs
+// (2^18 + 3 points at c = 16: 4.2M entries; the launcher picks whole waves of
+// resident threads), and degenerate inputs: all scalars 0, all bases the
+// identity, n copies of G with scalar 1 (one bucket cut into runs of a few
+// entries: every run's second add is a doubling).
+TEST(GpuMsm, G2SmemRepeatedBasesAndZeros) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(28);
+  auto dev = test::make_device();
+  check_exceptional<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, &Device::upload_g2_bases,
+                             MsmAlgorithm::kBalancedSmem);
+  set_tuning(*dev, MsmAlgorithm::kBalancedSmem);
+  {
+    constexpr std::size_t kN = 50021;
+    const auto s = make_known_bases<ff::Fp2>(rng, ec::kG2Generator, kN, 37);
+    std::vector<Fr> a = make_scalars(rng, kN);
+    for (std::size_t i = 0; i < kN; i += 3) a[i] = Fr::zero();
+    Fr log_sum = Fr::zero();
+    for (std::size_t i = 0; i < kN; ++i) log_sum += a[i] * s.logs[i];
+    const G2Bases db = dev->upload_g2_bases(s.points);
+    const ec::G2Jacobian got = dev->msm(db, std::span<const Fr>(a));
+    EXPECT_TRUE(ref::on_curve(got, ec::kG2B));
+    EXPECT_TRUE(ref::eq(got, ref::mul(ref::from_affine(ec::kG2Generator), log_sum.to_int())));
+  }
+  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, (std::size_t{1} << 18) + 3, 512,
+                     &Device::upload_g2_bases);
+  constexpr std::size_t kN = 3001;
+  const G2Bases ids = dev->upload_g2_bases(std::vector<ec::G2Affine>(kN, ec::G2Affine::identity()));
+  EXPECT_TRUE(dev->msm(ids, std::span<const Fr>(make_scalars(rng, kN))).is_identity());
+  const G2Bases gens = dev->upload_g2_bases(std::vector<ec::G2Affine>(kN, ec::kG2Generator));
+  EXPECT_TRUE(dev->msm(gens, std::span<const Fr>(std::vector<Fr>(kN, Fr::zero()))).is_identity());
+  EXPECT_TRUE(ref::eq(dev->msm(gens, std::span<const Fr>(std::vector<Fr>(kN, Fr::one()))),
+                      ref::mul(ref::from_affine(ec::kG2Generator), Fr::from_u64(kN).to_int())));
 }
 
 }  // namespace

@@ -137,7 +137,7 @@ TEST(GpuStagedProve, BackendStagedStepsMatchTheCpu) {
   ASSERT_TRUE(gpu.can_use(*staging));
   for (std::size_t i = 0; i < d.witnesses.size(); ++i) {
     const groth16::Blinding b = groth16::random_blinding();
-    gpu.prepare(*staging, d.params, d.r1cs, d.witnesses[i], b);
+    gpu.prepare(*staging, d.params, d.r1cs, d.witnesses[i], b, groth16::SatisfactionCheck::kSkip);
     std::promise<std::exception_ptr> done;
     asio::post(gpu.runner().executor(), [&] {
       gpu.start(*staging, [&done](std::exception_ptr e) { done.set_value(e); });

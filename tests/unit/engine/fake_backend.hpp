@@ -7,7 +7,10 @@
 // prepare_delay_ms on the caller's (host) thread and copies nothing; start()
 // hands the "device" work (delay_ms, then the CPU prover) to the fake's own
 // device thread and returns, and that thread calls `done`, as CUDA's
-// callback thread would. Each step can be made to fail.
+// callback thread would. Each step can be made to fail. Asked to check
+// satisfaction, prepare() evaluates a, b, c with the check fused, as the GPU
+// prover's prepare does (counted: evaluations()), and throws
+// groth16::UnsatisfiedError.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +37,7 @@ class FakeBackend final : public DeviceBackend {
     Clock::time_point start, end;
     std::size_t aux = 0;  // witness size, to tell circuits apart
     std::size_t instances = 0;  // witnesses in the call (a batch proves several)
+    groth16::SatisfactionCheck check = groth16::SatisfactionCheck::kSkip;  // prepare(): what was asked
   };
 
   FakeBackend(std::string name, std::uint32_t ordinal, ThreadPool& math)
@@ -51,6 +55,11 @@ class FakeBackend final : public DeviceBackend {
   std::atomic<int> prepare_throw_next{0};
   std::atomic<int> device_fail_next{0};
   std::atomic<int> finish_throw_next{0};
+  // a, b, c evaluations prepare() ran (with the fused check).
+  std::atomic<int> evaluations{0};
+  // This many next finish() calls report an unsatisfied row 3, as a back
+  // end whose check runs on the device would, with the results.
+  std::atomic<int> finish_unsatisfied_next{0};
 
   std::string name() const override { return name_; }
   std::optional<std::uint32_t> ordinal() const override { return ordinal_; }
@@ -127,11 +136,25 @@ class FakeBackend final : public DeviceBackend {
   bool can_use(const InstanceStaging& s) const override { return dynamic_cast<const Staging*>(&s) != nullptr; }
 
   void prepare(InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
-               const groth16::Witness& w, const groth16::Blinding& blinding) override {
+               const groth16::Witness& w, const groth16::Blinding& blinding,
+               groth16::SatisfactionCheck check) override {
     Call call;
     call.start = Clock::now();
     call.aux = w.aux.size();
     call.instances = 1;
+    call.check = check;
+    if (check == groth16::SatisfactionCheck::kCheck) {
+      // The GPU prover's host step: a, b, c into the staging, checked on the way.
+      const std::size_t m = groth16::domain_size(r1cs);
+      std::vector<ff::Fr> a(m), b(m), c(m);
+      ++evaluations;
+      if (std::optional<std::size_t> row = groth16::evaluate_checked_into(r1cs, w.inputs, w.aux, a, b, c, math_)) {
+        call.end = Clock::now();
+        std::lock_guard lock(mu_);
+        prepares_.push_back(call);
+        throw groth16::UnsatisfiedError(*row);
+      }
+    }
     {
       std::lock_guard lock(mu_);
       ++staged_;  // prepared and not yet finished
@@ -186,6 +209,7 @@ class FakeBackend final : public DeviceBackend {
     auto& s = dynamic_cast<Staging&>(staging);
     release_staged();
     if (take(finish_throw_next)) throw std::runtime_error("fake finish failure");
+    if (take(finish_unsatisfied_next)) throw groth16::UnsatisfiedError(3);
     if (!s.proof) throw std::runtime_error("fake: finish before the device step");
     if (breakdown) *breakdown = ProveBreakdown{};
     return *s.proof;

@@ -1,0 +1,216 @@
+// bench_gpu field [--ops-per-thread K] [--waves W] [--reps R]
+//
+// Each form of the device Montgomery multiplication (gpu/ff/field.cuh: row-wise
+// CIOS, even/odd accumulators) for Fp mul, Fp sqr, Fr mul and Fr sqr, alone in
+// a kernel: every thread runs C independent chains x_c = x_c * y (or x_c^2)
+// for K / C iterations (K = 1024 by default), C = 1 (the multiply's latency
+// shows: one dependent chain per thread) and C = 4 (throughput: four
+// independent multiplies to interleave). The grid is W full waves (default 4)
+// of 256-thread blocks at the occupancy the kernel's registers allow; the
+// seeds come from device memory and every thread stores its chains' sum, so
+// nothing folds away. CUDA events around each launch, median of R (default 5)
+// after one warm-up.
+//
+// Columns: registers per thread and local memory (cudaFuncGetAttributes),
+// resident blocks per SM, median ms, Gops/s and ns per op for the whole
+// device, and P/clk/SM: 32x32 product pairs per SM clock (Fp mul 2*144+12 =
+// 300 P, Fr mul 2*64+8 = 136 P; squarings counted at their own nominal
+// N(N-1)/2 + N + N^2 + N: Fp 234, Fr 108), to set against NOTES' measured
+// 22.8 P/clk/SM and the 32 P/clk/SM ceiling (64 IMAD/clk/SM). "check" compares
+// each even/odd kernel's stored sums with the CIOS kernel's (same seeds, same
+// chains): the forms compute the same function, so the bits must agree.
+#include "field_bench.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_rt.hpp"
+#include "gpu/ff/field.cuh"
+
+namespace cuzk::bench {
+namespace {
+
+using gpu::dev::Fp;
+using gpu::dev::Fr;
+using gpu::dev::MulForm;
+using gpu::dev::u32;
+
+constexpr int kThreads = 256;
+constexpr int kSeedCount = 4096;  // elements per field in the seed table (power of 2)
+
+enum class Op { kMul, kSqr };
+
+template <Op op, MulForm form, class F>
+__device__ __forceinline__ F apply(const F& x, const F& y) {
+  if constexpr (op == Op::kMul) {
+    if constexpr (form == MulForm::kCios) {
+      return F::mul_cios(x, y);
+    } else {
+      return F::mul_evenodd(x, y);
+    }
+  } else {
+    if constexpr (form == MulForm::kCios) {
+      return x.sqr_cios();
+    } else {
+      return x.sqr_evenodd();
+    }
+  }
+}
+
+template <class F, Op op, MulForm form, int kChains>
+__global__ void __launch_bounds__(kThreads) field_loop_kernel(const F* seeds, F* out, int iters) {
+  const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  F x[kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) x[c] = seeds[(t + 977u * c) & (kSeedCount - 1)];
+  const F y = seeds[(3u * t + 1) & (kSeedCount - 1)];
+#pragma unroll 1
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) x[c] = apply<op, form>(x[c], y);
+  }
+  F sum = x[0];
+#pragma unroll
+  for (int c = 1; c < kChains; ++c) sum = sum + x[c];
+  out[t] = sum;
+}
+
+struct Case {
+  const char* field;
+  const char* op;
+  const char* form;
+  int chains;
+  int products;  // nominal 32x32 product pairs per operation
+  int limbs;
+  const void* kernel;
+  void (*launch)(unsigned blocks, cudaStream_t s, const u32* seeds, u32* out, int iters);
+};
+
+template <class F, Op op, MulForm form, int kChains>
+Case make_case(const char* field, const char* op_name, int products) {
+  auto launch = [](unsigned blocks, cudaStream_t s, const u32* seeds, u32* out, int iters) {
+    field_loop_kernel<F, op, form, kChains><<<blocks, kThreads, 0, s>>>(reinterpret_cast<const F*>(seeds),
+                                                                       reinterpret_cast<F*>(out), iters);
+    CUZK_CUDA_CHECK_LAUNCH();
+  };
+  return {field,
+          op_name,
+          form == MulForm::kCios ? "cios" : "evenodd",
+          kChains,
+          products,
+          F::N,
+          reinterpret_cast<const void*>(&field_loop_kernel<F, op, form, kChains>),
+          launch};
+}
+
+template <class F, Op op>
+void add_cases(std::vector<Case>& cases, const char* field, const char* op_name, int products) {
+  cases.push_back(make_case<F, op, MulForm::kCios, 1>(field, op_name, products));
+  cases.push_back(make_case<F, op, MulForm::kEvenOdd, 1>(field, op_name, products));
+  cases.push_back(make_case<F, op, MulForm::kCios, 4>(field, op_name, products));
+  cases.push_back(make_case<F, op, MulForm::kEvenOdd, 4>(field, op_name, products));
+}
+
+// Random limbs below 2^(32N - 4): under p for both fields (p > 2^380, r > 2^254), so valid inputs.
+std::vector<u32> random_limbs(int limbs, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<u32> v(std::size_t(kSeedCount) * limbs);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = u32(rng());
+    if (i % limbs == std::size_t(limbs - 1)) v[i] >>= 4;
+  }
+  return v;
+}
+
+int option(int argc, char** argv, const char* name, int fallback) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
+  }
+  return fallback;
+}
+
+}  // namespace
+
+int bench_field(gpu::Device& device, int argc, char** argv) {
+  const int ops_per_thread = std::max(4, option(argc, argv, "--ops-per-thread", 1024));
+  const int waves = std::max(1, option(argc, argv, "--waves", 4));
+  const int reps = std::max(1, option(argc, argv, "--reps", 5));
+  gpu::detail::DeviceGuard guard(device.info().ordinal);
+  int clock_khz = 0;
+  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device.info().ordinal));
+  const int sms = device.info().sm_count;
+  std::printf("field bench: %d SMs at %.0f MHz (peak), %d ops per thread, %d waves of %d-thread blocks, median of %d\n",
+              sms, clock_khz / 1e3, ops_per_thread, waves, kThreads, reps);
+
+  std::vector<Case> cases;
+  add_cases<Fp, Op::kMul>(cases, "Fp", "mul", 2 * 144 + 12);
+  add_cases<Fp, Op::kSqr>(cases, "Fp", "sqr", 66 + 12 + 144 + 12);
+  add_cases<Fr, Op::kMul>(cases, "Fr", "mul", 2 * 64 + 8);
+  add_cases<Fr, Op::kSqr>(cases, "Fr", "sqr", 28 + 8 + 64 + 8);
+
+  const std::vector<u32> fp_seeds = random_limbs(12, 1), fr_seeds = random_limbs(8, 2);
+  gpu::detail::DeviceBuffer<u32> d_fp(fp_seeds.size(), "field bench Fp seeds"),
+      d_fr(fr_seeds.size(), "field bench Fr seeds");
+  CUZK_CUDA_CHECK(cudaMemcpy(d_fp.get(), fp_seeds.data(), fp_seeds.size() * 4, cudaMemcpyHostToDevice));
+  CUZK_CUDA_CHECK(cudaMemcpy(d_fr.get(), fr_seeds.data(), fr_seeds.size() * 4, cudaMemcpyHostToDevice));
+  gpu::detail::Stream stream;
+  gpu::detail::Event begin, end;
+
+  std::printf("\n%-4s %-4s %-8s %6s %5s %5s %6s %9s %9s %9s %9s  %s\n", "fld", "op", "form", "chains", "regs", "lmem",
+              "blk/SM", "ms", "Gops/s", "ns/op", "P/clk/SM", "check");
+  bool all_agree = true;
+  std::vector<u32> reference;  // the CIOS kernel's sums for the current (field, op, chains)
+  for (const Case& c : cases) {
+    cudaFuncAttributes attr{};
+    CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, c.kernel));
+    int blocks_per_sm = 0;
+    CUZK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, c.kernel, kThreads, 0));
+    const unsigned blocks = unsigned(std::max(1, blocks_per_sm) * sms * waves);
+    const std::size_t threads = std::size_t(blocks) * kThreads;
+    const int iters = ops_per_thread / c.chains;
+    gpu::detail::DeviceBuffer<u32> out(threads * std::size_t(c.limbs), "field bench out");
+    const u32* seeds = c.limbs == 12 ? d_fp.get() : d_fr.get();
+
+    c.launch(blocks, stream.get(), seeds, out.get(), iters);  // warm-up
+    std::vector<float> ms;
+    for (int r = 0; r < reps; ++r) {
+      begin.record(stream.get());
+      c.launch(blocks, stream.get(), seeds, out.get(), iters);
+      end.record(stream.get());
+      end.sync();
+      float t = 0;
+      CUZK_CUDA_CHECK(cudaEventElapsedTime(&t, begin.get(), end.get()));
+      ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    const double med_s = ms[ms.size() / 2] * 1e-3;
+    const double ops = double(threads) * iters * c.chains;
+    const double p_per_clk_sm = ops * c.products / (med_s * clock_khz * 1e3 * sms);
+
+    std::vector<u32> sums(threads * std::size_t(c.limbs));
+    CUZK_CUDA_CHECK(cudaMemcpy(sums.data(), out.get(), sums.size() * 4, cudaMemcpyDeviceToHost));
+    std::string check;
+    if (std::strcmp(c.form, "cios") == 0) {
+      reference = sums;
+      check = "reference";
+    } else {
+      // Same grid only when both kernels have the same occupancy; compare the common prefix.
+      const std::size_t n = std::min(reference.size(), sums.size());
+      const bool same = n > 0 && std::equal(sums.begin(), sums.begin() + std::ptrdiff_t(n), reference.begin());
+      check = same ? "= cios" : "MISMATCH vs cios";
+      all_agree = all_agree && same;
+    }
+    std::printf("%-4s %-4s %-8s %6d %5d %5zu %6d %9.3f %9.2f %9.4f %9.2f  %s\n", c.field, c.op, c.form, c.chains,
+                attr.numRegs, attr.localSizeBytes, blocks_per_sm, med_s * 1e3, ops / med_s * 1e-9, med_s * 1e9 / ops,
+                p_per_clk_sm, check.c_str());
+  }
+  std::printf("\nP/clk/SM anchors: NOTES' measured rate 22.8, IMAD ceiling 32 (64 IMAD/clk/SM, 2 per product pair)\n");
+  return all_agree ? 0 : 1;
+}
+
+}  // namespace cuzk::bench

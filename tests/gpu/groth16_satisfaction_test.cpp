@@ -1,0 +1,115 @@
+// The satisfaction check fused into GpuProver's host evaluation of a, b, c
+// (SatisfactionCheck::kCheck): an unsatisfied witness fails prepare(),
+// compute_h(), prove() and the engine's GPU back end with
+// groth16::UnsatisfiedError naming the first bad row (as first_unsatisfied),
+// before anything reaches the device, and leaves the staging reusable; a good
+// witness still proves byte-identical to the CPU prover. Skips without a
+// device.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <optional>
+#include <vector>
+
+#include "circuits/demo.hpp"
+#include "gpu/groth16/gpu_prover.hpp"
+#include "gpu/service/gpu_backend.hpp"
+#include "gpu_test_util.hpp"
+#include "groth16/proof.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/r1cs.hpp"
+#include "groth16/setup.hpp"
+
+namespace cuzk::gpu {
+namespace {
+
+using groth16::SatisfactionCheck;
+
+struct Demo {
+  groth16::R1cs r1cs;
+  groth16::Parameters params;
+  groth16::Witness good, bad;
+  std::size_t bad_row = 0;
+};
+
+// The demo circuit of domain 2^log_domain, a witness and a copy with one
+// aux value corrupted.
+Demo make_demo(unsigned log_domain, ThreadPool& pool) {
+  const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
+  Demo d{groth16::compile(circuits::DemoCircuit(rounds, std::nullopt)), {}, {}, {}, 0};
+  d.params = groth16::generate_parameters(d.r1cs, groth16::random_toxic_waste(), pool);
+  d.good = groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(5)));
+  d.bad = d.good;
+  d.bad.aux.at(d.bad.aux.size() / 2) += ff::Fr::one();
+  const std::optional<std::size_t> row = groth16::first_unsatisfied(d.r1cs, d.bad.inputs, d.bad.aux, pool);
+  if (!row) std::abort();  // the corruption must break a row
+  d.bad_row = *row;
+  return d;
+}
+
+template <class F>
+std::optional<std::size_t> unsatisfied_row(F&& f) {
+  try {
+    f();
+  } catch (const groth16::UnsatisfiedError& e) {
+    return e.row();
+  }
+  return std::nullopt;
+}
+
+TEST(GpuSatisfaction, ProverRejectsAnUnsatisfiedWitnessAndStillProvesAGoodOneLikeTheCpu) {
+  CUZK_REQUIRE_GPU();
+  ThreadPool pool(4);
+  const Demo d = make_demo(14, pool);
+  auto device = test::make_device();
+  GpuProver prover(*device, pool);
+  const ResidentSrs& srs = prover.cache_srs(d.params);
+  const groth16::Blinding b = groth16::random_blinding();
+
+  ProveStaging staging;
+  EXPECT_EQ(unsatisfied_row([&] { prover.prepare(d.r1cs, d.bad, staging, SatisfactionCheck::kCheck); }), d.bad_row);
+  EXPECT_EQ(unsatisfied_row([&] { prover.compute_h(d.r1cs, d.bad, SatisfactionCheck::kCheck); }), d.bad_row);
+  // The same staging, after the rejection: the good witness, checked, proves
+  // the CPU's bytes.
+  prover.prepare(d.r1cs, d.good, staging, SatisfactionCheck::kCheck);
+  prover.enqueue(srs, staging).wait();
+  const groth16::Proof p = prover.finish(srs, staging, b);
+  groth16::CpuProver cpu(pool, groth16::ProveOptions{.satisfaction = SatisfactionCheck::kCheck});
+  const std::vector<groth16::Proof> expected = cpu.prove(d.params, d.r1cs, std::span(&d.good, 1), std::span(&b, 1));
+  EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)), groth16::encode_proofs(expected));
+  EXPECT_EQ(prover.compute_h(d.r1cs, d.good, SatisfactionCheck::kCheck), groth16::compute_h(d.r1cs, d.good, pool));
+
+  // prove() through GpuProverOptions.
+  GpuProver checking(*device, pool, GpuProverOptions{.satisfaction = SatisfactionCheck::kCheck});
+  EXPECT_EQ(unsatisfied_row([&] { checking.prove(d.params, d.r1cs, std::span(&d.bad, 1), std::span(&b, 1)); }),
+            d.bad_row);
+  const std::vector<groth16::Proof> q = checking.prove(d.params, d.r1cs, std::span(&d.good, 1), std::span(&b, 1));
+  EXPECT_EQ(groth16::encode_proofs(q), groth16::encode_proofs(expected));
+}
+
+// The engine's GPU back end: prepare() with kCheck throws the typed error
+// (the engine turns it into kInvalidInput, no retry); the staging then
+// proves a good witness with the CPU's bytes.
+TEST(GpuSatisfaction, BackendPrepareRejectsAnUnsatisfiedWitness) {
+  CUZK_REQUIRE_GPU();
+  ThreadPool pool(4);
+  const Demo d = make_demo(12, pool);
+  gpu_service::GpuBackend gpu(0, pool);
+  std::unique_ptr<engine::InstanceStaging> staging = gpu.make_staging();
+  const groth16::Blinding b = groth16::random_blinding();
+  EXPECT_EQ(unsatisfied_row([&] { gpu.prepare(*staging, d.params, d.r1cs, d.bad, b, SatisfactionCheck::kCheck); }),
+            d.bad_row);
+  gpu.prepare(*staging, d.params, d.r1cs, d.good, b, SatisfactionCheck::kCheck);
+  std::promise<std::exception_ptr> done;
+  asio::post(gpu.runner().executor(), [&] {
+    gpu.start(*staging, [&done](std::exception_ptr e) { done.set_value(e); });
+  });
+  EXPECT_EQ(done.get_future().get(), nullptr);
+  const groth16::Proof p = gpu.finish(*staging, nullptr);
+  groth16::CpuProver cpu(pool);
+  EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)),
+            groth16::encode_proofs(cpu.prove(d.params, d.r1cs, std::span(&d.good, 1), std::span(&b, 1))));
+}
+
+}  // namespace
+}  // namespace cuzk::gpu
