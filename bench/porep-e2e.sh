@@ -36,13 +36,21 @@ state_dir = "$work/state"
 journal = false
 [gpu]
 devices = "auto"
+${E2E_GPU_TOML:-}
 [logging]
 level = "info"
 EOF
-  # Extra settings for one run (e.g. E2E_EXTRA_TOML=$'[porep]\nsynthesis_threads = 1').
+  # Extra settings for one run: E2E_GPU_TOML lines go into [gpu] (e.g.
+  # "abc_on_device = false"), E2E_EXTRA_TOML is appended (other tables, e.g.
+  # E2E_EXTRA_TOML=$'[porep]\nsynthesis_threads = 1').
   if [[ -n ${E2E_EXTRA_TOML:-} ]]; then printf '%s\n' "$E2E_EXTRA_TOML" >>"$work/cuzkd.toml"; fi
   echo "== $(date -u +%FT%TZ) gen-c1 $size seed $seed"
   "$bin/cuzk-bench" gen-c1 --sector-size "$size" --seed "$seed" >"$work/c1.json" || exit 1
+  # E2E_JOBS=N submits N jobs at once (job j > 1: seed + j - 1, files <name>.j.*),
+  # which exercises batching and, with several GPUs, partitions across them.
+  for ((j = 2; j <= ${E2E_JOBS:-1}; j++)); do
+    "$bin/cuzk-bench" gen-c1 --sector-size "$size" --seed "$((seed + j - 1))" >"$work/c1.$j.json" || exit 1
+  done
   echo "== starting cuzkd"
   setsid "$bin/cuzkd" --config "$work/cuzkd.toml" >"$work/cuzkd.log" 2>&1 </dev/null &
   echo $! >"$work/cuzkd.pid"
@@ -58,16 +66,26 @@ EOF
       >"$work/gpu.log" 2>&1 </dev/null &
     echo $! >"$work/nvsmi.pid"
   fi
-  echo "== $(date -u +%FT%TZ) submitting"
-  setsid bash -c "start=\$(date +%s.%N); CUZK_ADDR=unix://$sock '$bin/cuzkctl' prove --porep-c1 '$work/c1.json' \
-      --proof '$work/proof.bin' --json >'$work/prove.json' 2>'$work/prove.err'; rc=\$?; \
-      end=\$(date +%s.%N); echo \"\$rc \$start \$end\" >'$work/prove.rc'" </dev/null >/dev/null 2>&1 &
+  echo "== $(date -u +%FT%TZ) submitting ${E2E_JOBS:-1} job(s)"
+  echo "${E2E_JOBS:-1}" >"$work/jobs"
+  for ((j = 1; j <= ${E2E_JOBS:-1}; j++)); do
+    x=$([[ $j -gt 1 ]] && echo ".$j")
+    setsid bash -c "start=\$(date +%s.%N); CUZK_ADDR=unix://$sock '$bin/cuzkctl' prove --porep-c1 '$work/c1$x.json' \
+        --proof '$work/proof$x.bin' --json >'$work/prove$x.json' 2>'$work/prove$x.err'; rc=\$?; \
+        end=\$(date +%s.%N); echo \"\$rc \$start \$end\" >'$work/prove$x.rc'" </dev/null >/dev/null 2>&1 &
+  done
   echo "started"
   ;;
 wait)
   max=${4:-540}
   t0=$(date +%s)
-  while [[ ! -f $work/prove.rc ]]; do
+  jobs=$(cat "$work/jobs" 2>/dev/null || echo 1)
+  all_done() {
+    for ((j = 1; j <= jobs; j++)); do
+      [[ -f $work/prove$([[ $j -gt 1 ]] && echo ".$j").rc ]] || return 1
+    done
+  }
+  while ! all_done; do
     # Nothing to wait for when the start failed or the daemon died (device time is scarce).
     if [[ ! -f $work/cuzkd.pid ]] || ! kill -0 "$(cat "$work/cuzkd.pid")" 2>/dev/null; then
       echo "== cuzkd is not running; last log lines:"
@@ -81,30 +99,33 @@ wait)
     fi
     sleep 5
   done
-  echo "== prove finished: $(cat "$work/prove.rc")"
+  for f in "$work"/prove*.rc; do echo "== prove finished ($(basename "$f")): $(cat "$f")"; done
   ;;
 report)
   out=${4:?OUT_DIR}
   mkdir -p "$out"
-  if [[ -f $work/prove.rc ]]; then
-    read -r rc start end <"$work/prove.rc"
-    echo "prove rc=$rc wall_s=$(awk "BEGIN{print $end - $start}")"
-  fi
   CUZK_ADDR="unix://$sock" "$bin/cuzkctl" status >"$out/status.txt" 2>&1 || true
-  if [[ -f $work/proof.bin ]]; then
-    echo "proof bytes: $(stat -c %s "$work/proof.bin")"
-    vk=$(find "$work/state" -name "*-dev.vk" | head -n 1)
-    if [[ -n $vk ]]; then
-      "$bin/cuzkctl" porep verify --c1 "$work/c1.json" --vk "$vk" --proof "$work/proof.bin" 2>&1 | tail -n 3
-      echo "offline verify rc=${PIPESTATUS[0]}"
+  vk=$(find "$work/state" -name "*-dev.vk" | head -n 1)
+  for ((j = 1; j <= $(cat "$work/jobs" 2>/dev/null || echo 1); j++)); do
+    x=$([[ $j -gt 1 ]] && echo ".$j")
+    if [[ -f $work/prove$x.rc ]]; then
+      read -r rc start end <"$work/prove$x.rc"
+      echo "job $j: prove rc=$rc wall_s=$(awk "BEGIN{print $end - $start}")"
     fi
-  fi
+    if [[ -f $work/proof$x.bin ]]; then
+      echo "job $j: proof bytes: $(stat -c %s "$work/proof$x.bin")"
+      if [[ -n $vk ]]; then
+        "$bin/cuzkctl" porep verify --c1 "$work/c1$x.json" --vk "$vk" --proof "$work/proof$x.bin" 2>&1 | tail -n 3
+        echo "job $j: offline verify rc=${PIPESTATUS[0]}"
+      fi
+    fi
+  done
   pid=$(cat "$work/cuzkd.pid" 2>/dev/null)
   [[ -n $pid ]] && grep -E 'VmHWM|VmRSS' "/proc/$pid/status" 2>/dev/null
   kill -TERM "$pid" 2>/dev/null
   sleep 2
   [[ -f $work/nvsmi.pid ]] && kill "$(cat "$work/nvsmi.pid")" 2>/dev/null
-  cp "$work/cuzkd.log" "$work/rss.log" "$work/prove.json" "$work/prove.err" "$out/" 2>/dev/null
+  cp "$work/cuzkd.log" "$work/rss.log" "$work"/prove*.json "$work"/prove*.err "$out/" 2>/dev/null
   [[ -f $work/gpu.log ]] && cp "$work/gpu.log" "$out/"
   df -h "$work" | tail -n 1
   ls -la "$work/state" "$work/state/params" 2>/dev/null | head -n 20

@@ -103,12 +103,14 @@ void power_tables(const ff::Fr& base, const ff::Fr& hi_factor, std::size_t count
 }
 
 // CUZK_MSM_ALGO selects the initial MSM accumulation (bench sweeps, and the
-// lead's validation of a new path inside the full prover). Default balanced:
-// faster than bucket at every size measured on the H200 (G1 2^24 203 vs 267 ms,
-// G1 2^26 727 vs 918 ms, G2 2^23 787 vs 971 ms); both pass the GpuMsm tests.
+// lead's validation of a new path inside the full prover). Default smem: G1
+// runs the balanced runs (faster than bucket at every size measured on the
+// H200: G1 2^24 203 vs 267 ms, 2^26 727 vs 918 ms) and G2 keeps its
+// accumulators in shared memory (G2 2^23 254 vs 350 ms for balanced, with the
+// even/odd multiply); every algorithm passes the GpuMsm tests.
 MsmAlgorithm msm_algorithm_from_env() {
   const char* v = std::getenv("CUZK_MSM_ALGO");
-  if (v == nullptr || *v == 0) return MsmAlgorithm::kBalancedRuns;
+  if (v == nullptr || *v == 0) return MsmAlgorithm::kBalancedSmem;
   const std::string s = v;
   if (s == "bucket") return MsmAlgorithm::kBucketPerThread;
   if (s == "balanced") return MsmAlgorithm::kBalancedRuns;

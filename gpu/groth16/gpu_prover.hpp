@@ -137,12 +137,16 @@ enum class WitnessScalarSplit { kAuto, kOff };
 //            (DeviceR1cs, gpu/groth16/r1cs_device.hpp; 32 GiB PoRep ~7.4 GB),
 //            prepare() stages only the witness (inputs ++ aux, 4.2 GB) and
 //            enqueue() runs the mat-vec on the device before the NTTs. The
-//            matrices are uploaded by the first enqueue of an R1cs (that
-//            instance still evaluates on the host); an R1cs whose matrices do
-//            not fit beside the workspace stays on the host path, as does an
-//            instance prepared with SatisfactionCheck::kCheck (the check must
-//            fail before anything reaches the device). The R1cs must outlive
-//            the enqueue of its instances.
+//            first enqueue of an R1cs uploads its matrices (waiting for the
+//            copies, once), after the workspace is allocated. When they do
+//            not fit, that instance's a, b, c are evaluated on the host by
+//            enqueue itself (on the device thread, in a transient pageable
+//            buffer: GpuProveStats::abc_fallback) and later prepares of that
+//            R1cs on this prover evaluate on the host as kHost does.
+//            SatisfactionCheck::kCheck runs in the device mat-vec: the
+//            witness still goes through the device stages, and finish()
+//            throws groth16::UnsatisfiedError (the first failing row, as the
+//            host check). The R1cs must outlive the enqueue of its instances.
 enum class AbcSource { kHost, kDevice };
 
 struct GpuProverOptions {
@@ -159,9 +163,10 @@ struct GpuProverOptions {
   bool h_uploads_first = false;
   // a, b, c on the host (default) or from a device-resident R1CS (A/B switch).
   AbcSource abc_source = AbcSource::kHost;
-  // prove(): kCheck checks every constraint while prepare() evaluates a, b,
-  // c (fused: one Fr multiplication per row) and throws
-  // groth16::UnsatisfiedError before anything reaches the device.
+  // prove(): kCheck checks every constraint where a, b, c are evaluated
+  // (fused: one Fr multiplication per row) and throws
+  // groth16::UnsatisfiedError: from prepare() on the host, before anything
+  // reaches the device; from finish() when a, b, c came from the device.
   groth16::SatisfactionCheck satisfaction = groth16::SatisfactionCheck::kSkip;
 };
 
@@ -179,6 +184,10 @@ struct GpuProveStats {
   // host, prepare()
   double evaluate_ms = 0;                              // a, b, c (kDevice: the witness copied to pinned memory)
   bool abc_on_device = false;                          // a, b, c came from the device-resident R1CS
+  // kDevice: the witness was staged but the matrices did not fit this
+  // device, so enqueue() evaluated a, b, c on the host (a transient
+  // pageable buffer of 3 m Fr outside the staging; evaluate_ms counts it).
+  bool abc_fallback = false;
   double l_host_ms = 0, a_host_ms = 0, b_host_ms = 0;  // selection + split of the witness MSMs' scalars
   double prepare_ms = 0;                               // all of prepare()
   // host, enqueue(): queueing the device work (growing device buffers included)
@@ -221,9 +230,15 @@ class ProveStaging {
 
   // Page-locked host bytes held now.
   std::size_t pinned_bytes() const;
-  // Page-locked bytes an instance of r1cs can need at most (a, b, c and 32 B
-  // per selected scalar of L, A and B: a split never takes more than that).
-  static std::size_t host_bytes_bound(const groth16::R1cs& r1cs);
+  // Page-locked bytes an instance of r1cs can need at most with a, b, c
+  // from `source`: kHost a, b, c (3 m Fr), kDevice the witness (inputs ++
+  // aux, one Fr each; prepare() frees the other path's buffer, so a staging
+  // holds one of the two); plus 40 B per selected scalar of L, A and B (a
+  // split never takes more), the result slots and the check word. Not
+  // counted: kDevice's host paths (the fallback's transient pageable a, b,
+  // c; a prepare after the matrices did not fit pins a, b, c), which the
+  // service logs.
+  static std::size_t host_bytes_bound(const groth16::R1cs& r1cs, AbcSource source = AbcSource::kHost);
   // Frees the buffers (after waiting for the fence).
   void release();
   // The last enqueue's fence (ready when nothing is in flight).
@@ -343,13 +358,14 @@ class GpuProver final : public groth16::Prover {
   //
   // 1. Host only, any thread, no device access (uses the prover's ThreadPool,
   //    which serializes concurrent callers): a, b, c evaluated into the
-  //    staging, and the L, A, B scalars selected and split there. The witness
-  //    is not referenced afterwards. Throws groth16::ParamsError when the
-  //    witness does not fit r1cs, gpu::Error{kInvalidArgument} for a domain
-  //    over 2^27, and with kCheck groth16::UnsatisfiedError (the first row
-  //    with a * b != c, checked during the evaluation; the staging is then
-  //    left unprepared). The staging must not be in flight (enqueued, not
-  //    finished).
+  //    staging (AbcSource::kDevice: the witness copied there instead), and
+  //    the L, A, B scalars selected and split there. The witness is not
+  //    referenced afterwards. Throws groth16::ParamsError when the witness
+  //    does not fit r1cs, gpu::Error{kInvalidArgument} for a domain over
+  //    2^27, and with kCheck on the host path groth16::UnsatisfiedError (the
+  //    first row with a * b != c, checked during the evaluation; the staging
+  //    is then left unprepared; with a, b, c on the device finish() throws
+  //    it). The staging must not be in flight (enqueued, not finished).
   void prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, ProveStaging& staging,
                groth16::SatisfactionCheck check = groth16::SatisfactionCheck::kSkip) const;
   // 2. The prover's owner thread (like every device call): queues the
@@ -357,13 +373,17 @@ class GpuProver final : public groth16::Prover {
   //    their results into the staging on the prover's streams, and returns
   //    without waiting for the device. Work queued by an earlier enqueue runs
   //    first. Growing the prover's device buffers (first instance of a larger
-  //    shape) waits for the device. Throws groth16::ParamsError when the SRS
-  //    does not fit the prepared instance, gpu::Error{kOutOfDeviceMemory}
-  //    (nothing queued then).
+  //    shape) waits for the device, as does the first upload of an R1cs's
+  //    matrices (kDevice). Throws groth16::ParamsError when the SRS does not
+  //    fit the prepared instance, gpu::Error{kOutOfDeviceMemory} (nothing
+  //    queued then), and groth16::UnsatisfiedError when kDevice fell back to
+  //    the host evaluation with kCheck and the witness fails.
   Fence enqueue(const ResidentSrs& srs, ProveStaging& staging);
   Fence enqueue(const DeviceSrsBases& bases, ProveStaging& staging);
   // 3. Host, any thread, once the fence has passed (waits for it otherwise):
   //    the window sums combined and the proof assembled with `blinding`.
+  //    Throws groth16::UnsatisfiedError when the device's satisfaction check
+  //    (kDevice with kCheck) found a failing row; the staging is then idle.
   groth16::Proof finish(const ResidentSrs& srs, ProveStaging& staging, const groth16::Blinding& blinding) const;
   // Same with the verifying key of the parameters the SRS came from (the
   // resident SRS may have been replaced meanwhile).
@@ -405,6 +425,12 @@ class GpuProver final : public groth16::Prover {
     release_workspace();
   }
   std::size_t srs_uploads() const { return srs_uploads_; }
+  const GpuProverOptions& options() const { return options_; }
+  // Device bytes of the resident R1CS matrices (kDevice; 0 when none). Any thread.
+  std::size_t device_r1cs_bytes() const;
+  // Where prepare() would put r1cs's a, b, c now: kDevice unless the option
+  // is kHost or its matrices did not fit this device. Any thread.
+  AbcSource abc_source_for(const groth16::R1cs& r1cs) const;
   const GpuProveStats& last_stats() const { return last_stats_; }
   // Stage reports for status; empty: none. Set it while nothing is in flight.
   void set_stage_observer(StageObserver observer) { stage_observer_ = std::move(observer); }

@@ -84,6 +84,13 @@ struct ProveStaging::Impl {
   // then null).
   detail::PinnedBuffer<ff::Fr> witness_own;
   const groth16::R1cs* r1cs = nullptr;
+  // The satisfaction check prepare() was asked for. With a, b, c from the
+  // device it runs in the mat-vec (device_check set by enqueue), and the
+  // smallest failing row lands in first_unsatisfied (pinned, written by the
+  // device before the fence) for finish to throw groth16::UnsatisfiedError.
+  groth16::SatisfactionCheck check = groth16::SatisfactionCheck::kSkip;
+  bool device_check = false;
+  detail::PinnedBuffer<std::uint64_t> first_unsatisfied;  // one word
   std::array<staging::WitnessMsmHost, staging::kWitnessMsms> msm;
   detail::PinnedBuffer<std::uint32_t> results;  // kMsmSlots slots of kSlotLimbs
   std::array<staging::MsmResultMeta, staging::kMsmSlots> meta;
@@ -110,6 +117,8 @@ struct ProveStaging::Impl {
     stats = GpuProveStats{};
     abc = nullptr;
     r1cs = nullptr;
+    check = groth16::SatisfactionCheck::kSkip;
+    device_check = false;
     log_m = -1;
   }
   cudaEvent_t event(staging::StageEvent e) const { return (*events)[e].get(); }
@@ -136,12 +145,17 @@ struct GpuProver::Impl {
   detail::Event idle;
   bool idle_recorded = false;
   // AbcSource::kDevice: the matrices of one R1cs (replaced by another's),
-  // built by enqueue on this thread; prepare (other threads) reads only
-  // device_r1cs_for, published once device_r1cs is complete.
+  // built by enqueue on this thread; other threads (prepare, the service's
+  // status) read only the atomics: device_r1cs_for is published once
+  // device_r1cs is complete.
   std::unique_ptr<DeviceR1cs> device_r1cs;
   std::atomic<const groth16::R1cs*> device_r1cs_for{nullptr};
-  const groth16::R1cs* device_r1cs_unfit = nullptr;  // did not fit: not tried again
-  detail::DeviceBuffer<std::uint32_t> witness;       // inputs ++ aux for the mat-vec
+  std::atomic<std::size_t> device_r1cs_bytes{0};  // device_r1cs->bytes(), 0 when none
+  // The last R1cs whose matrices did not fit: prepare() evaluates its
+  // instances on the host, and enqueue does not try the upload again.
+  std::atomic<const groth16::R1cs*> device_r1cs_unfit{nullptr};
+  detail::DeviceBuffer<std::uint32_t> witness;               // inputs ++ aux for the mat-vec
+  detail::DeviceBuffer<std::uint64_t> first_unsatisfied;     // the mat-vec's check word (one)
 };
 
 }  // namespace cuzk::gpu

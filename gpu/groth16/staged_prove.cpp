@@ -1,16 +1,20 @@
 // GpuProver's proof of one instance in three steps, and everything built on
 // them (prove, device_stages, compute_h):
 //
-//   prepare  (host, any thread)   a, b, c into pinned memory; the L, A, B
-//                                 scalars selected and split into pinned memory.
-//   enqueue  (device thread)      copy stream: a, b, c, then the three splits;
+//   prepare  (host, any thread)   a, b, c into pinned memory (AbcSource::kDevice:
+//                                 the witness instead); the L, A, B scalars
+//                                 selected and split into pinned memory.
+//   enqueue  (device thread)      copy stream: a, b, c (kDevice: the witness,
+//                                 then the mat-vec and its satisfaction check
+//                                 on the compute stream), then the three splits;
 //                                 compute stream: 7 NTTs + quotient, the H MSM,
 //                                 L, A, B_G1, B_G2 (point sum of the ones,
 //                                 gather + MSM of the tail), each MSM's window
 //                                 sums and each point sum downloaded to pinned
 //                                 memory; a stage report (host callback) at each
 //                                 stage and a fence at the end. No host wait.
-//   finish   (host, any thread)   Horner over the window sums, the point sums
+//   finish   (host, any thread)   the device check's verdict (UnsatisfiedError),
+//                                 Horner over the window sums, the point sums
 //                                 added, the proof assembled.
 //
 // The only host waits left on the device thread are allocations: the
@@ -21,6 +25,8 @@
 #include <chrono>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 
@@ -208,11 +214,17 @@ void queue_witness_msm(Device& device, GpuProver::Impl& d, cudaStream_t s, const
   meta.windows = w.windows;
 }
 
+// Device memory the matrices leave free beside the allocated workspace: the
+// MSM arena's growth up to its limit (the MSM also shrinks its chunks to the
+// free memory, but a full arena is its fast path) and the point sums'
+// partials and streamed-split staging (grown lazily, mid-enqueue).
+constexpr std::size_t kLazyScratchMarginBytes = std::size_t{256} << 20;
+
 // The device copy of r1cs's matrices (AbcSource::kDevice), built on the device
 // thread, replacing another R1cs's (after the device is done with it), with
-// `keep_free_bytes` left beside it for the witness buffer. Uploads on a
-// stream of its own, so only the upload is waited for. Throws
-// Error{kOutOfDeviceMemory} when they do not fit (an old copy is gone then).
+// `keep_free_bytes` left beside it. Uploads on a stream of its own, so only
+// the upload is waited for. Throws Error{kOutOfDeviceMemory} when they do not
+// fit (an old copy is gone then).
 const DeviceR1cs& device_r1cs(GpuProver::Impl& d, const groth16::R1cs& r1cs, std::size_t keep_free_bytes) {
   const std::size_t nnz = r1cs.a().nnz() + r1cs.b().nnz() + r1cs.c().nnz();
   if (d.device_r1cs && d.device_r1cs_for.load(std::memory_order_relaxed) == &r1cs &&
@@ -224,6 +236,7 @@ const DeviceR1cs& device_r1cs(GpuProver::Impl& d, const groth16::R1cs& r1cs, std
   if (d.device_r1cs) {
     d.compute.sync();  // instances in flight may still read the old matrices
     d.device_r1cs.reset();
+    d.device_r1cs_bytes.store(0, std::memory_order_relaxed);
   }
   std::size_t free_bytes = 0, total_bytes = 0;
   CUZK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -231,13 +244,9 @@ const DeviceR1cs& device_r1cs(GpuProver::Impl& d, const groth16::R1cs& r1cs, std
   options.budget_bytes = free_bytes > keep_free_bytes ? free_bytes - keep_free_bytes : 0;
   detail::Stream upload;
   d.device_r1cs = std::make_unique<DeviceR1cs>(r1cs, upload.get(), options);
+  d.device_r1cs_bytes.store(d.device_r1cs->bytes(), std::memory_order_relaxed);
   d.device_r1cs_for.store(&r1cs, std::memory_order_release);
   return *d.device_r1cs;
-}
-
-std::size_t witness_buffer_growth_bytes(const GpuProver::Impl& d, const groth16::R1cs& r1cs) {
-  const std::size_t need = r1cs.num_variables() * sizeof(Fr);
-  return need > d.witness.bytes() ? need - d.witness.bytes() : 0;
 }
 
 }  // namespace
@@ -250,19 +259,23 @@ ProveStaging::ProveStaging(ProveStaging&&) noexcept = default;
 ProveStaging& ProveStaging::operator=(ProveStaging&&) noexcept = default;
 
 std::size_t ProveStaging::pinned_bytes() const {
-  std::size_t bytes = (impl_->abc_own.size() + impl_->witness_own.size()) * sizeof(Fr) + impl_->results.size() * 4;
+  std::size_t bytes = (impl_->abc_own.size() + impl_->witness_own.size()) * sizeof(Fr) + impl_->results.size() * 4 +
+                      impl_->first_unsatisfied.size() * sizeof(std::uint64_t);
   for (const auto& m : impl_->msm) bytes += m.bytes();
   return bytes;
 }
 
-std::size_t ProveStaging::host_bytes_bound(const groth16::R1cs& r1cs) {
+std::size_t ProveStaging::host_bytes_bound(const groth16::R1cs& r1cs, AbcSource source) {
   // The buffers keep their largest size: a split (ones 4 B, tail 4 + 32 B,
   // tail at most half) and an unsplit MSM (32 B per scalar) may both have
   // happened, so 4 + 4 + 32 B per selected scalar.
   const std::size_t selected = r1cs.num_aux() + (r1cs.num_inputs() + r1cs.a_aux_density().popcount()) +
                                (r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount());
-  return 3 * std::size_t(groth16::domain_size(r1cs)) * sizeof(Fr) + selected * (4 + 4 + sizeof(Fr)) +
-         staging::kMsmSlots * staging::kSlotLimbs * 4;
+  const std::size_t abc_or_witness = source == AbcSource::kDevice
+                                         ? r1cs.num_variables() * sizeof(Fr)
+                                         : 3 * std::size_t(groth16::domain_size(r1cs)) * sizeof(Fr);
+  return abc_or_witness + selected * (4 + 4 + sizeof(Fr)) + staging::kMsmSlots * staging::kSlotLimbs * 4 +
+         sizeof(std::uint64_t);
 }
 
 void ProveStaging::release() {
@@ -272,6 +285,7 @@ void ProveStaging::release() {
   impl_->witness_own.reset();
   for (auto& m : impl_->msm) m = staging::WitnessMsmHost{};
   impl_->results.reset();
+  impl_->first_unsatisfied.reset();
 }
 
 const Fence& ProveStaging::fence() const { return impl_->fence; }
@@ -310,7 +324,9 @@ void GpuProver::release_workspace() {
   impl_->witness.reset();
   impl_->device_r1cs_for.store(nullptr, std::memory_order_release);  // rebuilt by a later enqueue
   impl_->device_r1cs.reset();
-  impl_->device_r1cs_unfit = nullptr;
+  impl_->device_r1cs_bytes.store(0, std::memory_order_relaxed);
+  impl_->device_r1cs_unfit.store(nullptr, std::memory_order_relaxed);  // the device may have room now
+  impl_->first_unsatisfied.reset();
   for (auto& s : impl_->split) s = Impl::SplitDevice{};
   impl_->gathered.reset();
   impl_->sum_scratch.reset();
@@ -327,9 +343,12 @@ void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, Pr
   stage("evaluate", 0);
   auto t0 = std::chrono::steady_clock::now();
   const Fr* abc = nullptr;
-  if (options_.abc_source == AbcSource::kDevice && check == groth16::SatisfactionCheck::kSkip &&
-      impl_->device_r1cs_for.load(std::memory_order_acquire) == &r1cs) {
-    // a, b, c come from the device's copy of the matrices: stage the witness only.
+  st.check = check;
+  if (abc_source_for(r1cs) == AbcSource::kDevice) {
+    // a, b, c come from the device's copy of the matrices (enqueue uploads
+    // them the first time), and so does the check: stage the witness only.
+    // A staging holds one of the two paths' buffers (host_bytes_bound).
+    st.abc_own.reset();
     Fr* wit = grow_pinned(st.witness_own, r1cs.num_variables());
     std::memcpy(static_cast<void*>(wit), w.inputs.data(), w.inputs.size() * sizeof(Fr));
     pool_.parallel_for(w.aux.size(), [&](std::size_t lo, std::size_t hi) {
@@ -338,11 +357,11 @@ void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, Pr
     st.r1cs = &r1cs;
     st.stats.abc_on_device = true;
   } else {
+    st.witness_own.reset();
     Fr* own = grow_pinned(st.abc_own, 3 * m);
     // Throws UnsatisfiedError (kCheck) with the staging left idle.
     groth16::evaluate_into(r1cs, w.inputs, w.aux, {own, m}, {own + m, m}, {own + 2 * m, m}, pool_, check);
     abc = own;
-    if (options_.abc_source == AbcSource::kDevice) st.r1cs = &r1cs;  // enqueue uploads the matrices
   }
   st.stats.evaluate_ms = ms_since(t0);
   prepare_witness_msms(w.inputs, w.aux, r1cs.a_aux_density(), r1cs.b_input_density(), r1cs.b_aux_density(), staging);
@@ -427,12 +446,8 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   Impl& d = *impl_;
 
   // Every device buffer first: running out of memory leaves nothing queued.
-  // AbcSource::kDevice: the matrices (normally resident already) and the witness.
-  const DeviceR1cs* r1cs_dev =
-      st.abc == nullptr && st.r1cs != nullptr ? &device_r1cs(d, *st.r1cs, witness_buffer_growth_bytes(d, *st.r1cs))
-                                              : nullptr;
-  u32* witness_dev =
-      r1cs_dev != nullptr ? grow_device(d.witness, st.r1cs->num_variables() * kFrLimbs, "witness") : nullptr;
+  // AbcSource::kDevice: the witness buffer and the matrices after the workspace.
+  const bool witness_staged = st.abc == nullptr && st.r1cs != nullptr;
   u32* abc_dev = grow_device(d.abc, 3 * m * kFrLimbs, "a, b, c");
   std::size_t gather_limbs = 0;
   for (int k = 0; k < kWitnessMsms; ++k) {
@@ -448,6 +463,51 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
     grow_device(dev.values, values * kFrLimbs, "witness MSM scalars");
   }
   grow_device(d.gathered, gather_limbs, "split: tail bases");
+  // The witness buffer and the matrices (normally resident already), after
+  // the workspace so that they never take its room, leaving the lazily
+  // grown scratch theirs. When they do not fit: this instance's a, b, c on
+  // the host, from the staged witness (a fallback: seconds of this thread,
+  // and 3 m Fr of pageable memory until the uploads are done), and this
+  // R1cs's later prepares on this prover evaluate on the host. A staging
+  // prepared by another prover (the service prepares on any GPU's) lands
+  // here too.
+  const DeviceR1cs* r1cs_dev = nullptr;
+  u32* witness_dev = nullptr;
+  std::unique_ptr<Fr[]> fallback_abc;
+  if (witness_staged) {
+    if (d.device_r1cs_unfit.load(std::memory_order_relaxed) != st.r1cs) {
+      try {
+        witness_dev = grow_device(d.witness, st.r1cs->num_variables() * kFrLimbs, "witness");
+        const std::size_t arena_bytes = device_.msm_scratch().capacity_bytes();
+        const std::size_t arena_limit_bytes = device_.msm_tuning().scratch_limit_bytes;
+        const std::size_t keep_free_bytes =
+            (arena_limit_bytes > arena_bytes ? arena_limit_bytes - arena_bytes : 0) + kLazyScratchMarginBytes;
+        r1cs_dev = &device_r1cs(d, *st.r1cs, keep_free_bytes);
+      } catch (const Error&) {  // kOutOfDeviceMemory, or a shape DeviceR1cs refuses
+        d.device_r1cs_unfit.store(st.r1cs, std::memory_order_relaxed);
+        d.witness.reset();  // its room back to the MSMs (cudaFree waits for the device)
+        witness_dev = nullptr;
+      }
+    }
+    if (r1cs_dev == nullptr) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::size_t n_inputs = st.r1cs->num_inputs();
+      const std::span<const Fr> wit(st.witness_own.get(), st.r1cs->num_variables());
+      fallback_abc = std::make_unique_for_overwrite<Fr[]>(3 * m);
+      Fr* abc = fallback_abc.get();
+      // Throws UnsatisfiedError (kCheck) with nothing queued.
+      groth16::evaluate_into(*st.r1cs, wit.first(n_inputs), wit.subspan(n_inputs), {abc, m}, {abc + m, m},
+                             {abc + 2 * m, m}, pool_, st.check);
+      st.stats.abc_on_device = false;
+      st.stats.abc_fallback = true;
+      st.stats.evaluate_ms += ms_since(t0);
+    }
+  }
+  st.device_check = r1cs_dev != nullptr && st.check == groth16::SatisfactionCheck::kCheck;
+  if (st.device_check) {
+    grow_device(d.first_unsatisfied, 1, "R1CS check word");
+    grow_pinned(st.first_unsatisfied, 1);
+  }
   grow_pinned(st.results, kMsmSlots * kSlotLimbs);
   if (!st.events || st.events_ordinal != d.ordinal) {
     st.events.reset();
@@ -481,13 +541,25 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
     upload(cp, witness_dev, st.witness_own.get(), st.r1cs->num_variables() * sizeof(Fr));
     ev[kUploadedC].record(cp);
     CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kUploadedC].get(), 0));
-    r1cs_dev->evaluate(s, witness_dev, abc_dev, abc_dev + m * kFrLimbs, abc_dev + 2 * m * kFrLimbs, m);
+    // The check word: one per prover, as instances run in order on `s`
+    // (reset, mat-vec, download into this staging's pinned word, which
+    // finish reads after the fence).
+    std::uint64_t* check_word = st.device_check ? d.first_unsatisfied.get() : nullptr;
+    if (check_word != nullptr) DeviceR1cs::reset_first_unsatisfied(s, check_word);
+    r1cs_dev->evaluate(s, witness_dev, abc_dev, abc_dev + m * kFrLimbs, abc_dev + 2 * m * kFrLimbs, m, check_word);
+    if (check_word != nullptr) {
+      CUZK_CUDA_CHECK(cudaMemcpyAsync(st.first_unsatisfied.get(), check_word, sizeof(std::uint64_t),
+                                      cudaMemcpyDeviceToHost, s));
+    }
     for (int k = 0; k < 3; ++k) ev[kUploadedA + k].record(s);
   } else {
+    const Fr* abc_host = fallback_abc ? fallback_abc.get() : st.abc;
     for (int k = 0; k < 3; ++k) {
-      upload(cp, abc_dev + k * m * kFrLimbs, st.abc + k * m, m * sizeof(Fr));
+      upload(cp, abc_dev + k * m * kFrLimbs, abc_host + k * m, m * sizeof(Fr));
       ev[kUploadedA + k].record(cp);
     }
+    // Pageable memory is freed when this returns: wait for its copies.
+    if (fallback_abc) d.copy.sync();
   }
   for (int k = 0; k < kWitnessMsms; ++k) {
     const WitnessMsmHost& h = st.msm[k];
@@ -538,18 +610,6 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   d.idle_recorded = true;
   st.fence = detail::enqueue_fence(s, callbacks_);
   st.step = Step::kEnqueued;
-  // AbcSource::kDevice, an instance evaluated on the host: upload its R1cs's
-  // matrices now (once; the queued work runs meanwhile), so that the next
-  // instances stage only their witness. One that does not fit beside the
-  // workspace stays on the host path.
-  if (st.abc != nullptr && st.r1cs != nullptr && d.device_r1cs_for.load(std::memory_order_relaxed) != st.r1cs &&
-      d.device_r1cs_unfit != st.r1cs) {
-    try {
-      (void)device_r1cs(d, *st.r1cs, witness_buffer_growth_bytes(d, *st.r1cs));
-    } catch (const Error&) {  // kOutOfDeviceMemory, or a shape DeviceR1cs refuses
-      d.device_r1cs_unfit = st.r1cs;
-    }
-  }
   st.stats.enqueue_ms = ms_since(t_begin);
   return st.fence;
 }
@@ -648,6 +708,17 @@ groth16::MsmResults GpuProver::finish_msms(ProveStaging& staging) const {
     x.a_msm_ms = ms(kLEnd, kAEnd);
     x.b_msm_ms = ms(kAEnd, kBEnd);
     x.device_ms = ms(kUploadBegin, kBEnd);
+  }
+  // The device's satisfaction check (the mat-vec wrote the smallest failing
+  // row before the fence): the same typed error as the host check, so the
+  // witness is blamed, not the device. The MSMs ran on a witness that does
+  // not satisfy the circuit: their results are dropped.
+  if (st.device_check) {
+    const std::uint64_t row = st.first_unsatisfied.get()[0];
+    if (row != kAllRowsSatisfied) {
+      st.step = Step::kIdle;
+      throw groth16::UnsatisfiedError(static_cast<std::size_t>(row));
+    }
   }
   groth16::MsmResults r;
   r.h = slot_result<ff::Fp>(st.slot(kSlotH), st.meta[kSlotH]);
@@ -759,6 +830,16 @@ std::vector<groth16::Proof> GpuProver::prove(const groth16::Parameters& params, 
   // Shape errors first: a bad request must not evict or upload an SRS.
   for (const groth16::Witness& w : witnesses) groth16::check_inputs(params, r1cs, w);
   return prove(cache_srs(params), r1cs, witnesses, blinding);
+}
+
+AbcSource GpuProver::abc_source_for(const groth16::R1cs& r1cs) const {
+  return options_.abc_source == AbcSource::kDevice && impl_->device_r1cs_unfit.load(std::memory_order_relaxed) != &r1cs
+             ? AbcSource::kDevice
+             : AbcSource::kHost;
+}
+
+std::size_t GpuProver::device_r1cs_bytes() const {
+  return impl_->device_r1cs_bytes.load(std::memory_order_relaxed);
 }
 
 const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params) {

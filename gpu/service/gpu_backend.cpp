@@ -39,8 +39,15 @@ engine::ProveBreakdown breakdown_of(const gpu::GpuProveStats& s, bool srs_upload
 
 }  // namespace
 
+static gpu::GpuProverOptions prover_options(const GpuBackendOptions& o) {
+  gpu::GpuProverOptions p;
+  p.abc_source = o.abc_on_device ? gpu::AbcSource::kDevice : gpu::AbcSource::kHost;
+  return p;
+}
+
 struct GpuBackend::State {
-  State(int ordinal, ThreadPool& math) : device(ordinal), prover(device, math, options) {}
+  State(int ordinal, ThreadPool& math, const GpuBackendOptions& o)
+      : options(prover_options(o)), device(ordinal), prover(device, math, options) {}
   gpu::GpuProverOptions options;  // also read by srs_device_bytes' estimate
   gpu::Device device;
   gpu::GpuProver prover;
@@ -56,9 +63,9 @@ auto GpuBackend::on_device(F&& f) {
   return done.get();
 }
 
-GpuBackend::GpuBackend(int ordinal, ThreadPool& math)
-    : ordinal_(ordinal), math_(math), runner_(std::make_unique<runtime::WorkerPool>(1)) {
-  state_ = on_device([this] { return std::make_unique<State>(ordinal_, math_); });
+GpuBackend::GpuBackend(int ordinal, ThreadPool& math, GpuBackendOptions options)
+    : ordinal_(ordinal), math_(math), options_(options), runner_(std::make_unique<runtime::WorkerPool>(1)) {
+  state_ = on_device([this] { return std::make_unique<State>(ordinal_, math_, options_); });
   const gpu::DeviceInfo& info = state_->device.info();
   std::ostringstream n;
   n << "cuda:" << ordinal_ << ' ' << info.name;
@@ -87,8 +94,9 @@ GpuBackend::GpuBackend(int ordinal, ThreadPool& math)
 }
 
 void GpuBackend::release_resident_srs() {
-  state_->prover.release_cached_srs();
+  state_->prover.release_cached_srs();  // the R1CS matrices too (the workspace)
   note_resident_srs();
+  note_abc_matrices();
   // Nothing of the prover's is on the device now: the next upload's budget starts from here.
   free_bytes_ = state_->device.free_memory_bytes();
   clean_free_bytes_ = free_bytes_.load();
@@ -100,6 +108,14 @@ void GpuBackend::note_resident_srs() {
   srs_split_ = srs ? engine::ResidentSrsSplit{srs->device_bytes(), srs->pinned_bytes()} : engine::ResidentSrsSplit{};
   srs_params_ = srs ? &srs->params() : nullptr;
   srs_total_bytes_ = srs ? srs->bytes() : 0;
+}
+
+void GpuBackend::note_abc_matrices() {
+  const std::uint64_t bytes = state_->prover.device_r1cs_bytes();
+  const std::uint64_t before = abc_matrices_bytes_.exchange(bytes);
+  if (bytes != before && options_.log != nullptr) {
+    options_.log->info("r1cs matrices on device", {{"device", name_}, {"bytes", bytes}, {"before_bytes", before}});
+  }
 }
 
 engine::ResidentSrsSplit GpuBackend::resident_srs_split() const {
@@ -164,6 +180,15 @@ void GpuBackend::start(engine::InstanceStaging& staging, std::function<void(std:
   g.srs_uploaded = state_->prover.srs_uploads() != uploads_before;
   note_resident_srs();
   const gpu::Fence fence = state_->prover.enqueue(srs, g.staging);
+  note_abc_matrices();
+  if (g.staging.stats().abc_fallback && options_.log != nullptr) {
+    // The witness was staged for the device evaluation, but the matrices do
+    // not fit this device beside the SRS and the workspace.
+    options_.log->warn("r1cs matrices do not fit the device: a, b, c evaluated on the host",
+                       {{"device", name_},
+                        {"free_bytes", state_->device.free_memory_bytes()},
+                        {"evaluate_ms", g.staging.stats().evaluate_ms}});
+  }
   free_bytes_ = state_->device.free_memory_bytes();
   // CUDA's callback thread: no CUDA here, and `done` only posts to the loop.
   fence.on_done([this, done = std::move(done)] {
@@ -211,11 +236,13 @@ std::uint64_t GpuBackend::srs_device_bytes(const groth16::Parameters& params) co
 }
 
 std::uint64_t GpuBackend::host_bytes_per_instance(const groth16::R1cs& r1cs) const {
-  // One staging: a, b, c over the domain and the L, A, B splits, all in
-  // page-locked memory (gpu::ProveStaging::host_bytes_bound: 40 B per
-  // selected scalar at most; 32 GiB PoRep: 12.9 GB of a, b, c). The engine
-  // reserves one per staging it holds.
-  return gpu::ProveStaging::host_bytes_bound(r1cs);
+  // One staging: a, b, c over the domain (or, on the device path, the
+  // witness) and the L, A, B splits, all in page-locked memory
+  // (gpu::ProveStaging::host_bytes_bound: 40 B per selected scalar at most;
+  // 32 GiB PoRep: 12.9 GB of a, b, c, or 4.2 GB of witness). The engine
+  // reserves one per staging it holds, asking again for each: once the
+  // matrices did not fit this device, prepare pins a, b, c again.
+  return gpu::ProveStaging::host_bytes_bound(r1cs, state_->prover.abc_source_for(r1cs));
 }
 
 std::vector<groth16::Proof> GpuBackend::prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
@@ -232,6 +259,7 @@ std::vector<groth16::Proof> GpuBackend::prove(const groth16::Parameters& params,
   } clear_stage{*this};
   std::vector<groth16::Proof> proofs = state_->prover.prove(params, r1cs, witnesses, blinding);
   note_resident_srs();
+  note_abc_matrices();
   free_bytes_ = state_->device.free_memory_bytes();
   if (breakdown) *breakdown = breakdown_of(state_->prover.last_stats(), state_->prover.srs_uploads() != uploads_before);
   return proofs;
@@ -278,16 +306,18 @@ std::vector<int> select_devices(const std::string& setting) {
 
 std::vector<std::shared_ptr<engine::DeviceBackend>> make_gpu_backends(const std::string& setting,
                                                                       std::uint32_t workers_per_device,
-                                                                      ThreadPool& math, runtime::Logger& log) {
+                                                                      bool abc_on_device, ThreadPool& math,
+                                                                      runtime::Logger& log) {
   std::vector<std::shared_ptr<engine::DeviceBackend>> out;
   for (int ordinal : select_devices(setting)) {
     for (std::uint32_t w = 0; w < std::max<std::uint32_t>(1, workers_per_device); ++w) {
       try {
-        auto b = std::make_shared<GpuBackend>(ordinal, math);
+        auto b = std::make_shared<GpuBackend>(ordinal, math, GpuBackendOptions{abc_on_device, &log});
         log.info("gpu back end", {{"device", b->name()},
                                   {"memory_bytes", b->memory().total_bytes},
                                   {"free_bytes", b->memory().free_bytes},
                                   {"worker", w},
+                                  {"abc_on_device", abc_on_device ? "yes" : "no"},
                                   {"gpu_setup", GpuBackend::has_gpu_setup() ? "yes" : "no (cpu)"}});
         out.push_back(std::move(b));
       } catch (const gpu::Error& e) {

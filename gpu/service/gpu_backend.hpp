@@ -32,12 +32,24 @@
 
 namespace cuzk::gpu_service {
 
+struct GpuBackendOptions {
+  // [gpu] abc_on_device: a, b, c = A.w, B.w, C.w evaluated on the device
+  // from the R1CS's matrices kept there (gpu::AbcSource::kDevice: ~16
+  // thread-s of host work and 8.7 GB of PCIe less per 32 GiB PoRep
+  // partition, 7.4 GB of device memory more), the satisfaction check with
+  // it. Matrices that do not fit beside the SRS and the workspace fall back
+  // to the host evaluation (logged), never failing the proof.
+  bool abc_on_device = true;
+  // Where the back end logs (the matrices' upload, host fallbacks); null: nowhere.
+  runtime::Logger* log = nullptr;
+};
+
 class GpuBackend final : public engine::DeviceBackend {
  public:
   // Opens device `ordinal` on the backend's thread; throws gpu::Error
   // (kNoDevice) when it cannot. `math` (host work of the prover and the
-  // setup) must outlive the back end.
-  GpuBackend(int ordinal, ThreadPool& math);
+  // setup) and options.log must outlive the back end.
+  GpuBackend(int ordinal, ThreadPool& math, GpuBackendOptions options = {});
   ~GpuBackend() override;
   GpuBackend(const GpuBackend&) = delete;
   GpuBackend& operator=(const GpuBackend&) = delete;
@@ -54,7 +66,15 @@ class GpuBackend final : public engine::DeviceBackend {
   std::uint64_t srs_device_bytes(const groth16::Parameters& params) const override;
   // Cached on the device thread after each prove / start / release.
   engine::ResidentSrsSplit resident_srs_split() const override;
+  // One staging's page-locked bytes: gpu::ProveStaging::host_bytes_bound
+  // for the path prepare() takes now (the witness with abc_on_device, a, b,
+  // c without, or once the R1cs's matrices did not fit this device).
   std::uint64_t host_bytes_per_instance(const groth16::R1cs& r1cs) const override;
+  // Device bytes of the R1CS matrices resident for the device evaluation of
+  // a, b, c (0: none, or abc_on_device off). Thread-safe (the device thread
+  // updates it after each start / prove / release).
+  std::uint64_t abc_matrices_device_bytes() const { return abc_matrices_bytes_.load(); }
+  bool abc_on_device() const { return options_.abc_on_device; }
   std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
                                     std::span<const groth16::Witness> witnesses,
                                     std::span<const groth16::Blinding> blinding,
@@ -86,8 +106,14 @@ class GpuBackend final : public engine::DeviceBackend {
   template <class F>
   auto on_device(F&& f);
 
+  // After each enqueue on the device thread: the matrices' bytes (logged when
+  // they change) and, from the staging's stats, a host fallback.
+  void note_abc_matrices();
+
   int ordinal_;
   ThreadPool& math_;
+  GpuBackendOptions options_;
+  std::atomic<std::uint64_t> abc_matrices_bytes_{0};
   std::string name_;
   std::unique_ptr<runtime::WorkerPool> runner_;  // one thread
   std::unique_ptr<State> state_;
@@ -113,9 +139,11 @@ std::vector<int> select_devices(const std::string& setting);
 
 // One back end per selected device and per worker; devices that fail to open
 // are logged and skipped. Empty when there is no usable GPU.
+// `abc_on_device`: GpuBackendOptions::abc_on_device of each.
 std::vector<std::shared_ptr<engine::DeviceBackend>> make_gpu_backends(const std::string& setting,
                                                                       std::uint32_t workers_per_device,
-                                                                      ThreadPool& math, runtime::Logger& log);
+                                                                      bool abc_on_device, ThreadPool& math,
+                                                                      runtime::Logger& log);
 
 // A generator of development parameters running on `backend`'s device.
 engine::DevParamsGenerator gpu_dev_params_generator(std::shared_ptr<engine::DeviceBackend> backend);

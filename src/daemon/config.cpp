@@ -160,6 +160,7 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     if (*v == 0 || *v > 4) r.fail("gpu.workers_per_device", "must be in [1, 4]");
     c.gpu_workers_per_device = *v;
   }
+  if (auto v = r.get<bool>("gpu", "abc_on_device")) c.gpu_abc_on_device = *v;
   if (auto v = r.get<std::string>("memory", "total_budget")) {
     auto s = policy::parse_budget_setting(*v);
     if (!s) r.fail("memory.total_budget", s.error().message);

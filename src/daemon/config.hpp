@@ -45,6 +45,10 @@ struct Config {
   // [gpu]
   std::string gpu_devices = "auto";  // "auto" (every device), "none" (CPU only), or ordinals "0,1"
   std::uint32_t gpu_workers_per_device = 1;  // provers per device (each holds its own SRS copy)
+  // a, b, c = A.w, B.w, C.w (and the satisfaction check) on the device from
+  // R1CS matrices kept there, instead of on the host pool
+  // (gpu_service::GpuBackendOptions::abc_on_device).
+  bool gpu_abc_on_device = true;
   // [memory]
   std::string memory_total_budget = "auto";             // host-memory budget: "auto" (RAM - margin) or a size
   std::uint64_t memory_auto_margin_bytes = 12ull << 30;  // what "auto" leaves to the OS and the rest

@@ -652,7 +652,9 @@ asio::awaitable<std::optional<Error>> prepare_item(Ctx c, Item& item) {
     c.stage(item.k, "staging wait");
     item.prepared.lease = co_await c.deps.stagings->acquire();
   }
-  InstanceStaging& staging = item.prepared.lease.staging_for(backend);
+  std::unique_ptr<InstanceStaging> retired;
+  InstanceStaging& staging = item.prepared.lease.staging_for(backend, retired);
+  if (retired) co_await runtime::run_on(c.deps.cpu, [&retired] { retired.reset(); });
   item.prepared.blinding = groth16::random_blinding();
   c.stage(item.k, "prepare");
   std::optional<Error> e = co_await prepare_instance(c.deps.cpu, backend, staging, *c.plan.params, *c.plan.r1cs,

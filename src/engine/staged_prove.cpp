@@ -72,11 +72,15 @@ void StagingPool::Lease::release() {
   pool_ = nullptr;
 }
 
-InstanceStaging& StagingPool::Lease::staging_for(const DeviceBackend& backend) {
+InstanceStaging& StagingPool::Lease::staging_for(const DeviceBackend& backend,
+                                                  std::unique_ptr<InstanceStaging>& retired) {
   if (!pool_) std::abort();
   std::unique_ptr<InstanceStaging>& s = pool_->stagings_[slot_];
   if (!s || !backend.can_use(*s)) {
-    s.reset();  // free the old one first: GPU stagings are GiBs
+    // make_staging() allocates nothing yet (stagings grow in prepare), so the
+    // old one's memory is gone before the new one takes any once the caller
+    // has destroyed `retired`.
+    retired = std::move(s);
     s = backend.make_staging();
   }
   return *s;
@@ -201,8 +205,13 @@ asio::awaitable<Result<std::vector<groth16::Proof>>> prove_instances(
     co_return Error{ErrorKind::kInternal, "one blinding pair per witness is required"};
   }
   const std::size_t n = witnesses.size();
-  InstanceStaging* stagings[2] = {&first.staging_for(backend), nullptr};
-  if (second != nullptr && *second && n > 1) stagings[1] = &second->staging_for(backend);
+  std::unique_ptr<InstanceStaging> retired[2];
+  InstanceStaging* stagings[2] = {&first.staging_for(backend, retired[0]), nullptr};
+  if (second != nullptr && *second && n > 1) stagings[1] = &second->staging_for(backend, retired[1]);
+  if (retired[0] || retired[1]) co_await runtime::run_on(host, [&retired] {
+    retired[0].reset();
+    retired[1].reset();
+  });
   const std::size_t slots = stagings[1] != nullptr ? 2 : 1;
   auto prepare = [&](std::size_t i) {
     return prepare_instance(host, backend, *stagings[i % slots], params, r1cs, witnesses[i], blinding[i]);

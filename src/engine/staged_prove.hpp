@@ -53,7 +53,10 @@ class StagingPool {
     ~Lease() { release(); }
     explicit operator bool() const { return pool_ != nullptr; }
     // The slot's staging, remade by `backend` unless it can use the one there.
-    InstanceStaging& staging_for(const DeviceBackend& backend);
+    // A staging it replaces is moved into `retired` for the caller to destroy
+    // off the loop: a GPU staging frees GiBs of page-locked memory
+    // (cudaFreeHost blocks for as long as it takes).
+    InstanceStaging& staging_for(const DeviceBackend& backend, std::unique_ptr<InstanceStaging>& retired);
     // The slot's staging as it is (null before the first staging_for).
     InstanceStaging* get() const;
     void release();

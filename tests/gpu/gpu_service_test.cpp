@@ -15,6 +15,7 @@
 #include "engine/engine.hpp"
 #include "engine/pipeline.hpp"
 #include "gpu/groth16/gpu_prover.hpp"
+#include "gpu/groth16/r1cs_device.hpp"
 #include "gpu/service/gpu_backend.hpp"
 #include "gpu_test_util.hpp"
 #include "groth16/proof.hpp"
@@ -224,6 +225,86 @@ TEST(GpuService, EnginePipelineOnTheGpu) {
     EXPECT_EQ(out.cpu_retries, 0u);
     EXPECT_EQ(devices.gpu(0).proofs_done, 4u);
     EXPECT_EQ(devices.gpu(0).resident_srs, demo->circuit_id);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+// The engine's partition pipeline (the staged prepare / device / finish
+// path) on a back end with a, b, c on the device and the prover's check
+// (PartitionPlan::satisfaction = kCheck): good partitions prove and verify
+// with the matrices resident; a partition whose witness is broken fails the
+// job as kInvalidInput naming the host's first failing row, found by the
+// device mat-vec and reported by finish, with no CPU retry.
+TEST(GpuService, EnginePipelineWithAbcOnDeviceChecksOnTheDevice) {
+  CUZK_REQUIRE_GPU();
+  runtime::EventLoop loop;
+  runtime::Logger log(runtime::LogLevel::kInfo);
+  ThreadPool math(4);
+  runtime::WorkerPool cpu(2), synthesis(2);
+  char tmpl[] = "/tmp/cuzk-gpu-service-XXXXXX";
+  std::filesystem::path dir = ::mkdtemp(tmpl);
+  {
+    engine::ParamStore store(dir, math, log);
+    auto demo = store.get_demo(14).params;
+    auto gpu = std::make_shared<GpuBackend>(0, math, GpuBackendOptions{.abc_on_device = true, .log = &log});
+    engine::MemoryGate memory(loop.executor(), 1ull << 34);
+    engine::DeviceSet devices(loop.executor(), std::make_shared<engine::CpuBackend>(cpu, math), {gpu});
+    const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(14);
+    auto witness = [rounds](std::uint32_t k) {
+      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(k + 1)));
+    };
+    groth16::Witness broken = witness(2);
+    broken.aux.at(broken.aux.size() / 2) += ff::Fr::one();
+    const std::optional<std::size_t> bad_row =
+        groth16::first_unsatisfied(demo->r1cs, broken.inputs, broken.aux, math);
+    ASSERT_TRUE(bad_row.has_value());
+
+    auto run = [&](engine::JobId job, std::optional<std::uint32_t> broken_partition) {
+      engine::PartitionPlan plan;
+      plan.job = job;
+      plan.srs_key = demo->circuit_id;
+      plan.partitions = 4;
+      plan.witness_bytes = engine::witness_bytes(demo->r1cs);
+      plan.synthesis_lanes = 2;
+      plan.max_in_flight = 3;
+      plan.params = &demo->params;
+      plan.r1cs = &demo->r1cs;
+      plan.pvk = &demo->pvk;
+      plan.satisfaction = groth16::SatisfactionCheck::kCheck;
+      plan.synthesize = [&, broken_partition](std::uint32_t k) -> engine::Result<groth16::Witness> {
+        return broken_partition == k ? broken : witness(k);
+      };
+      std::atomic<bool> cancel{false};
+      std::optional<engine::Result<engine::PipelineOutcome>> result;
+      runtime::TaskSet tasks(loop.executor());
+      tasks.spawn([](engine::PipelineDeps deps, const engine::PartitionPlan& p, std::atomic<bool>& c,
+                     std::optional<engine::Result<engine::PipelineOutcome>>& out) -> asio::awaitable<void> {
+        out.emplace(co_await engine::run_partition_pipeline(deps, p, c));
+      }(engine::PipelineDeps{synthesis, cpu, devices, memory, log}, plan, cancel, result));
+      loop.io().restart();
+      loop.run();
+      return result;
+    };
+
+    auto good = run(1, std::nullopt);
+    ASSERT_TRUE(good && good->ok()) << (good ? good->error().message : "no result");
+    ASSERT_EQ(good->value().proofs.size(), 4u);
+    for (std::uint32_t k = 0; k < 4; ++k) {
+      EXPECT_EQ(groth16::verify(demo->pvk, good->value().proofs[k], good->value().public_inputs[k]),
+                groth16::VerifyResult::kValid);
+    }
+    EXPECT_EQ(good->value().cpu_retries, 0u);
+    EXPECT_EQ(gpu->abc_matrices_device_bytes(), cuzk::gpu::DeviceR1cs::bytes_for(demo->r1cs));
+
+    auto bad = run(2, 2u);
+    ASSERT_TRUE(bad.has_value());
+    ASSERT_FALSE(bad->ok());
+    EXPECT_EQ(bad->error().kind, engine::ErrorKind::kInvalidInput) << bad->error().message;
+    EXPECT_NE(bad->error().message.find("partition 2: unsatisfied: constraint " + std::to_string(*bad_row) + " "),
+              std::string::npos)
+        << bad->error().message;
+    EXPECT_EQ(devices.cpu_retries(), 0u);
   }
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);

@@ -3,8 +3,9 @@
 // compute_h(), prove() and the engine's GPU back end with
 // groth16::UnsatisfiedError naming the first bad row (as first_unsatisfied),
 // before anything reaches the device, and leaves the staging reusable; a good
-// witness still proves byte-identical to the CPU prover. Skips without a
-// device.
+// witness still proves byte-identical to the CPU prover. With a, b, c on the
+// device (the back end's abc_on_device) the same error comes from finish().
+// Skips without a device.
 #include <gtest/gtest.h>
 
 #include <future>
@@ -13,6 +14,7 @@
 
 #include "circuits/demo.hpp"
 #include "gpu/groth16/gpu_prover.hpp"
+#include "gpu/groth16/r1cs_device.hpp"
 #include "gpu/service/gpu_backend.hpp"
 #include "gpu_test_util.hpp"
 #include "groth16/proof.hpp"
@@ -94,7 +96,8 @@ TEST(GpuSatisfaction, BackendPrepareRejectsAnUnsatisfiedWitness) {
   CUZK_REQUIRE_GPU();
   ThreadPool pool(4);
   const Demo d = make_demo(12, pool);
-  gpu_service::GpuBackend gpu(0, pool);
+  gpu_service::GpuBackend gpu(0, pool, gpu_service::GpuBackendOptions{.abc_on_device = false});
+  EXPECT_EQ(gpu.host_bytes_per_instance(d.r1cs), ProveStaging::host_bytes_bound(d.r1cs, AbcSource::kHost));
   std::unique_ptr<engine::InstanceStaging> staging = gpu.make_staging();
   const groth16::Blinding b = groth16::random_blinding();
   EXPECT_EQ(unsatisfied_row([&] { gpu.prepare(*staging, d.params, d.r1cs, d.bad, b, SatisfactionCheck::kCheck); }),
@@ -106,6 +109,47 @@ TEST(GpuSatisfaction, BackendPrepareRejectsAnUnsatisfiedWitness) {
   });
   EXPECT_EQ(done.get_future().get(), nullptr);
   const groth16::Proof p = gpu.finish(*staging, nullptr);
+  groth16::CpuProver cpu(pool);
+  EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)),
+            groth16::encode_proofs(cpu.prove(d.params, d.r1cs, std::span(&d.good, 1), std::span(&b, 1))));
+}
+
+// abc_on_device (the default): the check runs in the device mat-vec, so
+// prepare() accepts the bad witness, the device step completes, and finish()
+// throws the typed error with the host's row (the engine's step_error maps it
+// to kInvalidInput from any step). The staging then proves a good witness
+// with the CPU's bytes, the matrices are reported resident, and the working
+// set the engine reserves is the witness path's.
+TEST(GpuSatisfaction, BackendWithAbcOnDeviceRejectsAnUnsatisfiedWitnessInFinish) {
+  CUZK_REQUIRE_GPU();
+  ThreadPool pool(4);
+  const Demo d = make_demo(12, pool);
+  gpu_service::GpuBackend gpu(0, pool);
+  ASSERT_TRUE(gpu.abc_on_device());
+  EXPECT_EQ(gpu.host_bytes_per_instance(d.r1cs), ProveStaging::host_bytes_bound(d.r1cs, AbcSource::kDevice));
+  EXPECT_LT(gpu.host_bytes_per_instance(d.r1cs), ProveStaging::host_bytes_bound(d.r1cs, AbcSource::kHost));
+  std::unique_ptr<engine::InstanceStaging> staging = gpu.make_staging();
+  const groth16::Blinding b = groth16::random_blinding();
+  auto start = [&] {
+    std::promise<std::exception_ptr> done;
+    asio::post(gpu.runner().executor(), [&] {
+      try {
+        gpu.start(*staging, [&done](std::exception_ptr e) { done.set_value(e); });
+      } catch (...) {
+        done.set_value(std::current_exception());
+      }
+    });
+    return done.get_future().get();
+  };
+  gpu.prepare(*staging, d.params, d.r1cs, d.bad, b, SatisfactionCheck::kCheck);
+  EXPECT_EQ(start(), nullptr);
+  EXPECT_EQ(unsatisfied_row([&] { (void)gpu.finish(*staging, nullptr); }), d.bad_row);
+  EXPECT_EQ(gpu.abc_matrices_device_bytes(), DeviceR1cs::bytes_for(d.r1cs));
+
+  gpu.prepare(*staging, d.params, d.r1cs, d.good, b, SatisfactionCheck::kCheck);
+  EXPECT_EQ(start(), nullptr);
+  engine::ProveBreakdown breakdown;
+  const groth16::Proof p = gpu.finish(*staging, &breakdown);
   groth16::CpuProver cpu(pool);
   EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)),
             groth16::encode_proofs(cpu.prove(d.params, d.r1cs, std::span(&d.good, 1), std::span(&b, 1))));

@@ -317,10 +317,10 @@ TEST(DeviceR1cs, ShortfallIsATypedErrorAndAllocatesNothing) {
   }
 }
 
-// GpuProver with AbcSource::kDevice: the first instance evaluates on the host
-// and uploads the matrices, the next ones stage only the witness and run the
-// device mat-vec; every proof has the CPU prover's bytes. A checked instance
-// stays on the host path (the check must fail before the device).
+// GpuProver with AbcSource::kDevice: every instance, the first included
+// (its enqueue uploads the matrices), stages only the witness and runs the
+// device mat-vec; every proof has the CPU prover's bytes; the staging pins
+// the witness, not a, b, c, within host_bytes_bound(kDevice).
 TEST(DeviceR1cs, GpuProverWithDeviceAbcGivesTheCpuProof) {
   CUZK_REQUIRE_GPU();
   ThreadPool pool(4);
@@ -331,20 +331,162 @@ TEST(DeviceR1cs, GpuProverWithDeviceAbcGivesTheCpuProof) {
   GpuProverOptions options;
   options.abc_source = AbcSource::kDevice;
   GpuProver prover(*device, pool, options);
+  EXPECT_EQ(prover.device_r1cs_bytes(), 0u);
   groth16::CpuProver cpu(pool);
   Witness w;
   for (int i = 0; i < 3; ++i) {
     w = groth16::generate_witness(circuits::DemoCircuit(rounds, Fr::from_u64(5 + 7 * i)));
     const groth16::Blinding blinding = groth16::random_blinding();
     const std::vector<groth16::Proof> got = prover.prove(params, r1cs, std::span(&w, 1), std::span(&blinding, 1));
-    EXPECT_EQ(prover.last_stats().abc_on_device, i > 0) << "instance " << i;
+    EXPECT_TRUE(prover.last_stats().abc_on_device) << "instance " << i;
+    EXPECT_FALSE(prover.last_stats().abc_fallback) << "instance " << i;
     EXPECT_EQ(groth16::encode_proofs(got),
               groth16::encode_proofs(cpu.prove(params, r1cs, std::span(&w, 1), std::span(&blinding, 1))))
         << "instance " << i;
   }
-  ProveStaging checked;
-  prover.prepare(r1cs, w, checked, groth16::SatisfactionCheck::kCheck);
-  EXPECT_FALSE(checked.stats().abc_on_device);
+  EXPECT_EQ(prover.device_r1cs_bytes(), DeviceR1cs::bytes_for(r1cs));
+  ProveStaging staging;
+  prover.prepare(r1cs, w, staging, groth16::SatisfactionCheck::kCheck);
+  EXPECT_TRUE(staging.stats().abc_on_device);  // the check no longer forces the host path
+  EXPECT_LE(staging.pinned_bytes(), ProveStaging::host_bytes_bound(r1cs, AbcSource::kDevice));
+  const std::size_t m = groth16::domain_size(r1cs);
+  EXPECT_EQ(ProveStaging::host_bytes_bound(r1cs, AbcSource::kHost) -
+                ProveStaging::host_bytes_bound(r1cs, AbcSource::kDevice),
+            (3 * m - r1cs.num_variables()) * sizeof(Fr));
+}
+
+// The demo circuit with a witness broken at two aux values: the device
+// check must report the smaller failing row, as the host's.
+struct Broken {
+  R1cs r1cs;
+  groth16::Parameters params;
+  Witness good, bad;
+  std::size_t bad_row = 0;
+};
+Broken make_broken(unsigned log_domain, ThreadPool& pool) {
+  const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
+  Broken b{groth16::compile(circuits::DemoCircuit(rounds, std::nullopt)), {}, {}, {}, 0};
+  b.params = groth16::generate_parameters(b.r1cs, groth16::random_toxic_waste(), pool);
+  b.good = groth16::generate_witness(circuits::DemoCircuit(rounds, Fr::from_u64(11)));
+  b.bad = b.good;
+  b.bad.aux.at(b.bad.aux.size() * 3 / 4) += Fr::one();
+  b.bad.aux.at(b.bad.aux.size() / 3) += Fr::one();
+  const std::optional<std::size_t> row = groth16::first_unsatisfied(b.r1cs, b.bad.inputs, b.bad.aux, pool);
+  if (!row) std::abort();  // the corruption must break a row
+  b.bad_row = *row;
+  return b;
+}
+
+template <class F>
+std::optional<std::size_t> unsatisfied_row(F&& f) {
+  try {
+    f();
+  } catch (const groth16::UnsatisfiedError& e) {
+    return e.row();
+  }
+  return std::nullopt;
+}
+
+// kDevice + kCheck: the check runs in the device mat-vec. A bad witness
+// prepares and enqueues, and finish() throws groth16::UnsatisfiedError with
+// the host's first failing row; a good instance enqueued right behind it
+// (the prover's one check word, reused in stream order) proves the CPU's
+// bytes; the rejected staging proves again; prove() throws the same.
+TEST(DeviceR1cs, DeviceCheckRejectsAnUnsatisfiedWitnessWithTheHostsRow) {
+  CUZK_REQUIRE_GPU();
+  ThreadPool pool(4);
+  const Broken d = make_broken(12, pool);
+  auto device = test::make_device();
+  GpuProverOptions options;
+  options.abc_source = AbcSource::kDevice;
+  GpuProver prover(*device, pool, options);
+  const ResidentSrs& srs = prover.cache_srs(d.params);
+  const groth16::Blinding b = groth16::random_blinding();
+  groth16::CpuProver cpu(pool);
+  const std::vector<groth16::Proof> expected = cpu.prove(d.params, d.r1cs, std::span(&d.good, 1), std::span(&b, 1));
+
+  ProveStaging bad, good;
+  prover.prepare(d.r1cs, d.bad, bad, groth16::SatisfactionCheck::kCheck);  // no host check on this path
+  EXPECT_TRUE(bad.stats().abc_on_device);
+  prover.prepare(d.r1cs, d.good, good, groth16::SatisfactionCheck::kCheck);
+  (void)prover.enqueue(srs, bad);
+  (void)prover.enqueue(srs, good);
+  EXPECT_EQ(unsatisfied_row([&] { (void)prover.finish(srs, bad, b); }), d.bad_row);
+  const groth16::Proof p = prover.finish(srs, good, b);
+  EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)), groth16::encode_proofs(expected));
+
+  // The rejected staging is idle again: a good witness proves in it.
+  prover.prepare(d.r1cs, d.good, bad, groth16::SatisfactionCheck::kCheck);
+  prover.enqueue(srs, bad).wait();
+  const groth16::Proof q = prover.finish(srs, bad, b);
+  EXPECT_EQ(groth16::encode_proofs(std::span(&q, 1)), groth16::encode_proofs(expected));
+
+  // Unchecked, the bad witness is not rejected (the word is not read).
+  prover.prepare(d.r1cs, d.bad, bad, groth16::SatisfactionCheck::kSkip);
+  prover.enqueue(srs, bad).wait();
+  EXPECT_NO_THROW((void)prover.finish(srs, bad, b));
+
+  GpuProverOptions checking_options = options;
+  checking_options.satisfaction = groth16::SatisfactionCheck::kCheck;
+  GpuProver checking(*device, pool, checking_options);
+  EXPECT_EQ(unsatisfied_row([&] { checking.prove(d.params, d.r1cs, std::span(&d.bad, 1), std::span(&b, 1)); }),
+            d.bad_row);
+  const std::vector<groth16::Proof> r = checking.prove(d.params, d.r1cs, std::span(&d.good, 1), std::span(&b, 1));
+  EXPECT_TRUE(checking.last_stats().abc_on_device);
+  EXPECT_EQ(groth16::encode_proofs(r), groth16::encode_proofs(expected));
+}
+
+// Matrices that do not fit (forced: an MSM scratch limit of the whole device,
+// which the upload must leave free) fall back to the host: the staged
+// witness is evaluated by enqueue (abc_fallback), the proof is the CPU's,
+// nothing stays resident, and later prepares of the R1cs evaluate on the
+// host. The fallback checks too: a bad witness throws from enqueue.
+TEST(DeviceR1cs, MatricesThatDoNotFitFallBackToTheHost) {
+  CUZK_REQUIRE_GPU();
+  ThreadPool pool(4);
+  const Broken d = make_broken(12, pool);
+  auto device = test::make_device();
+  // After the SRS is placed (its budget also leaves the scratch limit free).
+  auto starve_matrices = [&device] {
+    Device::MsmTuning tuning = device->msm_tuning();
+    tuning.scratch_limit_bytes = device->info().global_memory_bytes;
+    device->set_msm_tuning(tuning);
+  };
+  GpuProverOptions options;
+  options.abc_source = AbcSource::kDevice;
+  const groth16::Blinding b = groth16::random_blinding();
+  groth16::CpuProver cpu(pool);
+  const std::vector<groth16::Proof> expected = cpu.prove(d.params, d.r1cs, std::span(&d.good, 1), std::span(&b, 1));
+  {
+    GpuProver prover(*device, pool, options);
+    const ResidentSrs& srs = prover.cache_srs(d.params);
+    starve_matrices();
+    ProveStaging staging;
+    prover.prepare(d.r1cs, d.good, staging, groth16::SatisfactionCheck::kCheck);
+    EXPECT_TRUE(staging.stats().abc_on_device);  // staged for the device: the fit is unknown yet
+    prover.enqueue(srs, staging).wait();
+    EXPECT_TRUE(staging.stats().abc_fallback);
+    EXPECT_FALSE(staging.stats().abc_on_device);
+    const groth16::Proof p = prover.finish(srs, staging, b);
+    EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)), groth16::encode_proofs(expected));
+    EXPECT_EQ(prover.device_r1cs_bytes(), 0u);
+    // Known not to fit: the host path from prepare on, with its host check.
+    EXPECT_EQ(unsatisfied_row([&] { prover.prepare(d.r1cs, d.bad, staging, groth16::SatisfactionCheck::kCheck); }),
+              d.bad_row);
+    prover.prepare(d.r1cs, d.good, staging, groth16::SatisfactionCheck::kCheck);
+    EXPECT_FALSE(staging.stats().abc_on_device);
+    prover.enqueue(srs, staging).wait();
+    EXPECT_FALSE(staging.stats().abc_fallback);
+    const groth16::Proof q = prover.finish(srs, staging, b);
+    EXPECT_EQ(groth16::encode_proofs(std::span(&q, 1)), groth16::encode_proofs(expected));
+  }
+  {
+    GpuProver prover(*device, pool, options);
+    const ResidentSrs& srs = prover.cache_srs(d.params);
+    ProveStaging staging;
+    prover.prepare(d.r1cs, d.bad, staging, groth16::SatisfactionCheck::kCheck);
+    EXPECT_EQ(unsatisfied_row([&] { (void)prover.enqueue(srs, staging); }), d.bad_row);
+  }
 }
 
 }  // namespace

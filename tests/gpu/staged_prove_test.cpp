@@ -128,6 +128,7 @@ TEST(GpuStagedProve, StagingReusedAndDeviceStagesReportedInOrder) {
 // The engine's GPU back end through its staged steps: prepare on this
 // thread, start on the device thread (done from CUDA's callback thread),
 // finish here; same bytes as the CPU, and status shows no stage afterwards.
+// With the default abc_on_device, a, b, c come from the resident matrices.
 TEST(GpuStagedProve, BackendStagedStepsMatchTheCpu) {
   CUZK_REQUIRE_GPU();
   ThreadPool pool(4);
@@ -150,6 +151,8 @@ TEST(GpuStagedProve, BackendStagedStepsMatchTheCpu) {
     EXPECT_GT(br.h_msm_ms, 0.0);
     EXPECT_FALSE(gpu.prover_stage().has_value());
   }
+  EXPECT_TRUE(gpu.abc_on_device());
+  EXPECT_GT(gpu.abc_matrices_device_bytes(), 0u);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@ TEST(GpuConfig, Defaults) {
   Config c = parse_config("", "test");
   EXPECT_EQ(c.gpu_devices, "auto");
   EXPECT_EQ(c.gpu_workers_per_device, 1u);
+  EXPECT_TRUE(c.gpu_abc_on_device);
   EXPECT_EQ(c.memory_total_budget, "auto");
   EXPECT_EQ(c.memory_auto_margin_bytes, 12ull << 30);
   EXPECT_EQ(c.engine.porep_synthesis_threads, 1u);
@@ -24,6 +25,7 @@ TEST(GpuConfig, ReadsEveryKey) {
 [gpu]
 devices = "0,2"
 workers_per_device = 2
+abc_on_device = false
 [memory]
 total_budget = "96GiB"
 auto_margin = "4GiB"
@@ -36,7 +38,9 @@ check_satisfaction = false
                           "test");
   EXPECT_EQ(c.gpu_devices, "0,2");
   EXPECT_EQ(c.gpu_workers_per_device, 2u);
+  EXPECT_FALSE(c.gpu_abc_on_device);
   EXPECT_EQ(c.memory_total_budget, "96GiB");
+  EXPECT_TRUE(parse_config("[gpu]\nabc_on_device = true\n", "t").gpu_abc_on_device);
   EXPECT_EQ(c.memory_auto_margin_bytes, 4ull << 30);
   EXPECT_EQ(c.engine.porep_synthesis_threads, 6u);
   EXPECT_EQ(c.engine.porep_synthesis_lanes, 3u);
@@ -59,6 +63,8 @@ TEST(GpuConfig, ErrorsNameTheKey) {
   fails_with("[gpu]\ndevices = \"1,\"\n", "gpu.devices");
   fails_with("[gpu]\nworkers_per_device = 0\n", "gpu.workers_per_device");
   fails_with("[gpu]\ncolor = 1\n", "gpu.color");
+  fails_with("[gpu]\nabc_on_device = 1\n", "gpu.abc_on_device");
+  fails_with("[gpu]\nabc_on_device = \"yes\"\n", "gpu.abc_on_device");
   fails_with("[memory]\ntotal_budget = \"lots\"\n", "memory.total_budget");
   fails_with("[memory]\nauto_margin = \"-1GiB\"\n", "memory.auto_margin");
   fails_with("[porep]\nsynthesis_concurrency = 65\n", "porep.synthesis_concurrency");
@@ -71,6 +77,7 @@ TEST(GpuConfig, ExampleFileHasTheDefaults) {
   Config example = load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
   EXPECT_EQ(example.gpu_devices, d.gpu_devices);
   EXPECT_EQ(example.gpu_workers_per_device, d.gpu_workers_per_device);
+  EXPECT_EQ(example.gpu_abc_on_device, d.gpu_abc_on_device);
   EXPECT_EQ(example.memory_total_budget, d.memory_total_budget);
   EXPECT_EQ(example.memory_auto_margin_bytes, d.memory_auto_margin_bytes);
   EXPECT_EQ(example.engine.porep_synthesis_threads, d.engine.porep_synthesis_threads);

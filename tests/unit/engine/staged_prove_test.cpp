@@ -92,7 +92,9 @@ TEST(StagingPool, BoundsTheLeasesAndKeepsTheStagings) {
     StagingPool::Lease b = co_await pool.acquire();
     EXPECT_EQ(pool.in_use(), 2u);
     EXPECT_FALSE(pool.try_acquire().has_value());
-    first_staging = &a.staging_for(gpu);
+    std::unique_ptr<InstanceStaging> retired;
+    first_staging = &a.staging_for(gpu, retired);
+    EXPECT_EQ(retired, nullptr);  // nothing was there
     EXPECT_TRUE(gpu.can_use(*first_staging));
     EXPECT_FALSE(cpu.can_use(*first_staging));
     // A third waits until one is given back.
@@ -102,9 +104,12 @@ TEST(StagingPool, BoundsTheLeasesAndKeepsTheStagings) {
     third_granted = true;
     EXPECT_EQ(pool.in_use(), 2u);
     // The slot's staging is kept for the next lease of a back end that can use it.
-    EXPECT_EQ(&c.staging_for(gpu), first_staging);
-    // Another kind of back end gets one of its own.
-    EXPECT_TRUE(cpu.can_use(c.staging_for(cpu)));
+    EXPECT_EQ(&c.staging_for(gpu, retired), first_staging);
+    EXPECT_EQ(retired, nullptr);
+    // Another kind of back end gets one of its own; the old one is handed
+    // back to the caller (to free off the loop), not destroyed here.
+    EXPECT_TRUE(cpu.can_use(c.staging_for(cpu, retired)));
+    EXPECT_EQ(retired.get(), first_staging);
   });
   EXPECT_TRUE(third_granted);
   EXPECT_EQ(pool.in_use(), 0u);
@@ -121,8 +126,9 @@ TEST(StagingPool, TakeIdleMovesOutOnlyTheUnleasedSlotsStagings) {
   on_loop(loop, [&]() -> asio::awaitable<void> {
     StagingPool::Lease a = co_await pool.acquire();
     StagingPool::Lease b = co_await pool.acquire();
-    InstanceStaging* kept = &a.staging_for(gpu);
-    InstanceStaging* dropped = &b.staging_for(gpu);
+    std::unique_ptr<InstanceStaging> retired;
+    InstanceStaging* kept = &a.staging_for(gpu, retired);
+    InstanceStaging* dropped = &b.staging_for(gpu, retired);
     b.release();
     std::vector<std::unique_ptr<InstanceStaging>> idle = pool.take_idle();
     EXPECT_EQ(idle.size(), 1u);
@@ -135,7 +141,8 @@ TEST(StagingPool, TakeIdleMovesOutOnlyTheUnleasedSlotsStagings) {
     EXPECT_TRUE(pool.take_idle().empty());
     StagingPool::Lease c = co_await pool.acquire();
     EXPECT_EQ(c.get(), nullptr);  // emptied: made anew on use
-    EXPECT_TRUE(gpu.can_use(c.staging_for(gpu)));
+    EXPECT_TRUE(gpu.can_use(c.staging_for(gpu, retired)));
+    EXPECT_EQ(retired, nullptr);
   });
   EXPECT_EQ(pool.in_use(), 0u);
 }
