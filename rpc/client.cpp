@@ -214,30 +214,7 @@ ClientStatus Client::status() {
     e.completed_total = s.getCompletedTotal();
     e.failed_total = s.getFailedTotal();
     e.cancelled_total = s.getCancelledTotal();
-    for (auto d : s.getDevices()) {
-      engine::DeviceWorkerView v;
-      v.index = d.getIndex();
-      v.name = d.getName().cStr();
-      v.ordinal = d.getOrdinal();
-      if (d.getBusy()) {
-        v.job = d.getJobId();
-        v.partition = d.getPartition();
-      }
-      v.stage = d.getStage().cStr();
-      v.jobs_placed = d.getJobsPlaced();
-      v.proofs_done = d.getProofsDone();
-      v.verify_failures = d.getVerifyFailures();
-      v.resident_srs = d.getResidentSrs().cStr();
-      v.resident_srs_bytes = d.getResidentSrsBytes();
-      v.memory_total_bytes = d.getMemoryTotalBytes();
-      v.memory_free_bytes = d.getMemoryFreeBytes();
-      v.prover_stage = d.getProverStage().cStr();
-      v.prover_stage_ms = d.getProverStageMs();
-      v.prover_stream = d.getProverStream();
-      v.prover_streams = d.getProverStreams();
-      v.prover_events = d.getProverEvents();
-      e.devices.push_back(std::move(v));
-    }
+    for (auto d : s.getDevices()) e.devices.push_back(read(d));
     for (auto r : s.getSrsResidency()) {
       e.srs.push_back({r.getSrs().cStr(), r.getTier().cStr(), r.getDevice(), r.getBytes()});
     }

@@ -218,6 +218,55 @@ engine::JobOutcome read(wire::ProofResult::Reader r) {
   return o;
 }
 
+void fill(wire::DeviceStatus::Builder b, const engine::DeviceWorkerView& d) {
+  b.setIndex(d.index);
+  b.setName(d.name);
+  b.setOrdinal(d.ordinal);
+  b.setBusy(d.job.has_value());
+  b.setJobId(d.job.value_or(0));
+  b.setPartition(d.partition.value_or(0));
+  b.setStage(d.stage);
+  b.setJobsPlaced(d.jobs_placed);
+  b.setProofsDone(d.proofs_done);
+  b.setVerifyFailures(d.verify_failures);
+  b.setResidentSrs(d.resident_srs);
+  b.setResidentSrsBytes(d.resident_srs_bytes);
+  b.setR1csMatricesBytes(d.r1cs_matrices_bytes);
+  b.setMemoryTotalBytes(d.memory_total_bytes);
+  b.setMemoryFreeBytes(d.memory_free_bytes);
+  b.setProverStage(d.prover_stage);
+  b.setProverStageMs(d.prover_stage_ms);
+  b.setProverStream(d.prover_stream);
+  b.setProverStreams(d.prover_streams);
+  b.setProverEvents(d.prover_events);
+}
+
+engine::DeviceWorkerView read(wire::DeviceStatus::Reader r) {
+  engine::DeviceWorkerView v;
+  v.index = r.getIndex();
+  v.name = r.getName().cStr();
+  v.ordinal = r.getOrdinal();
+  if (r.getBusy()) {
+    v.job = r.getJobId();
+    v.partition = r.getPartition();
+  }
+  v.stage = r.getStage().cStr();
+  v.jobs_placed = r.getJobsPlaced();
+  v.proofs_done = r.getProofsDone();
+  v.verify_failures = r.getVerifyFailures();
+  v.resident_srs = r.getResidentSrs().cStr();
+  v.resident_srs_bytes = r.getResidentSrsBytes();
+  v.r1cs_matrices_bytes = r.getR1csMatricesBytes();  // 0 from a daemon that predates the field
+  v.memory_total_bytes = r.getMemoryTotalBytes();
+  v.memory_free_bytes = r.getMemoryFreeBytes();
+  v.prover_stage = r.getProverStage().cStr();
+  v.prover_stage_ms = r.getProverStageMs();
+  v.prover_stream = r.getProverStream();
+  v.prover_streams = r.getProverStreams();
+  v.prover_events = r.getProverEvents();
+  return v;
+}
+
 void fill(wire::Status::Builder b, const engine::EngineStatus& s, std::uint64_t max_message_bytes) {
   b.setSchemaVersion(wire::SCHEMA_VERSION);
   b.setUptimeMs(s.uptime_ms);
@@ -255,28 +304,7 @@ void fill(wire::Status::Builder b, const engine::EngineStatus& s, std::uint64_t 
   b.setCancelledTotal(s.cancelled_total);
   b.setMaxMessageBytes(max_message_bytes);
   auto devices = b.initDevices(static_cast<unsigned>(s.devices.size()));
-  for (unsigned i = 0; i < devices.size(); ++i) {
-    const engine::DeviceWorkerView& d = s.devices[i];
-    devices[i].setIndex(d.index);
-    devices[i].setName(d.name);
-    devices[i].setOrdinal(d.ordinal);
-    devices[i].setBusy(d.job.has_value());
-    devices[i].setJobId(d.job.value_or(0));
-    devices[i].setPartition(d.partition.value_or(0));
-    devices[i].setStage(d.stage);
-    devices[i].setJobsPlaced(d.jobs_placed);
-    devices[i].setProofsDone(d.proofs_done);
-    devices[i].setVerifyFailures(d.verify_failures);
-    devices[i].setResidentSrs(d.resident_srs);
-    devices[i].setResidentSrsBytes(d.resident_srs_bytes);
-    devices[i].setMemoryTotalBytes(d.memory_total_bytes);
-    devices[i].setMemoryFreeBytes(d.memory_free_bytes);
-    devices[i].setProverStage(d.prover_stage);
-    devices[i].setProverStageMs(d.prover_stage_ms);
-    devices[i].setProverStream(d.prover_stream);
-    devices[i].setProverStreams(d.prover_streams);
-    devices[i].setProverEvents(d.prover_events);
-  }
+  for (unsigned i = 0; i < devices.size(); ++i) fill(devices[i], s.devices[i]);
   auto srs = b.initSrsResidency(static_cast<unsigned>(s.srs.size()));
   for (unsigned i = 0; i < srs.size(); ++i) {
     srs[i].setSrs(s.srs[i].srs);

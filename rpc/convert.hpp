@@ -35,6 +35,11 @@ engine::JobView read(wire::JobRef::Reader r);
 void fill(wire::ProofResult::Builder b, const engine::JobOutcome& o);
 engine::JobOutcome read(wire::ProofResult::Reader r);
 
+// One proving back end's status; fill(Status) and the client use these, so
+// a device field added to both round-trips (tests/unit/rpc/convert_test.cpp).
+void fill(wire::DeviceStatus::Builder b, const engine::DeviceWorkerView& d);
+engine::DeviceWorkerView read(wire::DeviceStatus::Reader r);
+
 void fill(wire::Status::Builder b, const engine::EngineStatus& s, std::uint64_t max_message_bytes);
 void fill(wire::JobEvent::Builder b, const engine::JobEvent& e);
 

@@ -218,6 +218,7 @@ struct DeviceStatus {
   proverStream @16 :UInt64;    # CUDA stream handle value of the stage (0: default stream)
   proverStreams @17 :UInt32;   # CUDA streams the prover owns (0: unknown)
   proverEvents @18 :UInt32;    # CUDA events the prover owns (0: unknown)
+  r1csMatricesBytes @19 :UInt64;  # device bytes of R1CS matrices kept for a, b, c on the device (0: none)
 }
 
 struct SrsResidency {

@@ -73,7 +73,7 @@ class GpuBackend final : public engine::DeviceBackend {
   // Device bytes of the R1CS matrices resident for the device evaluation of
   // a, b, c (0: none, or abc_on_device off). Thread-safe (the device thread
   // updates it after each start / prove / release).
-  std::uint64_t abc_matrices_device_bytes() const { return abc_matrices_bytes_.load(); }
+  std::uint64_t abc_matrices_device_bytes() const override { return abc_matrices_bytes_.load(); }
   bool abc_on_device() const { return options_.abc_on_device; }
   std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
                                     std::span<const groth16::Witness> witnesses,

@@ -106,6 +106,12 @@ class DeviceBackend {
   // start). Thread-safe (a cached value: the device thread may be busy); the
   // default reports nothing resident.
   virtual ResidentSrsSplit resident_srs_split() const { return {}; }
+  // Device bytes of the R1CS matrices (A, B, C in CSR) kept resident beside
+  // the SRS for evaluating a, b, c on the device (a GPU back end with [gpu]
+  // abc_on_device: 7.34 GB per GPU for a 32 GiB PoRep). Status only: they
+  // are device memory the SRS figures do not show. Thread-safe (a cached
+  // value); the default reports none.
+  virtual std::uint64_t abc_matrices_device_bytes() const { return 0; }
   // Host bytes one prove() call allocates per instance besides the witness
   // (the GPU prover's a, b, c evaluations: 3 x domain x 32 B), for the
   // engine's memory budget.

@@ -1385,6 +1385,12 @@ std::string Engine::metrics() const {
   o << "cuzk_srs_resident_bytes{tier=\"host\"} " << host_srs << '\n';
   o << "cuzk_srs_resident_bytes{tier=\"device\"} " << device_srs << '\n';
   o << "cuzk_srs_resident_bytes{tier=\"pinned\"} " << pinned_srs << '\n';
+  // Per back end, not a tier of the SRS gauge above: the matrices are the
+  // circuit's, not parameters, and take device memory beside the SRS.
+  family("cuzk_device_r1cs_matrices_bytes", "gauge",
+         "Device bytes of R1CS matrices kept resident for evaluating a, b, c on the device, by back end.");
+  for (const DeviceWorkerView& d : s.devices)
+    o << "cuzk_device_r1cs_matrices_bytes{device=\"" << d.name << "\"} " << d.r1cs_matrices_bytes << '\n';
   family("cuzk_memory_budget_bytes", "gauge",
          "Host-memory budget: total (0 unlimited), reserved, peak reserved, waiting.");
   o << "cuzk_memory_budget_bytes{kind=\"total\"} " << s.memory.total_bytes << '\n';

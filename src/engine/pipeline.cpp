@@ -272,6 +272,7 @@ std::vector<DeviceWorkerView> DeviceSet::views() const {
     v.verify_failures = s.verify_failures;
     v.resident_srs = s.resident_srs;
     v.resident_srs_bytes = s.resident_srs_bytes;
+    v.r1cs_matrices_bytes = s.backend->abc_matrices_device_bytes();
     BackendMemory m = s.backend->memory();
     v.memory_total_bytes = m.total_bytes;
     v.memory_free_bytes = m.free_bytes;

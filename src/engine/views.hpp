@@ -72,6 +72,9 @@ struct DeviceWorkerView {
   std::uint64_t verify_failures = 0;  // proofs that failed verification (retried on the CPU)
   std::string resident_srs;     // parameters resident on the device ("" none)
   std::uint64_t resident_srs_bytes = 0;
+  // The R1CS matrices kept on the device beside the SRS for the device
+  // evaluation of a, b, c (DeviceBackend::abc_matrices_device_bytes; 0: none).
+  std::uint64_t r1cs_matrices_bytes = 0;
   std::uint64_t memory_total_bytes = 0, memory_free_bytes = 0;  // device memory (0 for the CPU)
   // The GPU prover's own stage inside a prove ("evaluate", "h_ntt", "h_msm",
   // "l_msm", "a_msm", "b_msm"...; "" when none is running or the back end

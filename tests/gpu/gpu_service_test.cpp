@@ -179,6 +179,38 @@ TEST(GpuService, SelectDevices) {
   EXPECT_THROW(select_devices("zero"), std::invalid_argument);
 }
 
+// A 4-partition plan over the demo circuit's parameters; the caller sets
+// synthesize (and anything else it tests).
+engine::PartitionPlan demo_plan(const engine::CircuitParams& demo, engine::JobId job) {
+  engine::PartitionPlan plan;
+  plan.job = job;
+  plan.srs_key = demo.circuit_id;
+  plan.partitions = 4;
+  plan.witness_bytes = engine::witness_bytes(demo.r1cs);
+  plan.synthesis_lanes = 2;
+  plan.max_in_flight = 3;
+  plan.params = &demo.params;
+  plan.r1cs = &demo.r1cs;
+  plan.pvk = &demo.pvk;
+  return plan;
+}
+
+// Runs the partition pipeline on the loop until it is done.
+std::optional<engine::Result<engine::PipelineOutcome>> run_pipeline(runtime::EventLoop& loop,
+                                                                     engine::PipelineDeps deps,
+                                                                     const engine::PartitionPlan& plan) {
+  std::atomic<bool> cancel{false};
+  std::optional<engine::Result<engine::PipelineOutcome>> result;
+  runtime::TaskSet tasks(loop.executor());
+  tasks.spawn([](engine::PipelineDeps d, const engine::PartitionPlan& p, std::atomic<bool>& c,
+                 std::optional<engine::Result<engine::PipelineOutcome>>& out) -> asio::awaitable<void> {
+    out.emplace(co_await engine::run_partition_pipeline(d, p, c));
+  }(deps, plan, cancel, result));
+  loop.io().restart();
+  loop.run();
+  return result;
+}
+
 TEST(GpuService, EnginePipelineOnTheGpu) {
   CUZK_REQUIRE_GPU();
   runtime::EventLoop loop;
@@ -193,28 +225,12 @@ TEST(GpuService, EnginePipelineOnTheGpu) {
     auto gpu = std::make_shared<GpuBackend>(0, math);
     engine::MemoryGate memory(loop.executor(), 1ull << 34);
     engine::DeviceSet devices(loop.executor(), std::make_shared<engine::CpuBackend>(cpu, math), {gpu});
-    engine::PartitionPlan plan;
-    plan.job = 1;
-    plan.srs_key = demo->circuit_id;
-    plan.partitions = 4;
-    plan.witness_bytes = engine::witness_bytes(demo->r1cs);
-    plan.synthesis_lanes = 2;
-    plan.max_in_flight = 3;
-    plan.params = &demo->params;
-    plan.r1cs = &demo->r1cs;
-    plan.pvk = &demo->pvk;
+    engine::PartitionPlan plan = demo_plan(*demo, 1);
     plan.synthesize = [](std::uint32_t k) -> engine::Result<groth16::Witness> {
       const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(14);
       return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(k + 1)));
     };
-    std::atomic<bool> cancel{false};
-    std::optional<engine::Result<engine::PipelineOutcome>> result;
-    runtime::TaskSet tasks(loop.executor());
-    tasks.spawn([](engine::PipelineDeps deps, const engine::PartitionPlan& p, std::atomic<bool>& c,
-                   std::optional<engine::Result<engine::PipelineOutcome>>& out) -> asio::awaitable<void> {
-      out.emplace(co_await engine::run_partition_pipeline(deps, p, c));
-    }(engine::PipelineDeps{synthesis, cpu, devices, memory, log}, plan, cancel, result));
-    loop.run();
+    const auto result = run_pipeline(loop, engine::PipelineDeps{synthesis, cpu, devices, memory, log}, plan);
     ASSERT_TRUE(result && result->ok()) << (result ? result->error().message : "no result");
     const engine::PipelineOutcome& out = result->value();
     ASSERT_EQ(out.proofs.size(), 4u);
@@ -261,30 +277,12 @@ TEST(GpuService, EnginePipelineWithAbcOnDeviceChecksOnTheDevice) {
     ASSERT_TRUE(bad_row.has_value());
 
     auto run = [&](engine::JobId job, std::optional<std::uint32_t> broken_partition) {
-      engine::PartitionPlan plan;
-      plan.job = job;
-      plan.srs_key = demo->circuit_id;
-      plan.partitions = 4;
-      plan.witness_bytes = engine::witness_bytes(demo->r1cs);
-      plan.synthesis_lanes = 2;
-      plan.max_in_flight = 3;
-      plan.params = &demo->params;
-      plan.r1cs = &demo->r1cs;
-      plan.pvk = &demo->pvk;
+      engine::PartitionPlan plan = demo_plan(*demo, job);
       plan.satisfaction = groth16::SatisfactionCheck::kCheck;
       plan.synthesize = [&, broken_partition](std::uint32_t k) -> engine::Result<groth16::Witness> {
         return broken_partition == k ? broken : witness(k);
       };
-      std::atomic<bool> cancel{false};
-      std::optional<engine::Result<engine::PipelineOutcome>> result;
-      runtime::TaskSet tasks(loop.executor());
-      tasks.spawn([](engine::PipelineDeps deps, const engine::PartitionPlan& p, std::atomic<bool>& c,
-                     std::optional<engine::Result<engine::PipelineOutcome>>& out) -> asio::awaitable<void> {
-        out.emplace(co_await engine::run_partition_pipeline(deps, p, c));
-      }(engine::PipelineDeps{synthesis, cpu, devices, memory, log}, plan, cancel, result));
-      loop.io().restart();
-      loop.run();
-      return result;
+      return run_pipeline(loop, engine::PipelineDeps{synthesis, cpu, devices, memory, log}, plan);
     };
 
     auto good = run(1, std::nullopt);

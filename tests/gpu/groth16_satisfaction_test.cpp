@@ -17,6 +17,7 @@
 #include "gpu/groth16/r1cs_device.hpp"
 #include "gpu/service/gpu_backend.hpp"
 #include "gpu_test_util.hpp"
+#include "unsatisfied_demo.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
@@ -27,42 +28,13 @@ namespace {
 
 using groth16::SatisfactionCheck;
 
-struct Demo {
-  groth16::R1cs r1cs;
-  groth16::Parameters params;
-  groth16::Witness good, bad;
-  std::size_t bad_row = 0;
-};
-
-// The demo circuit of domain 2^log_domain, a witness and a copy with one
-// aux value corrupted.
-Demo make_demo(unsigned log_domain, ThreadPool& pool) {
-  const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
-  Demo d{groth16::compile(circuits::DemoCircuit(rounds, std::nullopt)), {}, {}, {}, 0};
-  d.params = groth16::generate_parameters(d.r1cs, groth16::random_toxic_waste(), pool);
-  d.good = groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(5)));
-  d.bad = d.good;
-  d.bad.aux.at(d.bad.aux.size() / 2) += ff::Fr::one();
-  const std::optional<std::size_t> row = groth16::first_unsatisfied(d.r1cs, d.bad.inputs, d.bad.aux, pool);
-  if (!row) std::abort();  // the corruption must break a row
-  d.bad_row = *row;
-  return d;
-}
-
-template <class F>
-std::optional<std::size_t> unsatisfied_row(F&& f) {
-  try {
-    f();
-  } catch (const groth16::UnsatisfiedError& e) {
-    return e.row();
-  }
-  return std::nullopt;
-}
+using test::make_unsatisfied_demo;
+using test::unsatisfied_row;
 
 TEST(GpuSatisfaction, ProverRejectsAnUnsatisfiedWitnessAndStillProvesAGoodOneLikeTheCpu) {
   CUZK_REQUIRE_GPU();
   ThreadPool pool(4);
-  const Demo d = make_demo(14, pool);
+  const test::UnsatisfiedDemo d = make_unsatisfied_demo(14, 5, {0.5}, pool);
   auto device = test::make_device();
   GpuProver prover(*device, pool);
   const ResidentSrs& srs = prover.cache_srs(d.params);
@@ -95,7 +67,7 @@ TEST(GpuSatisfaction, ProverRejectsAnUnsatisfiedWitnessAndStillProvesAGoodOneLik
 TEST(GpuSatisfaction, BackendPrepareRejectsAnUnsatisfiedWitness) {
   CUZK_REQUIRE_GPU();
   ThreadPool pool(4);
-  const Demo d = make_demo(12, pool);
+  const test::UnsatisfiedDemo d = make_unsatisfied_demo(12, 5, {0.5}, pool);
   gpu_service::GpuBackend gpu(0, pool, gpu_service::GpuBackendOptions{.abc_on_device = false});
   EXPECT_EQ(gpu.host_bytes_per_instance(d.r1cs), ProveStaging::host_bytes_bound(d.r1cs, AbcSource::kHost));
   std::unique_ptr<engine::InstanceStaging> staging = gpu.make_staging();
@@ -123,7 +95,7 @@ TEST(GpuSatisfaction, BackendPrepareRejectsAnUnsatisfiedWitness) {
 TEST(GpuSatisfaction, BackendWithAbcOnDeviceRejectsAnUnsatisfiedWitnessInFinish) {
   CUZK_REQUIRE_GPU();
   ThreadPool pool(4);
-  const Demo d = make_demo(12, pool);
+  const test::UnsatisfiedDemo d = make_unsatisfied_demo(12, 5, {0.5}, pool);
   gpu_service::GpuBackend gpu(0, pool);
   ASSERT_TRUE(gpu.abc_on_device());
   EXPECT_EQ(gpu.host_bytes_per_instance(d.r1cs), ProveStaging::host_bytes_bound(d.r1cs, AbcSource::kDevice));

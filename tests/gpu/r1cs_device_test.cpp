@@ -24,6 +24,7 @@
 #include "gpu/groth16/gpu_prover.hpp"
 #include "gpu/groth16/r1cs_device.hpp"
 #include "gpu_test_util.hpp"
+#include "unsatisfied_demo.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
@@ -357,35 +358,10 @@ TEST(DeviceR1cs, GpuProverWithDeviceAbcGivesTheCpuProof) {
 
 // The demo circuit with a witness broken at two aux values: the device
 // check must report the smaller failing row, as the host's.
-struct Broken {
-  R1cs r1cs;
-  groth16::Parameters params;
-  Witness good, bad;
-  std::size_t bad_row = 0;
-};
-Broken make_broken(unsigned log_domain, ThreadPool& pool) {
-  const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
-  Broken b{groth16::compile(circuits::DemoCircuit(rounds, std::nullopt)), {}, {}, {}, 0};
-  b.params = groth16::generate_parameters(b.r1cs, groth16::random_toxic_waste(), pool);
-  b.good = groth16::generate_witness(circuits::DemoCircuit(rounds, Fr::from_u64(11)));
-  b.bad = b.good;
-  b.bad.aux.at(b.bad.aux.size() * 3 / 4) += Fr::one();
-  b.bad.aux.at(b.bad.aux.size() / 3) += Fr::one();
-  const std::optional<std::size_t> row = groth16::first_unsatisfied(b.r1cs, b.bad.inputs, b.bad.aux, pool);
-  if (!row) std::abort();  // the corruption must break a row
-  b.bad_row = *row;
-  return b;
+test::UnsatisfiedDemo make_broken(unsigned log_domain, ThreadPool& pool) {
+  return test::make_unsatisfied_demo(log_domain, 11, {0.75, 1.0 / 3}, pool);
 }
-
-template <class F>
-std::optional<std::size_t> unsatisfied_row(F&& f) {
-  try {
-    f();
-  } catch (const groth16::UnsatisfiedError& e) {
-    return e.row();
-  }
-  return std::nullopt;
-}
+using test::unsatisfied_row;
 
 // kDevice + kCheck: the check runs in the device mat-vec. A bad witness
 // prepares and enqueues, and finish() throws groth16::UnsatisfiedError with
@@ -395,7 +371,7 @@ std::optional<std::size_t> unsatisfied_row(F&& f) {
 TEST(DeviceR1cs, DeviceCheckRejectsAnUnsatisfiedWitnessWithTheHostsRow) {
   CUZK_REQUIRE_GPU();
   ThreadPool pool(4);
-  const Broken d = make_broken(12, pool);
+  const test::UnsatisfiedDemo d = make_broken(12, pool);
   auto device = test::make_device();
   GpuProverOptions options;
   options.abc_source = AbcSource::kDevice;
@@ -444,7 +420,7 @@ TEST(DeviceR1cs, DeviceCheckRejectsAnUnsatisfiedWitnessWithTheHostsRow) {
 TEST(DeviceR1cs, MatricesThatDoNotFitFallBackToTheHost) {
   CUZK_REQUIRE_GPU();
   ThreadPool pool(4);
-  const Broken d = make_broken(12, pool);
+  const test::UnsatisfiedDemo d = make_broken(12, pool);
   auto device = test::make_device();
   // After the SRS is placed (its budget also leaves the scratch limit free).
   auto starve_matrices = [&device] {

@@ -162,9 +162,12 @@ void render_devices(std::vector<std::string>& out, const eng::EngineStatus& e) {
   out.push_back("  " + pad_left("#", 2) + "  " + pad_right("DEVICE", 24) + " " + pad_left("JOB", 6) + " " +
                 pad_left("PART", 4) + "  " + pad_right("STAGE", 8) + " " + pad_left("PLACED", 6) + " " +
                 pad_left("PROOFS", 7) + " " + pad_left("VFAIL", 5) + "  " + pad_right("SRS ON DEVICE", 24) + " " +
-                "DEVICE MEMORY USED");
+                pad_left("R1CS", 10) + "  " + "DEVICE MEMORY USED");
   for (const auto& d : e.devices) {
     std::string srs = d.resident_srs.empty() ? "-" : d.resident_srs + " " + format_bytes(d.resident_srs_bytes);
+    // The circuit's matrices kept beside the SRS for a, b, c on the device:
+    // part of the memory used, not of the SRS.
+    std::string r1cs = d.r1cs_matrices_bytes == 0 ? "-" : format_bytes(d.r1cs_matrices_bytes);
     std::string mem = "-";
     if (d.memory_total_bytes > 0) {
       const std::uint64_t used = d.memory_total_bytes - std::min(d.memory_free_bytes, d.memory_total_bytes);
@@ -175,7 +178,8 @@ void render_devices(std::vector<std::string>& out, const eng::EngineStatus& e) {
                   pad_left(d.partition ? std::to_string(*d.partition) : "-", 4) + "  " +
                   pad_right(d.stage.empty() ? "idle" : d.stage, 8) + " " + pad_left(std::to_string(d.jobs_placed), 6) +
                   " " + pad_left(std::to_string(d.proofs_done), 7) + " " +
-                  pad_left(std::to_string(d.verify_failures), 5) + "  " + pad_right(srs, 24) + " " + mem);
+                  pad_left(std::to_string(d.verify_failures), 5) + "  " + pad_right(srs, 24) + " " +
+                  pad_left(r1cs, 10) + "  " + mem);
     // The GPU prover's own stage, under its device's line, while it runs.
     if (!d.prover_stage.empty()) {
       std::string line = "      prover stage " + d.prover_stage + " for " + std::to_string(d.prover_stage_ms) + " ms on ";
@@ -279,6 +283,30 @@ StageProgress stage_progress(eng::JobState state, const std::string& stage) {
   Phase p = phase_of(stage);
   if (p == Phase::kUnknown) return {};
   return {static_cast<unsigned>(p), kPhases};
+}
+
+std::string status_device_line(const eng::DeviceWorkerView& d) {
+  auto gib = [](std::uint64_t b) { return static_cast<double>(b) / static_cast<double>(1ull << 30); };
+  std::string doing = d.job ? "job " + std::to_string(*d.job) + " partition " +
+                                  std::to_string(d.partition.value_or(0)) + " " + d.stage
+                            : "idle";
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "device %u %s: %s; jobs %u, proofs %llu, verify failures %llu", d.index,
+                d.name.c_str(), doing.c_str(), d.jobs_placed, static_cast<unsigned long long>(d.proofs_done),
+                static_cast<unsigned long long>(d.verify_failures));
+  std::string line = buf;
+  if (d.memory_total_bytes != 0) {
+    std::snprintf(buf, sizeof buf, "; memory %.1f/%.1f GiB free", gib(d.memory_free_bytes), gib(d.memory_total_bytes));
+    line += buf;
+  }
+  // Exact bytes beside GiB: the matrices' size is what an operator compares
+  // with the upload log line ("r1cs matrices on device").
+  if (d.r1cs_matrices_bytes != 0) {
+    std::snprintf(buf, sizeof buf, "; r1cs matrices %.2f GiB (%llu bytes)", gib(d.r1cs_matrices_bytes),
+                  static_cast<unsigned long long>(d.r1cs_matrices_bytes));
+    line += buf;
+  }
+  return line;
 }
 
 std::string format_bytes(std::uint64_t bytes) {

@@ -82,6 +82,10 @@ class FakeBackend final : public DeviceBackend {
     std::lock_guard lock(mu_);
     return split_;
   }
+  // What abc_matrices_device_bytes reports (a GPU back end's R1CS matrices
+  // kept on the device), as set: status only, nothing allocates it.
+  std::atomic<std::uint64_t> r1cs_matrices_bytes{0};
+  std::uint64_t abc_matrices_device_bytes() const override { return r1cs_matrices_bytes.load(); }
 
   std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
                                     std::span<const groth16::Witness> witnesses,

@@ -15,29 +15,14 @@
 #include "groth16/r1cs.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/verifier.hpp"
+#include "square_chain.hpp"
 
 namespace cuzk::groth16 {
 namespace {
 
 using ff::Fr;
 
-// x_{i+1} = x_i^2 + i (aux x_1..x_{n-1}, public x_0 and x_n): corrupting aux
-// k breaks row k first (and row k + 1).
-struct SquareChain {
-  std::size_t n;
-  Fr x0;
-  void synthesize(ConstraintSystem& cs) const {
-    Fr x = x0;
-    Variable v = cs.alloc_input("x0", x0);
-    for (std::size_t i = 0; i < n; ++i) {
-      Fr next = x * x + Fr::from_u64(i);
-      Variable w = (i + 1 == n) ? cs.alloc_input("out", next) : cs.alloc(Name("x", i + 1), next);
-      cs.enforce(Name("step", i), v, v, LinearCombination(w) - Fr::from_u64(i) * cs.one());
-      v = w;
-      x = next;
-    }
-  }
-};
+using test::SquareChain;
 
 struct Compiled {
   R1cs r1cs;

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <random>
 
+#include "square_chain.hpp"
+
 namespace cuzk::groth16 {
 namespace {
 
@@ -186,22 +188,7 @@ TEST(RecordingCs, ShapeOnlyNeverComputesValues) {
   }
 }
 
-// x_{i+1} = x_i^2 + i, public x_0 and x_n.
-struct SquareChain {
-  std::size_t n;
-  Fr x0;
-  void synthesize(ConstraintSystem& cs) const {
-    Fr x = x0;
-    Variable v = cs.alloc_input("x0", x0);
-    for (std::size_t i = 0; i < n; ++i) {
-      Fr next = x * x + Fr::from_u64(i);
-      Variable w = (i + 1 == n) ? cs.alloc_input("out", next) : cs.alloc(Name("x", i + 1), next);
-      cs.enforce(Name("step", i), v, v, LinearCombination(w) - Fr::from_u64(i) * cs.one());
-      v = w;
-      x = next;
-    }
-  }
-};
+using test::SquareChain;
 
 TEST(R1cs, SatisfiedAndCorruptedWitness) {
   ThreadPool pool(2);

@@ -208,6 +208,9 @@ TEST(WatchView, DevicesBudgetAndSrs) {
   EXPECT_NE(line_with(lines, "devices (").find("1 of 2 busy; GPU proofs re-proved on the CPU: 4"), std::string::npos);
   std::string g = line_with(lines, "cuda:0 NVIDIA H200");
   EXPECT_NE(g.find("porep-32g 45.0 GiB"), std::string::npos) << g;
+  EXPECT_NE(line_with(lines, "  #  DEVICE").find("SRS ON DEVICE                  R1CS  DEVICE MEMORY USED"),
+            std::string::npos);
+  EXPECT_NE(g.find("porep-32g 45.0 GiB                -  70.0 GiB"), std::string::npos) << g;  // no matrices
   EXPECT_NE(g.find("70.0 GiB / 140.0 GiB [#####.....]"), std::string::npos) << g;
   EXPECT_NE(g.find("   7    3  prove"), std::string::npos) << g;  // job, partition, stage
   EXPECT_NE(g.find("    12     340     1"), std::string::npos) << g;
@@ -221,6 +224,21 @@ TEST(WatchView, DevicesBudgetAndSrs) {
   std::size_t dev = index_of(lines, "  device 0   porep-32g"), host = index_of(lines, "  host       demo-10");
   EXPECT_LT(host, dev);
   for (const auto& l : lines) EXPECT_EQ(l.find("parameters in memory"), std::string::npos) << l;  // subsumed
+
+  // The R1CS matrices a GPU keeps for a, b, c on the device: their own
+  // column, between the SRS and the memory used.
+  e.devices[0].r1cs_matrices_bytes = 7'340'032'000;  // 6.8 GiB: a 32 GiB PoRep's
+  lines = render_watch(WatchInput{"a", s, nullptr, 0}, {});
+  g = line_with(lines, "cuda:0 NVIDIA H200");
+  EXPECT_NE(g.find("porep-32g 45.0 GiB          6.8 GiB  70.0 GiB / 140.0 GiB"), std::string::npos) << g;
+  c = line_with(lines, "  1  cpu");
+  EXPECT_EQ(c.find("GiB"), std::string::npos) << c;  // the CPU keeps none
+  EXPECT_EQ(status_device_line(e.devices[0]),
+            "device 0 cuda:0 NVIDIA H200: job 7 partition 3 prove; jobs 12, proofs 340, verify failures 1; "
+            "memory 70.0/140.0 GiB free; r1cs matrices 6.84 GiB (7340032000 bytes)");
+  EXPECT_EQ(status_device_line(e.devices[1]), "device 1 cpu: idle; jobs 0, proofs 0, verify failures 0");
+  e.devices[0].r1cs_matrices_bytes = 0;
+  EXPECT_EQ(status_device_line(e.devices[0]).find("r1cs"), std::string::npos);
 
   // No prover stage reported: no stage line.
   for (const auto& l : lines) EXPECT_EQ(l.find("prover stage"), std::string::npos) << l;

@@ -37,6 +37,7 @@
 #include "circuits/filecoin/c1.hpp"
 #include "circuits/filecoin/porep_c2.hpp"
 #include "cuzkctl/commands.hpp"
+#include "cuzkctl/watch_view.hpp"
 #include "engine/types.hpp"
 #include "engine/views.hpp"
 #include "groth16/params.hpp"
@@ -340,7 +341,8 @@ void status(Context& ctx, const DaemonArgs& a) {
                          {"job", d.job.value_or(0)}, {"partition", d.partition.value_or(0)}, {"stage", d.stage},
                          {"jobs_placed", d.jobs_placed}, {"proofs_done", d.proofs_done},
                          {"verify_failures", d.verify_failures}, {"resident_srs", d.resident_srs},
-                         {"resident_srs_bytes", d.resident_srs_bytes}, {"memory_total_bytes", d.memory_total_bytes},
+                         {"resident_srs_bytes", d.resident_srs_bytes},
+                         {"r1cs_matrices_bytes", d.r1cs_matrices_bytes}, {"memory_total_bytes", d.memory_total_bytes},
                          {"memory_free_bytes", d.memory_free_bytes}});
     }
     json srs = json::array();
@@ -387,17 +389,7 @@ void status(Context& ctx, const DaemonArgs& a) {
   for (const auto& p : e.loaded_params)
     std::printf("params %s: %llu bytes\n", p.circuit_id.c_str(), static_cast<unsigned long long>(p.bytes));
   auto gib = [](std::uint64_t b) { return static_cast<double>(b) / static_cast<double>(1ull << 30); };
-  for (const auto& d : e.devices) {
-    std::string doing = d.job ? "job " + std::to_string(*d.job) + " partition " +
-                                    std::to_string(d.partition.value_or(0)) + " " + d.stage
-                              : "idle";
-    std::printf("device %u %s: %s; jobs %u, proofs %llu, verify failures %llu", d.index, d.name.c_str(),
-                doing.c_str(), d.jobs_placed, static_cast<unsigned long long>(d.proofs_done),
-                static_cast<unsigned long long>(d.verify_failures));
-    if (d.memory_total_bytes != 0)
-      std::printf("; memory %.1f/%.1f GiB free", gib(d.memory_free_bytes), gib(d.memory_total_bytes));
-    std::printf("\n");
-  }
+  for (const auto& d : e.devices) std::printf("%s\n", status_device_line(d).c_str());
   for (const auto& r : e.srs) {
     std::string where = r.tier == "device"   ? "device " + std::to_string(r.device)
                         : r.tier == "pinned" ? "pinned host memory of device " + std::to_string(r.device)

@@ -1,0 +1,89 @@
+// Status conversion between the engine's views and the wire schema
+// (rpc/convert.hpp): what the daemon fills, serialized and read back as the
+// client reads it, arrives whole.
+#include <gtest/gtest.h>
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include "rpc/convert.hpp"
+
+namespace cuzk::rpc {
+namespace {
+
+engine::DeviceWorkerView sample_gpu() {
+  engine::DeviceWorkerView d;
+  d.index = 1;
+  d.name = "cuda:1 NVIDIA H200";
+  d.ordinal = 1;
+  d.job = 42;
+  d.partition = 7;
+  d.stage = "prove";
+  d.jobs_placed = 3;
+  d.proofs_done = 99;
+  d.verify_failures = 2;
+  d.resident_srs = "porep-32g";
+  d.resident_srs_bytes = 47'350'000'000;
+  d.r1cs_matrices_bytes = 7'340'032'000;  // a 32 GiB PoRep's matrices
+  d.memory_total_bytes = 150'000'000'000;
+  d.memory_free_bytes = 80'000'000'000;
+  d.prover_stage = "h_msm";
+  d.prover_stage_ms = 120;
+  d.prover_stream = 0x5a00;
+  d.prover_streams = 3;
+  d.prover_events = 8;
+  return d;
+}
+
+// The status as bytes on the wire, decoded again.
+kj::Array<capnp::word> status_words(const engine::EngineStatus& s) {
+  capnp::MallocMessageBuilder msg;
+  fill(msg.initRoot<wire::Status>(), s, 1u << 20);
+  return capnp::messageToFlatArray(msg);
+}
+
+TEST(RpcConvert, DeviceStatusRoundTripsThroughTheWire) {
+  engine::EngineStatus s;
+  engine::DeviceWorkerView cpu;
+  cpu.index = 2;
+  cpu.name = "cpu";
+  s.devices = {sample_gpu(), cpu};
+  kj::Array<capnp::word> words = status_words(s);
+  capnp::FlatArrayMessageReader reader(words);
+  auto devices = reader.getRoot<wire::Status>().getDevices();
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0].getR1csMatricesBytes(), 7'340'032'000u);
+  EXPECT_EQ(devices[1].getR1csMatricesBytes(), 0u);
+
+  const engine::DeviceWorkerView want = sample_gpu();
+  engine::DeviceWorkerView got = read(devices[0]);
+  EXPECT_EQ(got.index, want.index);
+  EXPECT_EQ(got.name, want.name);
+  EXPECT_EQ(got.ordinal, want.ordinal);
+  EXPECT_EQ(got.job, want.job);
+  EXPECT_EQ(got.partition, want.partition);
+  EXPECT_EQ(got.stage, want.stage);
+  EXPECT_EQ(got.jobs_placed, want.jobs_placed);
+  EXPECT_EQ(got.proofs_done, want.proofs_done);
+  EXPECT_EQ(got.verify_failures, want.verify_failures);
+  EXPECT_EQ(got.resident_srs, want.resident_srs);
+  EXPECT_EQ(got.resident_srs_bytes, want.resident_srs_bytes);
+  EXPECT_EQ(got.r1cs_matrices_bytes, want.r1cs_matrices_bytes);
+  EXPECT_EQ(got.memory_total_bytes, want.memory_total_bytes);
+  EXPECT_EQ(got.memory_free_bytes, want.memory_free_bytes);
+  EXPECT_EQ(got.prover_stage, want.prover_stage);
+  EXPECT_EQ(got.prover_stage_ms, want.prover_stage_ms);
+  EXPECT_EQ(got.prover_stream, want.prover_stream);
+  EXPECT_EQ(got.prover_streams, want.prover_streams);
+  EXPECT_EQ(got.prover_events, want.prover_events);
+
+  // An idle back end: no job, and the CPU's matrices stay 0.
+  engine::DeviceWorkerView idle = read(devices[1]);
+  EXPECT_FALSE(idle.job.has_value());
+  EXPECT_FALSE(idle.partition.has_value());
+  EXPECT_EQ(idle.name, "cpu");
+  EXPECT_EQ(idle.r1cs_matrices_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace cuzk::rpc
