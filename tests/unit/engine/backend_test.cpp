@@ -82,22 +82,23 @@ TEST(EngineBackends, JobsGoToTheDeviceBackend) {
 // The R1CS matrices a GPU keeps for a, b, c on the device (7.34 GB per GPU
 // on a 32 GiB PoRep) show per device in status and metrics, read from the
 // back end at each status (they appear and go with uploads and releases).
+constexpr std::uint64_t kGpu0MatricesBytes = 7'340'032'000, kGpu1MatricesBytes = 123'456'789;
+
 TEST(EngineBackends, R1csMatricesOnTheDeviceInStatusAndMetrics) {
-  constexpr std::uint64_t kGpu0Bytes = 7'340'032'000, kGpu1Bytes = 123'456'789;
   Rig rig(2);
-  rig.fakes[0]->r1cs_matrices_bytes = kGpu0Bytes;
-  rig.fakes[1]->r1cs_matrices_bytes = kGpu1Bytes;
+  rig.fakes[0]->r1cs_matrices_bytes = kGpu0MatricesBytes;
+  rig.fakes[1]->r1cs_matrices_bytes = kGpu1MatricesBytes;
   run_scenario(rig, [&rig](Engine& e) -> asio::awaitable<void> {
     EngineStatus s = e.status();
     EXPECT_EQ(s.devices.size(), 3u);  // the two fake GPUs, then the CPU
-    EXPECT_EQ(s.devices.at(0).r1cs_matrices_bytes, kGpu0Bytes);
-    EXPECT_EQ(s.devices.at(1).r1cs_matrices_bytes, kGpu1Bytes);
+    EXPECT_EQ(s.devices.at(0).r1cs_matrices_bytes, kGpu0MatricesBytes);
+    EXPECT_EQ(s.devices.at(1).r1cs_matrices_bytes, kGpu1MatricesBytes);
     EXPECT_EQ(s.devices.at(2).name, "cpu");
     EXPECT_EQ(s.devices.at(2).r1cs_matrices_bytes, 0u);
     // Not an SRS: no residency tier carries them.
     for (const SrsResidencyView& v : s.srs) {
-      EXPECT_NE(v.bytes, kGpu0Bytes) << v.srs << " " << v.tier;
-      EXPECT_NE(v.bytes, kGpu1Bytes) << v.srs << " " << v.tier;
+      EXPECT_NE(v.bytes, kGpu0MatricesBytes) << v.srs << " " << v.tier;
+      EXPECT_NE(v.bytes, kGpu1MatricesBytes) << v.srs << " " << v.tier;
     }
     std::string m = e.metrics();
     EXPECT_NE(m.find("# TYPE cuzk_device_r1cs_matrices_bytes gauge\n"), std::string::npos) << m;
