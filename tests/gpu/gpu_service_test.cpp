@@ -179,6 +179,41 @@ TEST(GpuService, SelectDevices) {
   EXPECT_THROW(select_devices("zero"), std::invalid_argument);
 }
 
+// What the engine pipeline tests on the GPU share: a loop, pools and a param
+// store with the 2^14 demo circuit in a temporary directory (removed last),
+// a memory gate and a device set of the CPU and the given GPU back end.
+class GpuPipelineRig {
+ public:
+  explicit GpuPipelineRig(std::shared_ptr<GpuBackend> gpu_backend)
+      : gpu(std::move(gpu_backend)),
+        devices(loop.executor(), std::make_shared<engine::CpuBackend>(cpu, math), {gpu}) {}
+  engine::PipelineDeps deps() { return engine::PipelineDeps{synthesis, cpu, devices, memory, log}; }
+
+ private:
+  struct TempDir {
+    TempDir() {
+      char tmpl[] = "/tmp/cuzk-gpu-service-XXXXXX";
+      path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+    std::filesystem::path path;
+  } dir_;
+
+ public:
+  runtime::EventLoop loop;
+  runtime::Logger log{runtime::LogLevel::kInfo};
+  ThreadPool math{4};
+  runtime::WorkerPool cpu{2}, synthesis{2};
+  engine::ParamStore store{dir_.path, math, log};
+  std::shared_ptr<const engine::CircuitParams> demo = store.get_demo(14).params;
+  std::shared_ptr<GpuBackend> gpu;
+  engine::MemoryGate memory{loop.executor(), 1ull << 34};
+  engine::DeviceSet devices;
+};
+
 // A 4-partition plan over the demo circuit's parameters; the caller sets
 // synthesize (and anything else it tests).
 engine::PartitionPlan demo_plan(const engine::CircuitParams& demo, engine::JobId job) {
@@ -213,37 +248,24 @@ std::optional<engine::Result<engine::PipelineOutcome>> run_pipeline(runtime::Eve
 
 TEST(GpuService, EnginePipelineOnTheGpu) {
   CUZK_REQUIRE_GPU();
-  runtime::EventLoop loop;
-  runtime::Logger log(runtime::LogLevel::kInfo);
-  ThreadPool math(4);
-  runtime::WorkerPool cpu(2), synthesis(2);
-  char tmpl[] = "/tmp/cuzk-gpu-service-XXXXXX";
-  std::filesystem::path dir = ::mkdtemp(tmpl);
-  {
-    engine::ParamStore store(dir, math, log);
-    auto demo = store.get_demo(14).params;
-    auto gpu = std::make_shared<GpuBackend>(0, math);
-    engine::MemoryGate memory(loop.executor(), 1ull << 34);
-    engine::DeviceSet devices(loop.executor(), std::make_shared<engine::CpuBackend>(cpu, math), {gpu});
-    engine::PartitionPlan plan = demo_plan(*demo, 1);
-    plan.synthesize = [](std::uint32_t k) -> engine::Result<groth16::Witness> {
-      const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(14);
-      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(k + 1)));
-    };
-    const auto result = run_pipeline(loop, engine::PipelineDeps{synthesis, cpu, devices, memory, log}, plan);
-    ASSERT_TRUE(result && result->ok()) << (result ? result->error().message : "no result");
-    const engine::PipelineOutcome& out = result->value();
-    ASSERT_EQ(out.proofs.size(), 4u);
-    for (std::uint32_t k = 0; k < 4; ++k) {
-      EXPECT_EQ(out.timings[k].device, gpu->name());
-      EXPECT_EQ(groth16::verify(demo->pvk, out.proofs[k], out.public_inputs[k]), groth16::VerifyResult::kValid);
-    }
-    EXPECT_EQ(out.cpu_retries, 0u);
-    EXPECT_EQ(devices.gpu(0).proofs_done, 4u);
-    EXPECT_EQ(devices.gpu(0).resident_srs, demo->circuit_id);
+  ThreadPool prover_math(4);
+  GpuPipelineRig rig(std::make_shared<GpuBackend>(0, prover_math));
+  engine::PartitionPlan plan = demo_plan(*rig.demo, 1);
+  plan.synthesize = [](std::uint32_t k) -> engine::Result<groth16::Witness> {
+    const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(14);
+    return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(k + 1)));
+  };
+  const auto result = run_pipeline(rig.loop, rig.deps(), plan);
+  ASSERT_TRUE(result && result->ok()) << (result ? result->error().message : "no result");
+  const engine::PipelineOutcome& out = result->value();
+  ASSERT_EQ(out.proofs.size(), 4u);
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(out.timings[k].device, rig.gpu->name());
+    EXPECT_EQ(groth16::verify(rig.demo->pvk, out.proofs[k], out.public_inputs[k]), groth16::VerifyResult::kValid);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+  EXPECT_EQ(out.cpu_retries, 0u);
+  EXPECT_EQ(rig.devices.gpu(0).proofs_done, 4u);
+  EXPECT_EQ(rig.devices.gpu(0).resident_srs, rig.demo->circuit_id);
 }
 
 // The engine's partition pipeline (the staged prepare / device / finish
@@ -254,58 +276,48 @@ TEST(GpuService, EnginePipelineOnTheGpu) {
 // device mat-vec and reported by finish, with no CPU retry.
 TEST(GpuService, EnginePipelineWithAbcOnDeviceChecksOnTheDevice) {
   CUZK_REQUIRE_GPU();
-  runtime::EventLoop loop;
-  runtime::Logger log(runtime::LogLevel::kInfo);
-  ThreadPool math(4);
-  runtime::WorkerPool cpu(2), synthesis(2);
-  char tmpl[] = "/tmp/cuzk-gpu-service-XXXXXX";
-  std::filesystem::path dir = ::mkdtemp(tmpl);
-  {
-    engine::ParamStore store(dir, math, log);
-    auto demo = store.get_demo(14).params;
-    auto gpu = std::make_shared<GpuBackend>(0, math, GpuBackendOptions{.abc_on_device = true, .log = &log});
-    engine::MemoryGate memory(loop.executor(), 1ull << 34);
-    engine::DeviceSet devices(loop.executor(), std::make_shared<engine::CpuBackend>(cpu, math), {gpu});
-    const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(14);
-    auto witness = [rounds](std::uint32_t k) {
-      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(k + 1)));
+  ThreadPool prover_math(4);
+  runtime::Logger backend_log(runtime::LogLevel::kInfo);
+  GpuPipelineRig rig(std::make_shared<GpuBackend>(
+      0, prover_math, GpuBackendOptions{.abc_on_device = true, .log = &backend_log}));
+  const engine::CircuitParams& demo = *rig.demo;
+  const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(14);
+  auto witness = [rounds](std::uint32_t k) {
+    return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(k + 1)));
+  };
+  groth16::Witness broken = witness(2);
+  broken.aux.at(broken.aux.size() / 2) += ff::Fr::one();
+  const std::optional<std::size_t> bad_row =
+      groth16::first_unsatisfied(demo.r1cs, broken.inputs, broken.aux, rig.math);
+  ASSERT_TRUE(bad_row.has_value());
+
+  auto run = [&](engine::JobId job, std::optional<std::uint32_t> broken_partition) {
+    engine::PartitionPlan plan = demo_plan(demo, job);
+    plan.satisfaction = groth16::SatisfactionCheck::kCheck;
+    plan.synthesize = [&, broken_partition](std::uint32_t k) -> engine::Result<groth16::Witness> {
+      return broken_partition == k ? broken : witness(k);
     };
-    groth16::Witness broken = witness(2);
-    broken.aux.at(broken.aux.size() / 2) += ff::Fr::one();
-    const std::optional<std::size_t> bad_row =
-        groth16::first_unsatisfied(demo->r1cs, broken.inputs, broken.aux, math);
-    ASSERT_TRUE(bad_row.has_value());
+    return run_pipeline(rig.loop, rig.deps(), plan);
+  };
 
-    auto run = [&](engine::JobId job, std::optional<std::uint32_t> broken_partition) {
-      engine::PartitionPlan plan = demo_plan(*demo, job);
-      plan.satisfaction = groth16::SatisfactionCheck::kCheck;
-      plan.synthesize = [&, broken_partition](std::uint32_t k) -> engine::Result<groth16::Witness> {
-        return broken_partition == k ? broken : witness(k);
-      };
-      return run_pipeline(loop, engine::PipelineDeps{synthesis, cpu, devices, memory, log}, plan);
-    };
-
-    auto good = run(1, std::nullopt);
-    ASSERT_TRUE(good && good->ok()) << (good ? good->error().message : "no result");
-    ASSERT_EQ(good->value().proofs.size(), 4u);
-    for (std::uint32_t k = 0; k < 4; ++k) {
-      EXPECT_EQ(groth16::verify(demo->pvk, good->value().proofs[k], good->value().public_inputs[k]),
-                groth16::VerifyResult::kValid);
-    }
-    EXPECT_EQ(good->value().cpu_retries, 0u);
-    EXPECT_EQ(gpu->abc_matrices_device_bytes(), cuzk::gpu::DeviceR1cs::bytes_for(demo->r1cs));
-
-    auto bad = run(2, 2u);
-    ASSERT_TRUE(bad.has_value());
-    ASSERT_FALSE(bad->ok());
-    EXPECT_EQ(bad->error().kind, engine::ErrorKind::kInvalidInput) << bad->error().message;
-    EXPECT_NE(bad->error().message.find("partition 2: unsatisfied: constraint " + std::to_string(*bad_row) + " "),
-              std::string::npos)
-        << bad->error().message;
-    EXPECT_EQ(devices.cpu_retries(), 0u);
+  auto good = run(1, std::nullopt);
+  ASSERT_TRUE(good && good->ok()) << (good ? good->error().message : "no result");
+  ASSERT_EQ(good->value().proofs.size(), 4u);
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(groth16::verify(demo.pvk, good->value().proofs[k], good->value().public_inputs[k]),
+              groth16::VerifyResult::kValid);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+  EXPECT_EQ(good->value().cpu_retries, 0u);
+  EXPECT_EQ(rig.gpu->abc_matrices_device_bytes(), cuzk::gpu::DeviceR1cs::bytes_for(demo.r1cs));
+
+  auto bad = run(2, 2u);
+  ASSERT_TRUE(bad.has_value());
+  ASSERT_FALSE(bad->ok());
+  EXPECT_EQ(bad->error().kind, engine::ErrorKind::kInvalidInput) << bad->error().message;
+  EXPECT_NE(bad->error().message.find("partition 2: unsatisfied: constraint " + std::to_string(*bad_row) + " "),
+            std::string::npos)
+      << bad->error().message;
+  EXPECT_EQ(rig.devices.cpu_retries(), 0u);
 }
 
 }  // namespace
