@@ -189,6 +189,11 @@ struct GpuProveStats {
   // pageable buffer of 3 m Fr outside the staging; evaluate_ms counts it).
   bool abc_fallback = false;
   double l_host_ms = 0, a_host_ms = 0, b_host_ms = 0;  // selection + split of the witness MSMs' scalars
+  // kDevice: the selection + split ran on the device (enqueue), from the
+  // witness the mat-vec reads; split_wait_ms is enqueue's wait for the
+  // witness upload and the count pass (the MSMs' sizes).
+  bool split_on_device = false;
+  double split_wait_ms = 0;
   double prepare_ms = 0;                               // all of prepare()
   // host, enqueue(): queueing the device work (growing device buffers included)
   double enqueue_ms = 0;

@@ -91,6 +91,9 @@ struct ProveStaging::Impl {
   groth16::SatisfactionCheck check = groth16::SatisfactionCheck::kSkip;
   bool device_check = false;
   detail::PinnedBuffer<std::uint64_t> first_unsatisfied;  // one word
+  // kDevice: prepare() left the witness MSMs' selection + split to enqueue,
+  // which runs it on the device (msm[k].n set, counts not yet).
+  bool split_on_device = false;
   std::array<staging::WitnessMsmHost, staging::kWitnessMsms> msm;
   detail::PinnedBuffer<std::uint32_t> results;  // kMsmSlots slots of kSlotLimbs
   std::array<staging::MsmResultMeta, staging::kMsmSlots> meta;
@@ -119,6 +122,7 @@ struct ProveStaging::Impl {
     r1cs = nullptr;
     check = groth16::SatisfactionCheck::kSkip;
     device_check = false;
+    split_on_device = false;
     log_m = -1;
   }
   cudaEvent_t event(staging::StageEvent e) const { return (*events)[e].get(); }
@@ -156,6 +160,11 @@ struct GpuProver::Impl {
   std::atomic<const groth16::R1cs*> device_r1cs_unfit{nullptr};
   detail::DeviceBuffer<std::uint32_t> witness;               // inputs ++ aux for the mat-vec
   detail::DeviceBuffer<std::uint64_t> first_unsatisfied;     // the mat-vec's check word (one)
+  // The device split's block counts and scan scratch (per witness MSM: they
+  // are counted together, then filled), and its totals for the host.
+  std::array<detail::DeviceBuffer<std::uint32_t>, staging::kWitnessMsms> split_counts;
+  detail::DeviceBuffer<unsigned char> split_temp;
+  detail::PinnedBuffer<std::uint32_t> split_totals;  // 3 words per witness MSM
 };
 
 }  // namespace cuzk::gpu

@@ -19,6 +19,10 @@ constexpr std::size_t kFrBytes = 32;
 constexpr std::size_t kNarrowChunk = std::size_t{1} << 22;
 
 std::array<const CsrMatrix*, 3> matrices(const R1cs& r1cs) { return {&r1cs.a(), &r1cs.b(), &r1cs.c()}; }
+// By DeviceR1cs::Density.
+std::array<const groth16::BitVec*, 3> densities(const R1cs& r1cs) {
+  return {&r1cs.a_aux_density(), &r1cs.b_input_density(), &r1cs.b_aux_density()};
+}
 
 bool needs_wide_offsets(const R1cs& r1cs) {
   for (const CsrMatrix* m : matrices(r1cs)) {
@@ -64,6 +68,7 @@ std::size_t DeviceR1cs::bytes_for(const R1cs& r1cs, const DeviceR1csOptions& opt
   for (const CsrMatrix* m : matrices(r1cs)) {
     bytes += (r1cs.num_constraints() + 1) * offset_bytes + m->nnz() * 2 * sizeof(std::uint32_t);
   }
+  for (const groth16::BitVec* d : densities(r1cs)) bytes += d->words().size() * sizeof(std::uint64_t);
   return bytes + count_long_rows(r1cs, options.thread_row_max_terms) * sizeof(std::uint32_t);
 }
 
@@ -119,6 +124,12 @@ DeviceR1cs::DeviceR1cs(const R1cs& r1cs, cudaStream_t stream, const DeviceR1csOp
     dev.coeff_id = detail::DeviceBuffer<std::uint32_t>(host.nnz(), "R1CS coefficient ids");
     upload(stream, dev.col, host.col.data(), host.nnz());
     upload(stream, dev.coeff_id, host.coeff_id.data(), host.nnz());
+  }
+
+  for (int k = 0; k < 3; ++k) {
+    const std::span<const std::uint64_t> words = densities(r1cs)[k]->words();
+    densities_[k] = detail::DeviceBuffer<std::uint64_t>(words.size(), "R1CS densities");
+    upload(stream, densities_[k], words.data(), words.size());
   }
 
   std::vector<std::uint32_t> long_rows;

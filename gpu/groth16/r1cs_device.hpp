@@ -7,6 +7,10 @@
 // matrices kept in HBM only the witness travels (130.2M x 32 B = 4.2 GB) and
 // the mat-vec reads ~7.3 GB of matrix from HBM instead.
 //
+// The three density bit vectors of the witness MSMs (a_aux, b_input, b_aux;
+// 64-bit words, ~33 MB for PoRep) live here too: the device split of the
+// witness MSMs' scalars (gpu/groth16/witness_split_device.hpp) reads them.
+//
 // Device layout (per matrix, as the host CSR): row_start as u32 when the
 // matrix's non-zeros fit in 32 bits (PoRep's largest, A, has 309M: halves the
 // 3 x 1 GB of u64 offsets), else u64; col and coeff_id as u32 (8 B per
@@ -95,6 +99,10 @@ class DeviceR1cs {
   // for bandwidth figures; the witness gathers and the outputs come on top.
   std::size_t matrix_bytes() const;
 
+  // The witness MSMs' densities (gpu/groth16/witness_split_device.hpp).
+  enum class Density { kAAux = 0, kBInput = 1, kBAux = 2 };
+  const std::uint64_t* density(Density d) const { return densities_[static_cast<int>(d)].get(); }
+
   // Queues on `stream`: a, b, c (each m Fr, device, 8 Montgomery limbs per
   // element) = A.w, B.w, C.w for rows < num_constraints(), zero for rows in
   // [num_constraints(), m). `witness` holds num_variables() Fr, inputs then
@@ -115,6 +123,7 @@ class DeviceR1cs {
   std::array<Matrix, 3> m_;  // A, B, C
   detail::DeviceBuffer<std::uint32_t> coeffs_;     // 8 limbs per coefficient
   detail::DeviceBuffer<std::uint32_t> long_rows_;  // rows with > thread_row_max_terms_ terms, increasing
+  std::array<detail::DeviceBuffer<std::uint64_t>, 3> densities_;  // by Density
   std::array<std::size_t, 3> nnz_{};
   std::size_t rows_ = 0, num_inputs_ = 0, num_aux_ = 0, bytes_ = 0;
   std::uint32_t thread_row_max_terms_ = 0;

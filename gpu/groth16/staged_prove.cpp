@@ -1,12 +1,14 @@
 // GpuProver's proof of one instance in three steps, and everything built on
 // them (prove, device_stages, compute_h):
 //
-//   prepare  (host, any thread)   a, b, c into pinned memory (AbcSource::kDevice:
-//                                 the witness instead); the L, A, B scalars
-//                                 selected and split into pinned memory.
-//   enqueue  (device thread)      copy stream: a, b, c (kDevice: the witness,
-//                                 then the mat-vec and its satisfaction check
-//                                 on the compute stream), then the three splits;
+//   prepare  (host, any thread)   a, b, c into pinned memory, and the L, A, B
+//                                 scalars selected and split into pinned
+//                                 memory; AbcSource::kDevice: the witness only.
+//   enqueue  (device thread)      copy stream: a, b, c, then the three splits
+//                                 (kDevice: the witness; on the compute stream
+//                                 the splits' count passes, a wait for their
+//                                 totals, the fill passes, then the mat-vec and
+//                                 its satisfaction check);
 //                                 compute stream: 7 NTTs + quotient, the H MSM,
 //                                 L, A, B_G1, B_G2 (point sum of the ones,
 //                                 gather + MSM of the tail), each MSM's window
@@ -17,9 +19,12 @@
 //                                 Horner over the window sums, the point sums
 //                                 added, the proof assembled.
 //
-// The only host waits left on the device thread are allocations: the
-// workspace, the MSM arena and the point-sum scratch grow on the first
-// instance of a larger shape (cudaFree waits for the device).
+// The host waits on the device thread: allocations (the workspace, the MSM
+// arena and the point-sum scratch grow on the first instance of a larger
+// shape; cudaFree waits for the device) and, with kDevice, the witness upload
+// plus the splits' count passes (~0.1 s for a 32 GiB PoRep partition, the
+// time the mat-vec waited for the witness anyway): the MSMs' sizes are
+// planned on the host.
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -35,6 +40,7 @@
 #include "gpu/groth16/prover_impl.hpp"
 #include "gpu/groth16/quotient_kernel.hpp"
 #include "gpu/groth16/witness_split.hpp"
+#include "gpu/groth16/witness_split_device.hpp"
 #include "gpu/ntt/ntt_tables.hpp"
 
 namespace cuzk::gpu {
@@ -249,6 +255,93 @@ const DeviceR1cs& device_r1cs(GpuProver::Impl& d, const groth16::R1cs& r1cs, std
   return *d.device_r1cs;
 }
 
+// The witness MSMs' device buffers for the counts in st.msm (a split's index
+// lists and tail, or all selected scalars) and the gathered tail bases.
+void grow_split_buffers(GpuProver::Impl& d, const ProveStaging::Impl& st) {
+  using namespace staging;
+  std::size_t gather_limbs = 0;
+  for (int k = 0; k < kWitnessMsms; ++k) {
+    const WitnessMsmHost& h = st.msm[k];
+    GpuProver::Impl::SplitDevice& dev = d.split[k];
+    const std::size_t values = h.counts.split ? h.counts.tail : h.n;
+    if (h.counts.split) {
+      grow_device(dev.ones, h.counts.ones, "split: indices of ones");
+      grow_device(dev.tail_idx, h.counts.tail, "split: tail indices");
+      gather_limbs = std::max(gather_limbs, h.counts.tail * (k == kB ? Group<ff::Fp2>::kPointLimbs
+                                                                     : Group<ff::Fp>::kPointLimbs));
+    }
+    grow_device(dev.values, values * kFrLimbs, "witness MSM scalars");
+  }
+  grow_device(d.gathered, gather_limbs, "split: tail bases");
+}
+
+// The witness MSMs' selection + split on `s`, from the witness the mat-vec
+// reads (gpu/groth16/witness_split_device.hpp): the count passes, a wait for
+// their totals (the MSMs' sizes and the split decision are the host's), the
+// buffers grown to them, then the fill passes. Where a witness MSM's bases
+// are streamed from the host, its index lists are copied back too (the
+// streamed passes take their ranges from host copies) and waited for. The
+// rule and the outputs are prepare_witness_msms's.
+void split_witness_on_device(GpuProver::Impl& d, ProveStaging::Impl& st, cudaStream_t s, const u32* witness_dev,
+                             const DeviceR1cs& r1cs_dev, const DeviceSrsBases& bases, bool auto_split) {
+  using namespace staging;
+  using groth16_kernels::SplitSource;
+  using Density = DeviceR1cs::Density;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t n_in = r1cs_dev.num_inputs(), n_var = r1cs_dev.num_variables();
+  std::array<SplitSource, kWitnessMsms> src;
+  // L: every aux. A: every input, the aux by a_aux. B: inputs by b_input, aux by b_aux.
+  src[kL] = {witness_dev, n_in, n_var, n_in, true, true, nullptr, nullptr};
+  src[kA] = {witness_dev, 0, n_var, n_in, true, false, nullptr, r1cs_dev.density(Density::kAAux)};
+  src[kB] = {witness_dev, 0, n_var, n_in, false, false, r1cs_dev.density(Density::kBInput),
+             r1cs_dev.density(Density::kBAux)};
+  std::size_t temp_bytes = 0;
+  for (int k = 0; k < kWitnessMsms; ++k) {
+    grow_device(d.split_counts[k], groth16_kernels::split_counts_words(src[k]), "split: block counts");
+    temp_bytes = std::max(temp_bytes, groth16_kernels::split_scan_temp_bytes(src[k]));
+  }
+  grow_device(d.split_temp, temp_bytes, "split: scan scratch");
+  u32* totals = grow_pinned(d.split_totals, 3 * kWitnessMsms);
+  for (int k = 0; k < kWitnessMsms; ++k) {
+    groth16_kernels::count_witness_split(s, src[k], d.split_counts[k].get(), d.split_temp.get(), d.split_temp.size(),
+                                         totals + 3 * k);
+  }
+  CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
+  for (int k = 0; k < kWitnessMsms; ++k) {
+    WitnessMsmHost& h = st.msm[k];
+    const std::size_t selected = totals[3 * k], ones = totals[3 * k + 1], tail = totals[3 * k + 2];
+    if (selected != h.n) {
+      throw Error(ErrorKind::kInvalidArgument, "device split: " + std::to_string(selected) +
+                                                   " scalars selected, the densities count " + std::to_string(h.n));
+    }
+    h.counts = {0, 0, selected, false};
+    if (auto_split) h.counts = {selected - ones - tail, ones, tail, 2 * tail <= selected};
+  }
+  grow_split_buffers(d, st);
+  const bool host_lists[kWitnessMsms] = {!bases.l.on_device(st.msm[kL].n), !bases.a.on_device(st.msm[kA].n),
+                                         !bases.b_g1.on_device(st.msm[kB].n) || !bases.b_g2.on_device(st.msm[kB].n)};
+  bool wait = false;
+  for (int k = 0; k < kWitnessMsms; ++k) {
+    WitnessMsmHost& h = st.msm[k];
+    GpuProver::Impl::SplitDevice& dev = d.split[k];
+    groth16_kernels::fill_witness_split(s, src[k], d.split_counts[k].get(), h.counts.split, dev.ones.get(),
+                                        dev.tail_idx.get(), dev.values.get());
+    if (h.counts.split && host_lists[k]) {
+      CUZK_CUDA_CHECK(cudaMemcpyAsync(grow_pinned(h.ones, h.counts.ones), dev.ones.get(), h.counts.ones * 4,
+                                      cudaMemcpyDeviceToHost, s));
+      CUZK_CUDA_CHECK(cudaMemcpyAsync(grow_pinned(h.tail_idx, h.counts.tail), dev.tail_idx.get(),
+                                      h.counts.tail * 4, cudaMemcpyDeviceToHost, s));
+      wait = true;
+    }
+  }
+  if (wait) CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
+  st.stats.l = st.msm[kL].counts;
+  st.stats.a = st.msm[kA].counts;
+  st.stats.b = st.msm[kB].counts;
+  st.stats.split_on_device = true;
+  st.stats.split_wait_ms = ms_since(t0);
+}
+
 }  // namespace
 
 // ---- ProveStaging ----------------------------------------------------------
@@ -268,13 +361,16 @@ std::size_t ProveStaging::pinned_bytes() const {
 std::size_t ProveStaging::host_bytes_bound(const groth16::R1cs& r1cs, AbcSource source) {
   // The buffers keep their largest size: a split (ones 4 B, tail 4 + 32 B,
   // tail at most half) and an unsplit MSM (32 B per scalar) may both have
-  // happened, so 4 + 4 + 32 B per selected scalar.
+  // happened, so 4 + 4 + 32 B per selected scalar. kDevice splits on the
+  // device (prepare frees the scalars' buffers); only streamed bases bring
+  // the index lists back (4 + 4 B).
   const std::size_t selected = r1cs.num_aux() + (r1cs.num_inputs() + r1cs.a_aux_density().popcount()) +
                                (r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount());
   const std::size_t abc_or_witness = source == AbcSource::kDevice
                                          ? r1cs.num_variables() * sizeof(Fr)
                                          : 3 * std::size_t(groth16::domain_size(r1cs)) * sizeof(Fr);
-  return abc_or_witness + selected * (4 + 4 + sizeof(Fr)) + staging::kMsmSlots * staging::kSlotLimbs * 4 +
+  const std::size_t per_selected = source == AbcSource::kDevice ? 4 + 4 : 4 + 4 + sizeof(Fr);
+  return abc_or_witness + selected * per_selected + staging::kMsmSlots * staging::kSlotLimbs * 4 +
          sizeof(std::uint64_t);
 }
 
@@ -364,7 +460,19 @@ void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, Pr
     abc = own;
   }
   st.stats.evaluate_ms = ms_since(t0);
-  prepare_witness_msms(w.inputs, w.aux, r1cs.a_aux_density(), r1cs.b_input_density(), r1cs.b_aux_density(), staging);
+  if (abc == nullptr && r1cs.num_variables() < (std::size_t{1} << 32)) {
+    // The witness goes to the device for the mat-vec: enqueue selects and
+    // splits the witness MSMs' scalars there (split_witness_on_device).
+    st.msm[staging::kL].n = r1cs.num_aux();
+    st.msm[staging::kA].n = r1cs.num_inputs() + r1cs.a_aux_density().popcount();
+    st.msm[staging::kB].n = r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount();
+    st.split_on_device = true;
+    for (staging::WitnessMsmHost& h : st.msm) h.values.reset();  // host_bytes_bound: not held on this path
+    st.step = Step::kPrepared;
+  } else {
+    prepare_witness_msms(w.inputs, w.aux, r1cs.a_aux_density(), r1cs.b_input_density(), r1cs.b_aux_density(),
+                         staging);
+  }
   st.abc = abc;
   st.log_m = log_m;
   st.stats.prepare_ms = ms_since(t_begin);
@@ -449,20 +557,8 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   // AbcSource::kDevice: the witness buffer and the matrices after the workspace.
   const bool witness_staged = st.abc == nullptr && st.r1cs != nullptr;
   u32* abc_dev = grow_device(d.abc, 3 * m * kFrLimbs, "a, b, c");
-  std::size_t gather_limbs = 0;
-  for (int k = 0; k < kWitnessMsms; ++k) {
-    const WitnessMsmHost& h = st.msm[k];
-    Impl::SplitDevice& dev = d.split[k];
-    const std::size_t values = h.counts.split ? h.counts.tail : h.n;
-    if (h.counts.split) {
-      grow_device(dev.ones, h.counts.ones, "split: indices of ones");
-      grow_device(dev.tail_idx, h.counts.tail, "split: tail indices");
-      gather_limbs = std::max(gather_limbs, h.counts.tail * (k == kB ? Group<ff::Fp2>::kPointLimbs
-                                                                     : Group<ff::Fp>::kPointLimbs));
-    }
-    grow_device(dev.values, values * kFrLimbs, "witness MSM scalars");
-  }
-  grow_device(d.gathered, gather_limbs, "split: tail bases");
+  // A split on the device sizes its buffers once counted (mid-enqueue).
+  if (!st.split_on_device) grow_split_buffers(d, st);
   // The witness buffer and the matrices (normally resident already), after
   // the workspace so that they never take its room, leaving the lazily
   // grown scratch theirs. When they do not fit: this instance's a, b, c on
@@ -493,6 +589,13 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
       const auto t0 = std::chrono::steady_clock::now();
       const std::size_t n_inputs = st.r1cs->num_inputs();
       const std::span<const Fr> wit(st.witness_own.get(), st.r1cs->num_variables());
+      if (st.split_on_device) {
+        // No device matrices, so no witness there: the host split after all.
+        prepare_witness_msms(wit.first(n_inputs), wit.subspan(n_inputs), st.r1cs->a_aux_density(),
+                             st.r1cs->b_input_density(), st.r1cs->b_aux_density(), staging);
+        st.split_on_device = false;
+        grow_split_buffers(d, st);
+      }
       fallback_abc = std::make_unique_for_overwrite<Fr[]>(3 * m);
       Fr* abc = fallback_abc.get();
       // Throws UnsatisfiedError (kCheck) with nothing queued.
@@ -544,6 +647,10 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
     // The check word: one per prover, as instances run in order on `s`
     // (reset, mat-vec, download into this staging's pinned word, which
     // finish reads after the fence).
+    if (st.split_on_device) {
+      split_witness_on_device(d, st, s, witness_dev, *r1cs_dev, bases,
+                              options_.witness_split == WitnessScalarSplit::kAuto);
+    }
     std::uint64_t* check_word = st.device_check ? d.first_unsatisfied.get() : nullptr;
     if (check_word != nullptr) DeviceR1cs::reset_first_unsatisfied(s, check_word);
     r1cs_dev->evaluate(s, witness_dev, abc_dev, abc_dev + m * kFrLimbs, abc_dev + 2 * m * kFrLimbs, m, check_word);
@@ -561,7 +668,8 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
     // Pageable memory is freed when this returns: wait for its copies.
     if (fallback_abc) d.copy.sync();
   }
-  for (int k = 0; k < kWitnessMsms; ++k) {
+  for (int k = 0; k < kWitnessMsms && st.split_on_device; ++k) ev[kSplitUploaded + k].record(s);
+  for (int k = 0; k < kWitnessMsms && !st.split_on_device; ++k) {
     const WitnessMsmHost& h = st.msm[k];
     Impl::SplitDevice& dev = d.split[k];
     if (h.counts.split) {

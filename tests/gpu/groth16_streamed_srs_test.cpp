@@ -42,9 +42,12 @@ class Groth16StreamedSrs : public ::testing::Test {
         c.r1cs, {Fr::random(rng_), Fr::random(rng_), Fr::random(rng_), Fr::random(rng_), Fr::random(rng_)}, pool_);
   }
   // Proves with the device budget and checks the bytes against the CPU's.
+  // kDevice: the witness MSMs are split on the device, whose index lists come
+  // back to the host for the streamed bases' passes.
   void prove_matches_cpu(const groth16::Parameters& params, const Compiled& c, std::size_t budget_bytes,
-                         bool expect_split) {
-    SCOPED_TRACE(::testing::Message() << "device budget " << budget_bytes << " of " << ResidentSrs::bytes_for(params));
+                         bool expect_split, AbcSource source = AbcSource::kHost) {
+    SCOPED_TRACE(::testing::Message() << "device budget " << budget_bytes << " of " << ResidentSrs::bytes_for(params)
+                                      << (source == AbcSource::kDevice ? ", a, b, c and split on the device" : ""));
     const groth16::Blinding b{Fr::random(rng_), Fr::random(rng_)};
     const std::vector<groth16::Witness> ws{c.w};
     const std::vector<groth16::Blinding> bs{b};
@@ -52,10 +55,12 @@ class Groth16StreamedSrs : public ::testing::Test {
     const auto cpu_bytes = groth16::encode_proof(cpu.prove(params, c.r1cs, ws, bs).at(0));
     GpuProverOptions options;
     options.srs_device_budget_bytes = budget_bytes;
+    options.abc_source = source;
     GpuProver gpu(*device_, pool_, options);
     const groth16::Proof proof = gpu.prove(params, c.r1cs, ws, bs).at(0);
     EXPECT_EQ(groth16::encode_proof(proof), cpu_bytes);
     EXPECT_EQ(gpu.last_stats().l.split, expect_split);
+    EXPECT_EQ(gpu.last_stats().split_on_device, source == AbcSource::kDevice);
     const ResidentSrs* srs = gpu.cached_srs();
     ASSERT_NE(srs, nullptr);
     EXPECT_EQ(srs->device_bytes() + srs->pinned_bytes(), srs->bytes());
@@ -83,6 +88,7 @@ TEST_F(Groth16StreamedSrs, SplitWitnessProofsMatchCpuAtEveryBudget) {
   // Nothing on the device; l in part; l, a and part of b; all but part of h.
   for (std::size_t budget : {std::size_t{0}, l_bytes / 3 + 17, total / 2, total - 1000 * 96}) {
     prove_matches_cpu(params, c, budget, /*expect_split=*/true);
+    prove_matches_cpu(params, c, budget, /*expect_split=*/true, AbcSource::kDevice);
   }
 }
 
@@ -92,6 +98,7 @@ TEST_F(Groth16StreamedSrs, UnsplitWitnessProofsMatchCpuWithStreamedSrs) {
   const groth16::Parameters params = setup(c);
   for (std::size_t budget : {std::size_t{0}, ResidentSrs::bytes_for(params) / 3}) {
     prove_matches_cpu(params, c, budget, /*expect_split=*/false);
+    prove_matches_cpu(params, c, budget, /*expect_split=*/false, AbcSource::kDevice);
   }
 }
 

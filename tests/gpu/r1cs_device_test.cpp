@@ -341,6 +341,7 @@ TEST(DeviceR1cs, GpuProverWithDeviceAbcGivesTheCpuProof) {
     const std::vector<groth16::Proof> got = prover.prove(params, r1cs, std::span(&w, 1), std::span(&blinding, 1));
     EXPECT_TRUE(prover.last_stats().abc_on_device) << "instance " << i;
     EXPECT_FALSE(prover.last_stats().abc_fallback) << "instance " << i;
+    EXPECT_TRUE(prover.last_stats().split_on_device) << "instance " << i;
     EXPECT_EQ(groth16::encode_proofs(got),
               groth16::encode_proofs(cpu.prove(params, r1cs, std::span(&w, 1), std::span(&blinding, 1))))
         << "instance " << i;
@@ -351,9 +352,13 @@ TEST(DeviceR1cs, GpuProverWithDeviceAbcGivesTheCpuProof) {
   EXPECT_TRUE(staging.stats().abc_on_device);  // the check no longer forces the host path
   EXPECT_LE(staging.pinned_bytes(), ProveStaging::host_bytes_bound(r1cs, AbcSource::kDevice));
   const std::size_t m = groth16::domain_size(r1cs);
+  // kDevice pins the witness instead of a, b, c and no split scalars (the
+  // split runs on the device): 32 B per selected scalar of L, A, B less.
+  const std::size_t selected = r1cs.num_aux() + r1cs.num_inputs() + r1cs.a_aux_density().popcount() +
+                               r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount();
   EXPECT_EQ(ProveStaging::host_bytes_bound(r1cs, AbcSource::kHost) -
                 ProveStaging::host_bytes_bound(r1cs, AbcSource::kDevice),
-            (3 * m - r1cs.num_variables()) * sizeof(Fr));
+            (3 * m - r1cs.num_variables()) * sizeof(Fr) + selected * sizeof(Fr));
 }
 
 // The demo circuit with a witness broken at two aux values: the device
@@ -443,6 +448,7 @@ TEST(DeviceR1cs, MatricesThatDoNotFitFallBackToTheHost) {
     prover.enqueue(srs, staging).wait();
     EXPECT_TRUE(staging.stats().abc_fallback);
     EXPECT_FALSE(staging.stats().abc_on_device);
+    EXPECT_FALSE(staging.stats().split_on_device);  // no witness on the device: split on the host
     const groth16::Proof p = prover.finish(srs, staging, b);
     EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)), groth16::encode_proofs(expected));
     EXPECT_EQ(prover.device_r1cs_bytes(), 0u);
