@@ -177,7 +177,7 @@ class Device {
     int window_bits = 0;  // 0: chosen by gpu/msm/msm_plan.hpp; otherwise 2..24
     // Balanced runs for G1, shared-memory accumulators for G2: the fastest
     // measured on the H200 (gpu/device.cpp); the others stay selectable.
-    MsmAlgorithm algorithm = MsmAlgorithm::kBalancedSmem;
+    MsmAlgorithm algorithm = MsmAlgorithm::kBalancedSmem12;
     // Device scratch of one MSM (sort pairs, buckets, bounds), allocated once
     // per Device and reused; larger MSMs are processed in chunks of points
     // that fit. The MSM also stays within the free device memory.

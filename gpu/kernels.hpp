@@ -116,7 +116,7 @@ class MsmScratch {
 
 struct MsmConfig {
   int window_bits = 0;  // 0: chosen by msm::plan
-  MsmAlgorithm algorithm = MsmAlgorithm::kBalancedSmem;  // the fastest on the H200 (gpu/device.cpp)
+  MsmAlgorithm algorithm = MsmAlgorithm::kBalancedSmem12;  // the fastest on the H200 (gpu/device.cpp)
   // Upper bound on the arena; the MSM also stays within the free device memory
   // (less detail::kDeviceMemoryReserveBytes) and chunks the points to fit.
   std::size_t scratch_limit_bytes = kDefaultMsmScratchBytes;

@@ -1,7 +1,9 @@
 // bench_gpu field [--ops-per-thread K] [--waves W] [--reps R]
 //
 // Each form of the device Montgomery multiplication (gpu/ff/field.cuh: row-wise
-// CIOS, even/odd accumulators) for Fp mul, Fp sqr, Fr mul and Fr sqr, alone in
+// CIOS, even/odd accumulators) for Fp mul, Fp sqr, Fr mul and Fr sqr, and both
+// forms of the Fp2 product (three full products "karat3", lazily reduced
+// "lazy"; the Fp multiply under both is CUZK_FIELD_MUL's), alone in
 // a kernel: every thread runs C independent chains x_c = x_c * y (or x_c^2)
 // for K / C iterations (K = 1024 by default), C = 1 (the multiply's latency
 // shows: one dependent chain per thread) and C = 4 (throughput: four
@@ -16,9 +18,11 @@
 // device, and P/clk/SM: 32x32 product pairs per SM clock (Fp mul 2*144+12 =
 // 300 P, Fr mul 2*64+8 = 136 P; squarings counted at their own nominal
 // N(N-1)/2 + N + N^2 + N: Fp 234, Fr 108), to set against NOTES' measured
-// 22.8 P/clk/SM and the 32 P/clk/SM ceiling (64 IMAD/clk/SM). "check" compares
-// each even/odd kernel's stored sums with the CIOS kernel's (same seeds, same
-// chains): the forms compute the same function, so the bits must agree.
+// 22.8 P/clk/SM and the 32 P/clk/SM ceiling (64 IMAD/clk/SM). Fp2 rows count
+// each form's own products (karat3 3 x 300 = 900, lazy 3 x 144 + 2 x 156 =
+// 744), so compare their ns/op, not P/clk/SM. "check" compares each kernel's
+// stored sums with the first form's of its group (CIOS; karat3 for Fp2; same
+// seeds, same chains): the forms compute the same function, so the bits must agree.
 #include "field_bench.hpp"
 
 #include <algorithm>
@@ -36,6 +40,7 @@ namespace cuzk::bench {
 namespace {
 
 using gpu::dev::Fp;
+using gpu::dev::Fp2;
 using gpu::dev::Fr;
 using gpu::dev::MulForm;
 using gpu::dev::u32;
@@ -43,11 +48,16 @@ using gpu::dev::u32;
 constexpr int kThreads = 256;
 constexpr int kSeedCount = 4096;  // elements per field in the seed table (power of 2)
 
-enum class Op { kMul, kSqr };
+// kMulKaratsuba3 / kMulLazy: the Fp2 product forms (F = Fp2, MulForm unused).
+enum class Op { kMul, kSqr, kMulKaratsuba3, kMulLazy };
 
 template <Op op, MulForm form, class F>
 __device__ __forceinline__ F apply(const F& x, const F& y) {
-  if constexpr (op == Op::kMul) {
+  if constexpr (op == Op::kMulKaratsuba3) {
+    return F::mul_karatsuba3(x, y);
+  } else if constexpr (op == Op::kMulLazy) {
+    return F::mul_lazy(x, y);
+  } else if constexpr (op == Op::kMul) {
     if constexpr (form == MulForm::kCios) {
       return F::mul_cios(x, y);
     } else {
@@ -92,7 +102,7 @@ struct Case {
 };
 
 template <class F, Op op, MulForm form, int kChains>
-Case make_case(const char* field, const char* op_name, int products) {
+Case make_case(const char* field, const char* op_name, const char* form_name, int products) {
   auto launch = [](unsigned blocks, cudaStream_t s, const u32* seeds, u32* out, int iters) {
     field_loop_kernel<F, op, form, kChains><<<blocks, kThreads, 0, s>>>(reinterpret_cast<const F*>(seeds),
                                                                        reinterpret_cast<F*>(out), iters);
@@ -100,26 +110,35 @@ Case make_case(const char* field, const char* op_name, int products) {
   };
   return {field,
           op_name,
-          form == MulForm::kCios ? "cios" : "evenodd",
+          form_name,
           kChains,
           products,
-          F::N,
+          int(sizeof(F) / sizeof(u32)),
           reinterpret_cast<const void*>(&field_loop_kernel<F, op, form, kChains>),
           launch};
 }
 
 template <class F, Op op>
 void add_cases(std::vector<Case>& cases, const char* field, const char* op_name, int products) {
-  cases.push_back(make_case<F, op, MulForm::kCios, 1>(field, op_name, products));
-  cases.push_back(make_case<F, op, MulForm::kEvenOdd, 1>(field, op_name, products));
-  cases.push_back(make_case<F, op, MulForm::kCios, 4>(field, op_name, products));
-  cases.push_back(make_case<F, op, MulForm::kEvenOdd, 4>(field, op_name, products));
+  cases.push_back(make_case<F, op, MulForm::kCios, 1>(field, op_name, "cios", products));
+  cases.push_back(make_case<F, op, MulForm::kEvenOdd, 1>(field, op_name, "evenodd", products));
+  cases.push_back(make_case<F, op, MulForm::kCios, 4>(field, op_name, "cios", products));
+  cases.push_back(make_case<F, op, MulForm::kEvenOdd, 4>(field, op_name, "evenodd", products));
+}
+// Fp2 products: karat3 (the reference) then lazy, for 1 and 4 chains.
+void add_fp2_cases(std::vector<Case>& cases) {
+  for (const bool four : {false, true}) {
+    cases.push_back(four ? make_case<Fp2, Op::kMulKaratsuba3, gpu::dev::kMulForm, 4>("Fp2", "mul", "karat3", 900)
+                         : make_case<Fp2, Op::kMulKaratsuba3, gpu::dev::kMulForm, 1>("Fp2", "mul", "karat3", 900));
+    cases.push_back(four ? make_case<Fp2, Op::kMulLazy, gpu::dev::kMulForm, 4>("Fp2", "mul", "lazy", 744)
+                         : make_case<Fp2, Op::kMulLazy, gpu::dev::kMulForm, 1>("Fp2", "mul", "lazy", 744));
+  }
 }
 
 // Random limbs below 2^(32N - 4): under p for both fields (p > 2^380, r > 2^254), so valid inputs.
-std::vector<u32> random_limbs(int limbs, std::uint64_t seed) {
+std::vector<u32> random_limbs(int limbs, std::uint64_t seed, int elements_per_seed = 1) {
   std::mt19937_64 rng(seed);
-  std::vector<u32> v(std::size_t(kSeedCount) * limbs);
+  std::vector<u32> v(std::size_t(kSeedCount) * elements_per_seed * limbs);
   for (std::size_t i = 0; i < v.size(); ++i) {
     v[i] = u32(rng());
     if (i % limbs == std::size_t(limbs - 1)) v[i] >>= 4;
@@ -152,8 +171,10 @@ int bench_field(gpu::Device& device, int argc, char** argv) {
   add_cases<Fp, Op::kSqr>(cases, "Fp", "sqr", 66 + 12 + 144 + 12);
   add_cases<Fr, Op::kMul>(cases, "Fr", "mul", 2 * 64 + 8);
   add_cases<Fr, Op::kSqr>(cases, "Fr", "sqr", 28 + 8 + 64 + 8);
+  add_fp2_cases(cases);
 
-  const std::vector<u32> fp_seeds = random_limbs(12, 1), fr_seeds = random_limbs(8, 2);
+  // Fp2 seeds: consecutive pairs of the Fp table (an Fp2 is two Fp): the first kSeedCount are valid.
+  const std::vector<u32> fp_seeds = random_limbs(12, 1, 2), fr_seeds = random_limbs(8, 2);
   gpu::detail::DeviceBuffer<u32> d_fp(fp_seeds.size(), "field bench Fp seeds"),
       d_fr(fr_seeds.size(), "field bench Fr seeds");
   CUZK_CUDA_CHECK(cudaMemcpy(d_fp.get(), fp_seeds.data(), fp_seeds.size() * 4, cudaMemcpyHostToDevice));
@@ -174,7 +195,7 @@ int bench_field(gpu::Device& device, int argc, char** argv) {
     const std::size_t threads = std::size_t(blocks) * kThreads;
     const int iters = ops_per_thread / c.chains;
     gpu::detail::DeviceBuffer<u32> out(threads * std::size_t(c.limbs), "field bench out");
-    const u32* seeds = c.limbs == 12 ? d_fp.get() : d_fr.get();
+    const u32* seeds = c.limbs == 8 ? d_fr.get() : d_fp.get();  // Fp and Fp2 (24 limbs) share the Fp table
 
     c.launch(blocks, stream.get(), seeds, out.get(), iters);  // warm-up
     std::vector<float> ms;
@@ -195,14 +216,14 @@ int bench_field(gpu::Device& device, int argc, char** argv) {
     std::vector<u32> sums(threads * std::size_t(c.limbs));
     CUZK_CUDA_CHECK(cudaMemcpy(sums.data(), out.get(), sums.size() * 4, cudaMemcpyDeviceToHost));
     std::string check;
-    if (std::strcmp(c.form, "cios") == 0) {
+    if (std::strcmp(c.form, "cios") == 0 || std::strcmp(c.form, "karat3") == 0) {
       reference = sums;
       check = "reference";
     } else {
       // Same grid only when both kernels have the same occupancy; compare the common prefix.
       const std::size_t n = std::min(reference.size(), sums.size());
       const bool same = n > 0 && std::equal(sums.begin(), sums.begin() + std::ptrdiff_t(n), reference.begin());
-      check = same ? "= cios" : "MISMATCH vs cios";
+      check = same ? "= reference" : "MISMATCH vs reference";
       all_agree = all_agree && same;
     }
     std::printf("%-4s %-4s %-8s %6d %5d %5zu %6d %9.3f %9.2f %9.4f %9.2f  %s\n", c.field, c.op, c.form, c.chains,

@@ -21,7 +21,8 @@
 //    (kBalancedSmem / kBalancedSmem12, G2 only) equal runs with the accumulator in shared
 //    memory (gpu/msm/msm_g2_smem.cu).
 // After the last chunk:
-// 4. reduction sum_b b * B_b per window: threads own segments of seg_len
+// 4. reduction sum_b b * B_b per window (G2 under the smem algorithms:
+//    gpu/msm/msm_g2_smem.cu's variant of the same steps): threads own segments of seg_len
 //    buckets and run the running-sum trick from the top bucket down, which
 //    gives sum (b - lo + 1) B_b; adding (lo - 1) * (sum of the segment) by
 //    double-and-add makes it exact. Then one block per window adds the
@@ -332,6 +333,29 @@ msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmSc
   return p;
 }
 
+// Segment sums of the reduction into segs; returns segments per window. G2
+// under the smem algorithms: gpu/msm/msm_g2_smem.cu's kernel (accumulator in
+// shared memory, its own segment count); otherwise segment_kernel.
+template <class F>
+u32 reduce_segments(cudaStream_t s, const msm::Plan& plan, MsmAlgorithm algorithm, dev::Xyzz<F>* buckets,
+                    dev::Xyzz<F>* segs) {
+  if constexpr (sizeof(F) != sizeof(dev::Fp)) {
+    if (algorithm == MsmAlgorithm::kBalancedSmem || algorithm == MsmAlgorithm::kBalancedSmem12) {
+      g2smem::ReduceArgs a;
+      a.buckets = buckets;
+      a.buckets_per_window = u32(plan.buckets_per_window);
+      a.windows = u32(plan.windows);
+      a.segments_max = plan.segments;
+      a.seg_out = segs;
+      return g2smem::reduce_segments(s, a);
+    }
+  }
+  segment_kernel<F><<<detail::grid_for(plan.segments, 64), 64, 0, s>>>(
+      buckets, u32(plan.buckets_per_window), u32(plan.seg_len), u32(plan.segments), plan.window_bits, segs);
+  CUZK_CUDA_CHECK_LAUNCH();
+  return u32(plan.segments / plan.windows);
+}
+
 template <class F>
 MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars_raw, std::size_t n,
                    const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases) {
@@ -457,11 +481,8 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
   }
 
   mark(4 * plan.chunks);
-  segment_kernel<F><<<detail::grid_for(plan.segments, 64), 64, 0, s>>>(buckets, bpw, u32(plan.seg_len),
-                                                                       u32(plan.segments), c, segs);
-  CUZK_CUDA_CHECK_LAUNCH();
-  window_sum_kernel<F><<<unsigned(windows), kWindowSumThreads, 0, s>>>(segs, u32(plan.segments / windows),
-                                                                       window_sums);
+  const u32 segs_per_window = reduce_segments<F>(s, plan, config.algorithm, buckets, segs);
+  window_sum_kernel<F><<<unsigned(windows), kWindowSumThreads, 0, s>>>(segs, segs_per_window, window_sums);
   CUZK_CUDA_CHECK_LAUNCH();
   out.window_bits = c;
   out.windows = windows;

@@ -164,24 +164,36 @@ __device__ __forceinline__ Fp2 point_y(const uint4* pt, bool neg) {
   return neg ? -y : y;
 }
 
-// Fp2 products (Fp2 = Fp[u]/(u^2 + 1), Karatsuba: 3 Fp mul) with operands in
-// slots; each operand's limbs are loaded again for the Karatsuba sums instead
-// of being kept live across the first two products.
+// Fp2 products (Fp2 = Fp[u]/(u^2 + 1), Karatsuba) with operands in slots;
+// each operand's limbs are loaded again for the Karatsuba sums instead of
+// being kept live across the first two products. CUZK_FP2_MUL picks the form:
+// lazily reduced (Fp2::mul_lazy_from: 3 double-width products, 2 reductions,
+// 744 product pairs) or three full Montgomery products (900).
 // a (registers) * slot b.
 template <class S>
 __device__ __forceinline__ Fp2 mul(const Fp2& a, const S& s, int b) {
-  const Fp v0 = a.c0 * s.ld(b);
-  const Fp v1 = a.c1 * s.ld(b + 1);
-  const Fp v2 = (a.c0 + a.c1) * (s.ld(b) + s.ld(b + 1));
-  return {v0 - v1, v2 - v0 - v1};
+  if constexpr (dev::kFp2MulForm == dev::Fp2MulForm::kLazy) {
+    return Fp2::mul_lazy_from([&] { return a.c0; }, [&] { return a.c1; }, [&] { return s.ld(b); },
+                              [&] { return s.ld(b + 1); });
+  } else {
+    const Fp v0 = a.c0 * s.ld(b);
+    const Fp v1 = a.c1 * s.ld(b + 1);
+    const Fp v2 = (a.c0 + a.c1) * (s.ld(b) + s.ld(b + 1));
+    return {v0 - v1, v2 - v0 - v1};
+  }
 }
 // slot a * slot b.
 template <class S>
 __device__ __forceinline__ Fp2 mul(const S& s, int a, int b) {
-  const Fp v0 = s.ld(a) * s.ld(b);
-  const Fp v1 = s.ld(a + 1) * s.ld(b + 1);
-  const Fp v2 = (s.ld(a) + s.ld(a + 1)) * (s.ld(b) + s.ld(b + 1));
-  return {v0 - v1, v2 - v0 - v1};
+  if constexpr (dev::kFp2MulForm == dev::Fp2MulForm::kLazy) {
+    return Fp2::mul_lazy_from([&] { return s.ld(a); }, [&] { return s.ld(a + 1); }, [&] { return s.ld(b); },
+                              [&] { return s.ld(b + 1); });
+  } else {
+    const Fp v0 = s.ld(a) * s.ld(b);
+    const Fp v1 = s.ld(a + 1) * s.ld(b + 1);
+    const Fp v2 = (s.ld(a) + s.ld(a + 1)) * (s.ld(b) + s.ld(b + 1));
+    return {v0 - v1, v2 - v0 - v1};
+  }
 }
 // slot a squared: (a0 + a1)(a0 - a1) + 2 a0 a1 u (2 Fp mul).
 template <class S>
@@ -213,6 +225,17 @@ __device__ __noinline__ void dbl_point(const S& s, const uint4* pt, bool neg) {
   s.st2(kX, x3);
   const Fp2 wy = mul(s, kZZZ, kY);
   s.st2(kY, mul(m, s, kA) - wy);  // Y3 = M (S - X3) - W y
+}
+
+// The last steps of an XYZZ add (mixed or full), R in slot kB: with slots
+// kX = Q, kY = Y1 PPP (full add: S1 PPP), kA = PPP,
+//   X3 = R^2 - PPP - 2Q, Y3 = R (Q - X3) - Y1 PPP.
+template <class S>
+__device__ __forceinline__ void finish_add(const S& s) {
+  const Fp2 x3 = sqr(s, kB) - s.ld2(kA) - s.ld2(kX).dbl();
+  s.st2(kA, s.ld2(kX) - x3);  // Q - X3
+  s.st2(kX, x3);
+  s.st2(kY, mul(s, kB, kA) - s.ld2(kY));
 }
 
 // Accumulator (slots kX..kZZZ; `empty` says it is the identity) += the point
@@ -255,10 +278,7 @@ __device__ __forceinline__ void madd(const S& s, const uint4* pt, bool neg, bool
     s.st2(kX, x3);
     s.st2(kY, mul(r, s, kA) - s.ld2(kY));  // Y3 = R (Q - X3) - Y PPP
   } else {
-    const Fp2 x3 = sqr(s, kB) - s.ld2(kA) - s.ld2(kX).dbl();
-    s.st2(kA, s.ld2(kX) - x3);
-    s.st2(kX, x3);
-    s.st2(kY, mul(s, kB, kA) - s.ld2(kY));
+    finish_add(s);
   }
 }
 
@@ -328,6 +348,158 @@ __global__ void __maxnreg__(Shape::kMaxRegisters)
                 : buckets + bucket_quads(cur, c, buckets_per_window));
 }
 
+// ---- bucket reduction ----------------------------------------------------------
+//
+// Why: msm.cu's segment_kernel<Fp2> keeps two XYZZ points (sum, acc: 192
+// registers) and calls the out-of-line Xyzz<Fp2>::add twice per bucket
+// (ptxas, sm_90: 255 registers, 1216 B stack frame, 156 B spill; 4 blocks of
+// 64 = 8 warps per SM); on the H200 it took 58.3 of G2 2^23's 254.3 ms (23%;
+// G1's reduction is ~12% of its MSM). Its 53248 segments at c = 20 are also
+// 1.6 waves of its 33792 resident threads.
+//
+// Here one accumulator lives in slots and the other operand of every add is
+// read from global memory, so a segment [lo, hi] of a window runs in three
+// passes over its buckets with the same 12-slot footprint as Shape12:
+//   1. suffix sums S_b = B_hi + ... + B_b, written over B_b (the buckets are
+//      dead after the reduction; each thread touches only its own segment);
+//   2. acc = S_lo + ... + S_hi = sum_b (b - lo + 1) B_b, stored to seg_out;
+//   3. kx = (lo - 1) S_lo by double-and-add (S_lo = the segment's sum), then
+//      kx + acc = sum_b b B_b, stored to seg_out.
+// The adds are the same as segment_kernel's (2 per bucket + the c-step
+// double-and-add); the extra global traffic is one write and one read of the
+// buckets (2 x 2 GB at c = 20, G2: ~1 ms at HBM rate). Segment lengths need
+// not be powers of two: the count is the largest whole number of resident
+// waves that the plan's seg_out region holds (one wave at c = 20: 50688
+// threads at 6 blocks of 64 per SM).
+struct ReduceShape {
+  static constexpr int kThreads = 64;
+  static constexpr int kSlots = 12;  // accumulator (8) + kA, kB
+  static constexpr int kMaxRegisters = 168;  // 6 blocks of 64 per SM (216 KiB shared, 64512 registers)
+};
+
+// An Fp2 coordinate k (kX..kZZZ) of the XYZZ point at g, with plain loads:
+// pass 2 reads what pass 1 of the same thread wrote, so not through the
+// non-coherent cache.
+__device__ __forceinline__ Fp2 gld2(const uint4* g, int k) {
+  return {load_fp(g + k * kQuads), load_fp(g + (k + 1) * kQuads)};
+}
+
+// Slots kX..kZZZ (not the identity) <- 2 * slots (EFD dbl-2008-s-1):
+// U = 2Y, V = U^2, W = U V, S = X V, M = 3 X^2, X3 = M^2 - 2S,
+// Y3 = M (S - X3) - W Y, ZZ3 = V ZZ, ZZZ3 = W ZZZ. M in kB, U then W in kA.
+// Returns whether the result is the identity (ZZ3 = 0: Y = 0, a 2-torsion
+// point, never a sum of G2 subgroup points; checked so that `empty` stays exact).
+template <class S>
+__device__ __noinline__ bool dbl_slots(const S s) {
+  {
+    const Fp2 x2 = sqr(s, kX);
+    s.st2(kB, x2.dbl() + x2);  // M = 3 X^2
+  }
+  s.st2(kA, s.ld2(kY).dbl());  // U = 2Y
+  {
+    const Fp2 v = sqr(s, kA);     // V = U^2
+    s.st2(kZZ, mul(v, s, kZZ));   // ZZ3 = V ZZ
+    s.st2(kX, mul(v, s, kX));     // S = X V
+    s.st2(kA, mul(v, s, kA));     // W = U V
+  }
+  s.st2(kZZZ, mul(s, kZZZ, kA));  // ZZZ3 = W ZZZ
+  s.st2(kY, mul(s, kY, kA));      // W Y
+  const Fp2 x3 = sqr(s, kB) - s.ld2(kX).dbl();  // X3 = M^2 - 2S
+  s.st2(kA, s.ld2(kX) - x3);                    // S - X3
+  s.st2(kX, x3);
+  s.st2(kY, mul(s, kB, kA) - s.ld2(kY));  // Y3 = M (S - X3) - W Y
+  return s.ld2(kZZ).is_zero();
+}
+
+// Slots <- the XYZZ point at g (24 quads, plain loads).
+template <class S>
+__device__ __forceinline__ void copy_to_slots(const S& s, const uint4* g) {
+#pragma unroll
+  for (int k = 0; k < 8; ++k) s.st(k, load_fp(g + k * kQuads));
+}
+
+// Accumulator (slots kX..kZZZ, `empty` = identity) += the XYZZ point at g
+// (EFD add-2008-s: U1 = X1 ZZ2, S1 = Y1 ZZZ2, P = X2 ZZ1 - U1,
+// R = Y2 ZZZ1 - S1, ZZ1' = ZZ1 ZZ2, ZZZ1' = ZZZ1 ZZZ2, then the mixed add's
+// tail with X1 = U1, Y1 = S1; 12M + 2S). The operand's coordinates are
+// reloaded from global memory (L1/L2) where each product needs them.
+// Exceptional cases exact: either side the identity; equal points
+// (P = R = 0): the operand is copied in and doubled; opposite points: identity.
+// Returns the new `empty`. Out of line: the kernel calls it from four places
+// and the call passes only the slot base, g and a flag (the points are in
+// shared and global memory), while four inlined copies made ptxas take ~5
+// minutes for this file and spill 764 B.
+template <class S>
+__device__ __noinline__ bool add_full(const S s, const uint4* g, bool empty) {
+  const Fp2 zz2 = gld2(g, kZZ);
+  if (zz2.is_zero()) return empty;  // adding the identity
+  if (empty) {
+    copy_to_slots(s, g);
+    return false;
+  }
+  s.st2(kX, mul(zz2, s, kX));           // U1 = X1 ZZ2
+  s.st2(kY, mul(gld2(g, kZZZ), s, kY)); // S1 = Y1 ZZZ2
+  const Fp2 p = mul(gld2(g, kX), s, kZZ) - s.ld2(kX);  // P = X2 ZZ1 - U1
+  const bool p_zero = p.is_zero();
+  s.st2(kA, p);
+  const Fp2 r = mul(gld2(g, kY), s, kZZZ) - s.ld2(kY);  // R = Y2 ZZZ1 - S1
+  const bool r_zero = r.is_zero();
+  s.st2(kB, r);
+  if (p_zero) {
+    if (r_zero) {
+      copy_to_slots(s, g);  // the accumulator equals the operand
+      return dbl_slots(s);
+    }
+    return true;  // the operand is minus the accumulator
+  }
+  s.st2(kZZ, mul(gld2(g, kZZ), s, kZZ));     // ZZ1 ZZ2
+  s.st2(kZZZ, mul(gld2(g, kZZZ), s, kZZZ));  // ZZZ1 ZZZ2
+  const Fp2 pp = sqr(s, kA);      // PP = P^2
+  s.st2(kZZ, mul(pp, s, kZZ));    // ZZ3 = ZZ1 ZZ2 PP
+  s.st2(kX, mul(pp, s, kX));      // Q = U1 PP
+  s.st2(kA, mul(pp, s, kA));      // PPP = P PP
+  s.st2(kZZZ, mul(s, kZZZ, kA));  // ZZZ3 = ZZZ1 ZZZ2 PPP
+  s.st2(kY, mul(s, kY, kA));      // S1 PPP
+  finish_add(s);
+  return false;
+}
+
+// Thread t: segment g = t % segs_per_window of window w = t / segs_per_window,
+// buckets lo..hi (values; bucket b at index b - 1 of the window), the three
+// passes above. XYZZ points are 24 quads.
+__global__ void __maxnreg__(ReduceShape::kMaxRegisters)
+    segment_smem_kernel(uint4* buckets, u32 buckets_per_window, u32 seg_len, u32 segs_per_window, u32 segments,
+                        uint4* seg_out) {
+  extern __shared__ uint4 slots_mem[];
+  const Slots<ReduceShape::kThreads> s{u32(__cvta_generic_to_shared(slots_mem + threadIdx.x))};
+  const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= segments) return;
+  const u32 w = t / segs_per_window;
+  const u32 lo = (t % segs_per_window) * seg_len + 1;  // <= buckets_per_window (host: segs_per_window)
+  const u32 hi = min(lo + seg_len - 1, buckets_per_window);
+  uint4* bw = buckets + u64(w) * buckets_per_window * (8 * kQuads);
+  uint4* out = seg_out + u64(t) * (8 * kQuads);
+  bool empty = true;
+  for (u32 b = hi; b >= lo; --b) {  // pass 1: S_b over B_b
+    uint4* g = bw + u64(b - 1) * (8 * kQuads);
+    empty = add_full(s, g, empty);
+    store_acc(s, empty, g);
+  }
+  empty = true;
+  for (u32 b = lo; b <= hi; ++b) empty = add_full(s, bw + u64(b - 1) * (8 * kQuads), empty);  // pass 2
+  store_acc(s, empty, out);
+  // Pass 3: kx = (lo - 1) S_lo from the top bit down, then + acc.
+  const uint4* sum = bw + u64(lo - 1) * (8 * kQuads);
+  const u32 k = lo - 1;
+  empty = true;
+  for (int bit = k == 0 ? -1 : 31 - __clz(k); bit >= 0; --bit) {
+    if (!empty) empty = dbl_slots(s);
+    if ((k >> bit) & 1u) empty = add_full(s, sum, empty);
+  }
+  empty = add_full(s, out, empty);
+  store_acc(s, empty, out);
+}
+
 template <class Shape>
 std::uint32_t launch(cudaStream_t s, const RunsArgs& a) {
   constexpr int kThreads = Shape::kThreads;
@@ -355,7 +527,41 @@ std::uint32_t launch(cudaStream_t s, const RunsArgs& a) {
   return u32(run_len);
 }
 
+// Resident threads of a kernel with kThreads-thread blocks and kSharedBytes
+// of dynamic shared memory per block (sets the kernel's shared-memory
+// attributes first: 36-72 KiB is above the 48 KiB default or needs the
+// largest carveout).
+template <int kThreads, std::size_t kSharedBytes>
+std::size_t resident_threads(const void* kernel) {
+  CUZK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSharedBytes)));
+  CUZK_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  int ordinal = 0, sm_count = 0, blocks_per_sm = 0;
+  CUZK_CUDA_CHECK(cudaGetDevice(&ordinal));
+  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
+  CUZK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kThreads, kSharedBytes));
+  return std::size_t(std::max(1, blocks_per_sm)) * std::size_t(sm_count) * kThreads;
+}
+
 }  // namespace
+
+std::uint32_t reduce_segments(cudaStream_t s, const ReduceArgs& a) {
+  constexpr int kThreads = ReduceShape::kThreads;
+  constexpr std::size_t kSharedBytes = shared_bytes<ReduceShape>();
+  const std::size_t resident =
+      resident_threads<kThreads, kSharedBytes>(reinterpret_cast<const void*>(&segment_smem_kernel));
+  // Whole resident waves within the seg_out region, at most one segment per bucket.
+  const std::size_t fit = a.segments_max >= resident ? a.segments_max / resident * resident : a.segments_max;
+  const u32 per_window_target = u32(std::clamp<std::size_t>(fit / a.windows, 1, a.buckets_per_window));
+  const u32 seg_len = (a.buckets_per_window + per_window_target - 1) / per_window_target;
+  const u32 segs_per_window = (a.buckets_per_window + seg_len - 1) / seg_len;  // <= per_window_target
+  const u32 segments = segs_per_window * a.windows;
+  segment_smem_kernel<<<detail::grid_for(segments, kThreads), kThreads, kSharedBytes, s>>>(
+      static_cast<uint4*>(a.buckets), a.buckets_per_window, seg_len, segs_per_window, segments,
+      static_cast<uint4*>(a.seg_out));
+  CUZK_CUDA_CHECK_LAUNCH();
+  return segs_per_window;
+}
 
 std::uint32_t accumulate_runs(cudaStream_t s, const RunsArgs& a, SmemShape shape) {
   return shape == SmemShape::k14Warps ? launch<Shape14>(s, a) : launch<Shape12>(s, a);
@@ -364,7 +570,8 @@ std::uint32_t accumulate_runs(cudaStream_t s, const RunsArgs& a, SmemShape shape
 std::size_t local_bytes_per_thread() {
   std::size_t bytes = 0;
   for (const void* k : {reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape14>),
-                        reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape12>)}) {
+                        reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape12>),
+                        reinterpret_cast<const void*>(&segment_smem_kernel)}) {
     cudaFuncAttributes attr{};
     CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
     bytes = std::max(bytes, attr.localSizeBytes);

@@ -353,5 +353,26 @@ TEST(GpuMsm, G2SmemRepeatedBasesAndZeros) {
                       ref::mul(ref::from_affine(ec::kG2Generator), Fr::from_u64(kN).to_int())));
 }
 
+// The shared-memory G2 bucket reduction (gpu/msm/msm_g2_smem.cu, both smem
+// algorithms) at the windows where its segmentation differs most from
+// segment_kernel's: c = 20 (the window of large G2 MSMs: 13 x 2^19 buckets
+// cut into one resident wave of non-power-of-two segments, ~135 buckets on
+// an H200 with a shorter last one; at 30011 points almost every bucket is
+// empty, so pass 2 adds equal suffix sums: doublings), c = 20 with scalars
+// from 3 values (a few heavy buckets per window), and c = 4 (8 buckets per
+// window: one bucket per segment, the double-and-add does all the weighting).
+TEST(GpuMsm, G2SmemReductionSegments) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(29);
+  auto dev = test::make_device();
+  for (MsmAlgorithm algorithm : {MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12}) {
+    set_tuning(*dev, algorithm, 20);
+    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 30011, 512, &Device::upload_g2_bases);
+    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 30011, 64, &Device::upload_g2_bases, 3);
+    set_tuning(*dev, algorithm, 4);
+    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, 256, &Device::upload_g2_bases);
+  }
+}
+
 }  // namespace
 }  // namespace cuzk::gpu

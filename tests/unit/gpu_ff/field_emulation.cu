@@ -45,6 +45,36 @@ const char* name(Variant v) {
   return "?";
 }
 
+const char* name(Fp2Variant v) {
+  switch (v) {
+    case Fp2Variant::kMulKaratsuba3: return "Fp2::mul_karatsuba3";
+    case Fp2Variant::kMulLazy: return "Fp2::mul_lazy";
+    case Fp2Variant::kMulDefault: return "Fp2::operator*";
+  }
+  return "?";
+}
+
+void fp2_op(Fp2Variant v, const std::uint32_t* a_limbs, const std::uint32_t* b_limbs, std::uint32_t* out) {
+  using gpu::dev::Fp2;
+  constexpr int N = gpu::dev::Fp::N;
+  Fp2 a, b, r;
+  for (int i = 0; i < N; ++i) {
+    a.c0.l[i] = a_limbs[i];
+    a.c1.l[i] = a_limbs[N + i];
+    b.c0.l[i] = b_limbs[i];
+    b.c1.l[i] = b_limbs[N + i];
+  }
+  switch (v) {
+    case Fp2Variant::kMulKaratsuba3: r = Fp2::mul_karatsuba3(a, b); break;
+    case Fp2Variant::kMulLazy: r = Fp2::mul_lazy(a, b); break;
+    case Fp2Variant::kMulDefault: r = a * b; break;
+  }
+  for (int i = 0; i < N; ++i) {
+    out[i] = r.c0.l[i];
+    out[N + i] = r.c1.l[i];
+  }
+}
+
 void fp_op(Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out) {
   run<gpu::dev::Fp>(v, a, b, out);
 }

@@ -25,9 +25,21 @@ inline constexpr Variant kAllVariants[] = {Variant::kMulCios,    Variant::kMulEv
                                            Variant::kRedcCios,   Variant::kRedcEvenOdd};
 const char* name(Variant v);
 
+// The forms of the device Fp2 product (Fp2 = Fp[u]/(u^2 + 1)).
+enum class Fp2Variant {
+  kMulKaratsuba3,  // three full Montgomery products
+  kMulLazy,        // three double-width products, one reduction per coefficient
+  kMulDefault,     // operator* (CUZK_FP2_MUL)
+};
+inline constexpr Fp2Variant kAllFp2Variants[] = {Fp2Variant::kMulKaratsuba3, Fp2Variant::kMulLazy,
+                                                 Fp2Variant::kMulDefault};
+const char* name(Fp2Variant v);
+
 // Limbs are little-endian 32-bit words: 12 for Fp, 8 for Fr. b is ignored by
 // the squarings and reductions.
 void fp_op(Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out);
 void fr_op(Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out);
+// Fp2 elements as 24 limbs: c0's 12 then c1's 12 (the device and host layout).
+void fp2_op(Fp2Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out);
 
 }  // namespace cuzk::gpu_ff_test

@@ -9,8 +9,11 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ff/fp.hpp"
+#include "ff/fp2.hpp"
 #include "field_emulation.hpp"
 #include "field_inputs.hpp"
 
@@ -97,6 +100,76 @@ void check_all_variants(std::uint64_t seed) {
       const auto b = i % 3 == 0 ? a : i % 3 == 1 ? F::random(rng).mont() : carry_heavy<F>(rng);
       ASSERT_NO_FATAL_FAILURE(expect_variant<F>(v, a, b));
     }
+  }
+}
+
+// ---- Fp2 products ------------------------------------------------------------
+
+using Fp2Pair = std::pair<ff::Fp::Int, ff::Fp::Int>;  // raw Montgomery (c0, c1)
+
+std::string hex2(const Fp2Pair& x) { return "(" + hex<ff::Fp>(x.first) + ", " + hex<ff::Fp>(x.second) + ")"; }
+
+Fp2Pair device2(Fp2Variant v, const Fp2Pair& a, const Fp2Pair& b) {
+  constexpr int kN = kLimbs32<ff::Fp>;
+  std::uint32_t a32[2 * kN], b32[2 * kN], r32[2 * kN];
+  std::memcpy(a32, a.first.limb.data(), 4 * kN);
+  std::memcpy(a32 + kN, a.second.limb.data(), 4 * kN);
+  std::memcpy(b32, b.first.limb.data(), 4 * kN);
+  std::memcpy(b32 + kN, b.second.limb.data(), 4 * kN);
+  fp2_op(v, a32, b32, r32);
+  Fp2Pair r;
+  std::memcpy(r.first.limb.data(), r32, 4 * kN);
+  std::memcpy(r.second.limb.data(), r32 + kN, 4 * kN);
+  return r;
+}
+
+Fp2Pair host2(const Fp2Pair& a, const Fp2Pair& b) {
+  using ff::Fp;
+  const ff::Fp2 x{Fp::from_raw_mont(a.first), Fp::from_raw_mont(a.second)};
+  const ff::Fp2 y{Fp::from_raw_mont(b.first), Fp::from_raw_mont(b.second)};
+  const ff::Fp2 r = x * y;
+  return {r.c0.mont(), r.c1.mont()};
+}
+
+void expect_fp2(Fp2Variant v, const Fp2Pair& a, const Fp2Pair& b) {
+  const Fp2Pair got = device2(v, a, b), want = host2(a, b);
+  ASSERT_EQ(hex2(got), hex2(want)) << name(v) << " a=" << hex2(a) << " b=" << hex2(b);
+}
+
+// Every Fp2 element built from two Fp edge values times the elements built
+// from the ones that set the lazy product's bounds: 0, 1, p-1, p-2 (t0 - t1
+// at its most negative, (a0 + a1)(b0 + b1) at its largest), R mod p, the top
+// bit of p and the all-ones value under p's top limb (long carry runs); then
+// 10k random pairs (uniform or carry-heavy coefficients, some with a0 = a1,
+// a = b, or the swapped b = (a1, a0)).
+void check_fp2_variant(Fp2Variant v, std::uint64_t seed) {
+  using Int = ff::Fp::Int;
+  const auto edges = edge_values<ff::Fp>();
+  const Int p = ff::Fp::kModulus, one = ff::from_u64<ff::Fp::kLimbs>(1);
+  const Int two = ff::from_u64<ff::Fp::kLimbs>(2);
+  const std::vector<Int> bound_setters = {Int{},      one, sub<ff::Fp>(p, one), sub<ff::Fp>(p, two),
+                                          ff::Fp::kR, pow2<ff::Fp>(int(p.bit_length()) - 1), edges.back()};
+  for (const Int& a0 : edges) {
+    for (const Int& a1 : edges) {
+      for (const Int& b0 : bound_setters) {
+        for (const Int& b1 : bound_setters) ASSERT_NO_FATAL_FAILURE(expect_fp2(v, {a0, a1}, {b0, b1}));
+      }
+    }
+  }
+  std::mt19937_64 rng(seed);
+  auto coefficient = [&](int i) { return i % 2 == 0 ? ff::Fp::random(rng).mont() : carry_heavy<ff::Fp>(rng); };
+  for (int i = 0; i < 10000; ++i) {
+    const Int a0 = coefficient(i), a1 = i % 5 == 0 ? a0 : coefficient(i + 1);
+    const Fp2Pair a{a0, a1};
+    const Fp2Pair b = i % 7 == 0 ? a : i % 7 == 1 ? Fp2Pair{a1, a0} : Fp2Pair{coefficient(i / 2), coefficient(i / 3)};
+    ASSERT_NO_FATAL_FAILURE(expect_fp2(v, a, b));
+  }
+}
+
+TEST(GpuFieldEmulation, Fp2EveryProductFormMatchesHost) {
+  for (Fp2Variant v : kAllFp2Variants) {
+    SCOPED_TRACE(name(v));
+    check_fp2_variant(v, 3);
   }
 }
 
