@@ -19,10 +19,12 @@
 #include "gpu/cuda_rt.hpp"
 #include "gpu/groth16/point_sum.hpp"
 #include "gpu/groth16/quotient_kernel.hpp"
+#include "gpu/groth16/r1cs_device.hpp"
 #include "gpu/groth16/witness_split.hpp"
 #include "gpu/kernels.hpp"
 #include "gpu/ntt/ntt_tables.hpp"
 #include "gpu/upload_points.hpp"
+#include "groth16/r1cs.hpp"
 
 namespace cuzk::gpu {
 
@@ -219,12 +221,21 @@ bool ResidentSrs::matches(const groth16::Parameters& p) const {
          p.vk == q.vk;
 }
 
-std::size_t srs_device_budget_for(Device& device, const groth16::Parameters& params, std::size_t requested) {
-  return srs_device_budget_for(params, requested, device.free_memory_bytes(), device.msm_tuning().scratch_limit_bytes);
+std::size_t srs_device_budget_for(Device& device, const groth16::Parameters& params, std::size_t requested,
+                                  std::size_t extra_working_bytes) {
+  return srs_device_budget_for(params, requested, device.free_memory_bytes(), device.msm_tuning().scratch_limit_bytes,
+                               extra_working_bytes);
+}
+
+std::size_t device_abc_working_bytes(const groth16::R1cs& r1cs) {
+  // Block counts of the three split sources: 2 x 3 words per 512 elements each.
+  const std::size_t split_counts_bytes = 3 * (r1cs.num_variables() / 512 + 2) * 2 * 3 * 4;
+  return DeviceR1cs::bytes_for(r1cs) + r1cs.num_variables() * sizeof(ff::Fr) + split_counts_bytes;
 }
 
 std::size_t srs_device_budget_for(const groth16::Parameters& params, std::size_t requested,
-                                  std::size_t device_free_bytes, std::size_t msm_scratch_limit_bytes) {
+                                  std::size_t device_free_bytes, std::size_t msm_scratch_limit_bytes,
+                                  std::size_t extra_working_bytes) {
   if (requested == kSrsDeviceBudgetAuto) {
     if (const char* env = std::getenv("CUZK_SRS_DEVICE_MIB"); env != nullptr && *env != '\0') {
       char* end = nullptr;
@@ -241,7 +252,8 @@ std::size_t srs_device_budget_for(const groth16::Parameters& params, std::size_t
   const std::size_t working =
       prover_working_bytes(m, witness_max, msm_scratch_limit_bytes,
                            2 * groth16_kernels::kStreamedSplitChunkPoints * kSrsG2PointBytes);
-  return srs_device_budget(ResidentSrs::bytes_for(params), requested, usable_device_bytes(device_free_bytes), working);
+  return srs_device_budget(ResidentSrs::bytes_for(params), requested, usable_device_bytes(device_free_bytes),
+                           working + extra_working_bytes);
 }
 
 // ---- ReplicatedSrs ---------------------------------------------------------

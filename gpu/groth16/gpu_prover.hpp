@@ -278,12 +278,25 @@ struct DeviceSrsBases {
 // srs_device_budget() with the device's free memory and the working set of
 // params' shape (prover_working_bytes, with the Device's MSM scratch limit).
 // Throws Error{kInvalidArgument} on a malformed CUZK_SRS_DEVICE_MIB.
-std::size_t srs_device_budget_for(Device& device, const groth16::Parameters& params, std::size_t requested);
+// extra_working_bytes joins the working set: with AbcSource::kDevice the
+// R1CS matrices and the witness buffer (device_abc_working_bytes), which the
+// placement leaves room for rather than stream less of the SRS: streaming 12
+// GB more per 32 GiB partition costs ~0.25 s of PCIe (overlapped with the
+// MSMs), matrices that do not fit cost ~16 thread-s of host a, b, c and a
+// 12.9 GB upload per partition (an 80 GB card holds the 44.1 GB SRS and the
+// working set, but not the 7.3 GB matrices and 4.2 GB witness beside them).
+std::size_t srs_device_budget_for(Device& device, const groth16::Parameters& params, std::size_t requested,
+                                  std::size_t extra_working_bytes = 0);
 // The same from values measured earlier on the device's thread (its free
 // memory, before the CUDA reserve is taken off, and its MSM scratch limit):
 // for estimates made off that thread (the service's srs_device_bytes).
 std::size_t srs_device_budget_for(const groth16::Parameters& params, std::size_t requested,
-                                  std::size_t device_free_bytes, std::size_t msm_scratch_limit_bytes);
+                                  std::size_t device_free_bytes, std::size_t msm_scratch_limit_bytes,
+                                  std::size_t extra_working_bytes = 0);
+// Device bytes AbcSource::kDevice adds to a proof of r1cs: the resident
+// matrices and densities (DeviceR1cs::bytes_for), the witness buffer and the
+// split's block counts. O(rows) on the host (~0.3 s for PoRep 32 GiB).
+std::size_t device_abc_working_bytes(const groth16::R1cs& r1cs);
 
 // The device stages' inputs: a, b, c evaluated on the host over the domain of
 // size 2^log_m (3 * 2^log_m values, a then b then c; pinned memory uploads
@@ -420,7 +433,9 @@ class GpuProver final : public groth16::Prover {
   // The SRS of params, uploaded (and cached, replacing another) the first
   // time this Parameters object is seen, as prove(params, ...) does; for
   // enqueue(). Device thread.
-  const ResidentSrs& cache_srs(const groth16::Parameters& params);
+  // With r1cs (AbcSource::kDevice for it), an upload leaves room for its
+  // device a, b, c (device_abc_working_bytes) beside the workspace.
+  const ResidentSrs& cache_srs(const groth16::Parameters& params, const groth16::R1cs* r1cs = nullptr);
   // The SRS cached by prove(params, ...), or null; and how many uploads it took.
   const ResidentSrs* cached_srs() const { return cached_srs_.get(); }
   // Frees the cached SRS's device memory and the workspace (the service

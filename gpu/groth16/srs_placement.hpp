@@ -108,7 +108,8 @@ inline SrsPlacement place_srs(const SrsPoints& points, std::size_t device_budget
 
 // Device memory a proof needs besides the SRS, an upper bound for a domain of
 // m and the witness vectors' lengths (the larger of l, a and b):
-//   H stage: a, b, c on the device, 3 m Fr (32 B);
+//   H stage: a, b, c on the device and the lean NTT passes' out-of-place
+//     vector (their bit reversal fused into the last pass), 4 m Fr (32 B);
 //   H MSM: its m scalars plus the MSM scratch;
 //   witness MSMs: the split's device arrays (4 B index of each one, 4 + 32 B
 //     per tail entry, so at most 36 B per point), the tail's gathered bases
@@ -117,7 +118,7 @@ inline SrsPlacement place_srs(const SrsPoints& points, std::size_t device_budget
 //     MSM scratch and the split pass's two staging chunks of G2 points.
 inline std::size_t prover_working_bytes(std::size_t m, std::size_t witness_points_max, std::size_t msm_scratch_bytes,
                                         std::size_t split_staging_bytes) {
-  const std::size_t h_stage = 3 * m * 32;
+  const std::size_t h_stage = 4 * m * 32;
   const std::size_t h_msm = m * 32 + msm_scratch_bytes;
   const std::size_t witness =
       witness_points_max * 36 + witness_points_max / 2 * kSrsG2PointBytes + msm_scratch_bytes + split_staging_bytes;

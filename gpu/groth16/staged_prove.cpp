@@ -255,6 +255,14 @@ const DeviceR1cs& device_r1cs(GpuProver::Impl& d, const groth16::R1cs& r1cs, std
   return *d.device_r1cs;
 }
 
+// Whether queue_h runs the lean NTT passes out of place (a fourth m-vector in
+// the workspace beside a, b, c): the device's algorithm is a lean one and
+// the domain is large enough for its passes.
+bool h_stage_out_of_place(Device& device, int log_m) {
+  const NttAlgorithm algorithm = log_m >= kernels::kNttFusedLogMin ? device.ntt_algorithm() : NttAlgorithm::kRadix2;
+  return detail::lean_min_blocks(algorithm) != 0 && log_m >= ntt_lean::kLogMin;
+}
+
 // The witness MSMs' device buffers for the counts in st.msm (a split's index
 // lists and tail, or all selected scalars) and the gathered tail bases.
 void grow_split_buffers(GpuProver::Impl& d, const ProveStaging::Impl& st) {
@@ -556,7 +564,8 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   // Every device buffer first: running out of memory leaves nothing queued.
   // AbcSource::kDevice: the witness buffer and the matrices after the workspace.
   const bool witness_staged = st.abc == nullptr && st.r1cs != nullptr;
-  u32* abc_dev = grow_device(d.abc, 3 * m * kFrLimbs, "a, b, c");
+  const std::size_t abc_vectors = h_stage_out_of_place(device_, log_m) ? 4 : 3;
+  u32* abc_dev = grow_device(d.abc, abc_vectors * m * kFrLimbs, "a, b, c");
   // A split on the device sizes its buffers once counted (mid-enqueue).
   if (!st.split_on_device) grow_split_buffers(d, st);
   // The witness buffer and the matrices (normally resident already), after
@@ -737,6 +746,26 @@ const u32* GpuProver::queue_h(u32* abc_dev, int log_m, ProveStaging& staging) {
       log_m >= kernels::kNttFusedLogMin ? device_.ntt_algorithm() : NttAlgorithm::kRadix2;
   u32 z_inv[8];
   std::memcpy(z_inv, &t.vanishing_inv, sizeof(z_inv));
+  if (h_stage_out_of_place(device_, log_m)) {
+    // Lean radix-4 passes, each transform's bit reversal and scaling fused
+    // into its last pass, out of place between v[k] and the workspace's
+    // fourth vector: 7 transforms of 3 passes at 2^27 and the quotient, no
+    // separate bit-reversal pass (the in-place path below runs 7 of them,
+    // ~8 ms each at 2^27 on the H200).
+    const int blocks = detail::lean_min_blocks(algorithm);
+    u32* spare = abc_dev + 3 * m * kFrLimbs;
+    for (int k = 0; k < 3; ++k) {
+      CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(StageEvent(kUploadedA + k)), 0));
+      // iNTT: coefficient j, times m^-1 g^j (the coset's shift), into spare;
+      // then the forward NTT: the evaluations on g<w>, natural order, back in v[k].
+      kernels::ntt_lean_dif(s, v[k], t.twiddles.get(), log_m, /*inverse=*/true, {}, blocks, spare, t.coset_ninv());
+      kernels::ntt_lean_dif(s, spare, t.twiddles.get(), log_m, /*inverse=*/false, {}, blocks, v[k]);
+    }
+    groth16_kernels::quotient_on_coset(s, v[0], v[1], v[2], z_inv, m);
+    // Coset iNTT: back to coefficients, scaled by m^-1 g^-j.
+    kernels::ntt_lean_dif(s, v[0], t.twiddles.get(), log_m, /*inverse=*/true, {}, blocks, spare, t.coset_inv());
+    return spare;
+  }
   if (!detail::is_fused(algorithm)) {
     // Radix-2 or lean radix-4 DIF passes (detail::ntt_dif picks by algorithm).
     for (int k = 0; k < 3; ++k) {
@@ -869,7 +898,8 @@ std::vector<Fr> GpuProver::compute_h(const groth16::R1cs& r1cs, const groth16::W
   if (m == 1) return h;
   DeviceGuard guard(impl_->ordinal);
   Impl& d = *impl_;
-  u32* abc_dev = grow_device(d.abc, 3 * m * kFrLimbs, "a, b, c");
+  const std::size_t abc_vectors = h_stage_out_of_place(device_, log_m) ? 4 : 3;
+  u32* abc_dev = grow_device(d.abc, abc_vectors * m * kFrLimbs, "a, b, c");
   if (!st.events) {
     st.events = std::make_unique<std::array<detail::Event, kStageEvents>>();
     st.events_ordinal = d.ordinal;
@@ -937,7 +967,7 @@ std::vector<groth16::Proof> GpuProver::prove(const groth16::Parameters& params, 
                                              std::span<const groth16::Blinding> blinding) {
   // Shape errors first: a bad request must not evict or upload an SRS.
   for (const groth16::Witness& w : witnesses) groth16::check_inputs(params, r1cs, w);
-  return prove(cache_srs(params), r1cs, witnesses, blinding);
+  return prove(cache_srs(params, &r1cs), r1cs, witnesses, blinding);
 }
 
 AbcSource GpuProver::abc_source_for(const groth16::R1cs& r1cs) const {
@@ -950,7 +980,7 @@ std::size_t GpuProver::device_r1cs_bytes() const {
   return impl_->device_r1cs_bytes.load(std::memory_order_relaxed);
 }
 
-const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params) {
+const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params, const groth16::R1cs* r1cs) {
   if (!cached_srs_ || !cached_srs_->matches(params)) {
     if (cached_srs_) {
       // The workspace was sized for the old circuit: give the device all of
@@ -958,8 +988,10 @@ const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params) {
       cached_srs_.reset();
       release_workspace();
     }
+    const std::size_t abc_bytes =
+        r1cs != nullptr && abc_source_for(*r1cs) == AbcSource::kDevice ? device_abc_working_bytes(*r1cs) : 0;
     cached_srs_ = std::make_unique<ResidentSrs>(
-        device_, params, srs_device_budget_for(device_, params, options_.srs_device_budget_bytes),
+        device_, params, srs_device_budget_for(device_, params, options_.srs_device_budget_bytes, abc_bytes),
         SrsOverflow::kStreamFromHost);
     ++srs_uploads_;
   }

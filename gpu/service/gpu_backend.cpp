@@ -141,6 +141,7 @@ namespace {
 struct GpuStaging final : engine::InstanceStaging {
   gpu::ProveStaging staging;
   const groth16::Parameters* params = nullptr;
+  const groth16::R1cs* r1cs = nullptr;  // its device a, b, c get room beside the SRS (cache_srs)
   groth16::Blinding blinding;
   bool srs_uploaded = false;
 };
@@ -168,6 +169,7 @@ void GpuBackend::prepare(engine::InstanceStaging& staging, const groth16::Parame
   // Host only (the prover's pool): safe beside the device thread's enqueue.
   state_->prover.prepare(r1cs, w, g.staging, check);
   g.params = &params;
+  g.r1cs = &r1cs;
   g.blinding = blinding;
   g.srs_uploaded = false;
 }
@@ -176,7 +178,7 @@ void GpuBackend::start(engine::InstanceStaging& staging, std::function<void(std:
   GpuStaging& g = as_gpu(staging);
   if (g.params == nullptr) std::abort();  // not prepared
   const std::size_t uploads_before = state_->prover.srs_uploads();
-  const gpu::ResidentSrs& srs = state_->prover.cache_srs(*g.params);
+  const gpu::ResidentSrs& srs = state_->prover.cache_srs(*g.params, g.r1cs);
   g.srs_uploaded = state_->prover.srs_uploads() != uploads_before;
   note_resident_srs();
   const gpu::Fence fence = state_->prover.enqueue(srs, g.staging);

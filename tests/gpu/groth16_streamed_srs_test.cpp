@@ -137,6 +137,34 @@ TEST_F(Groth16StreamedSrs, AutoBudgetAndEnvironmentOverride) {
   // A small SRS fits any GPU: auto keeps all of it on the device.
   ASSERT_EQ(std::getenv("CUZK_SRS_DEVICE_MIB"), nullptr) << "unset CUZK_SRS_DEVICE_MIB to run this test";
   EXPECT_EQ(srs_device_budget_for(*device_, params, kSrsDeviceBudgetAuto), ResidentSrs::bytes_for(params));
+  // Device a, b, c's bytes join the working set: room for them beside the
+  // SRS comes first. Plenty of memory: the whole SRS either way; extra bytes
+  // taking all of it: the SRS streamed (budget 0), unless one is requested;
+  // in between the budget gives up at most what the extra bytes take.
+  const std::size_t plenty = std::size_t{64} << 30, limit = std::size_t{1} << 30;
+  const std::size_t total = ResidentSrs::bytes_for(params);
+  EXPECT_EQ(srs_device_budget_for(params, kSrsDeviceBudgetAuto, plenty, limit, 0), total);
+  EXPECT_EQ(srs_device_budget_for(params, kSrsDeviceBudgetAuto, plenty, limit, std::size_t{1} << 30), total);
+  EXPECT_EQ(srs_device_budget_for(params, kSrsDeviceBudgetAuto, plenty, limit, plenty), 0u);
+  EXPECT_EQ(srs_device_budget_for(params, 12345, plenty, limit, plenty), 12345u);
+  auto budget = [&](std::size_t e) { return srs_device_budget_for(params, kSrsDeviceBudgetAuto, plenty, limit, e); };
+  // The first extra size that cuts the budget (it is monotone), then steps of
+  // a seventh of the SRS through the cut: each gives up at most its step.
+  std::size_t lo = 0, hi = plenty;
+  while (hi - lo > 1) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    (budget(mid) < total ? hi : lo) = mid;
+  }
+  std::size_t last = total, cut_seen = 0;
+  for (std::size_t e = lo; e < plenty && last > 0; e += total / 7 + 1) {
+    const std::size_t b = budget(e);
+    ASSERT_LE(b, last);
+    ASSERT_LE(last - b, total / 7 + 1);
+    cut_seen += b > 0 && b < total;
+    last = b;
+  }
+  EXPECT_EQ(last, 0u);
+  EXPECT_GT(cut_seen, 0u);
   EXPECT_EQ(srs_device_budget_for(*device_, params, 12345), 12345u);
   ::setenv("CUZK_SRS_DEVICE_MIB", "0", 1);
   EXPECT_EQ(srs_device_budget_for(*device_, params, kSrsDeviceBudgetAuto), 0u);
