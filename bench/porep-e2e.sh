@@ -46,7 +46,8 @@ EOF
   if [[ -n ${E2E_EXTRA_TOML:-} ]]; then printf '%s\n' "$E2E_EXTRA_TOML" >>"$work/cuzkd.toml"; fi
   echo "== $(date -u +%FT%TZ) gen-c1 $size seed $seed"
   "$bin/cuzk-bench" gen-c1 --sector-size "$size" --seed "$seed" >"$work/c1.json" || exit 1
-  # E2E_JOBS=N submits N jobs at once (job j > 1: seed + j - 1, files <name>.j.*),
+  # E2E_JOBS=N submits N jobs at once (job j > 1: seed + j - 1, files <name>.j.*;
+  # E2E_JOB_DELAY_S spaces them, below),
   # which exercises batching and, with several GPUs, partitions across them.
   for ((j = 2; j <= ${E2E_JOBS:-1}; j++)); do
     "$bin/cuzk-bench" gen-c1 --sector-size "$size" --seed "$((seed + j - 1))" >"$work/c1.$j.json" || exit 1
@@ -68,9 +69,14 @@ EOF
   fi
   echo "== $(date -u +%FT%TZ) submitting ${E2E_JOBS:-1} job(s)"
   echo "${E2E_JOBS:-1}" >"$work/jobs"
+  # E2E_JOB_DELAY_S=D submits job j D * (j - 1) seconds after the first
+  # (fractions allowed): a job arriving while the previous one proves, which
+  # joins its running pipeline ([porep] join_running_batch).
+  delay=${E2E_JOB_DELAY_S:-0}
   for ((j = 1; j <= ${E2E_JOBS:-1}; j++)); do
     x=$([[ $j -gt 1 ]] && echo ".$j")
-    setsid bash -c "start=\$(date +%s.%N); CUZK_ADDR=unix://$sock '$bin/cuzkctl' prove --porep-c1 '$work/c1$x.json' \
+    after=$(awk -v d="$delay" -v j="$j" 'BEGIN { printf "%.3f", d * (j - 1) }')
+    setsid bash -c "sleep $after; start=\$(date +%s.%N); CUZK_ADDR=unix://$sock '$bin/cuzkctl' prove --porep-c1 '$work/c1$x.json' \
         --proof '$work/proof$x.bin' --json >'$work/prove$x.json' 2>'$work/prove$x.err'; rc=\$?; \
         end=\$(date +%s.%N); echo \"\$rc \$start \$end\" >'$work/prove$x.rc'" </dev/null >/dev/null 2>&1 &
   done

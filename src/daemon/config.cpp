@@ -192,6 +192,7 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     if (*v > 600'000) r.fail("porep.batch_max_wait_ms", "must be at most 600000");
     c.engine.porep_batch_max_wait = std::chrono::milliseconds(*v);
   }
+  if (auto v = r.get<bool>("porep", "join_running_batch")) c.engine.porep_join_running_batch = *v;
   if (auto v = r.get<std::uint64_t>("srs", "min_idle_s")) {
     if (*v > 7 * 24 * 3600) r.fail("srs.min_idle_s", "must be in [0, 604800]");
     c.engine.srs_min_idle = std::chrono::seconds(*v);

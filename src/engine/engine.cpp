@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <future>
 #include <iterator>
@@ -783,6 +784,31 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
   }
 }
 
+// One job of a PoRep batch, from its C1 to its pipeline member.
+struct Engine::PorepMember {
+  JobPtr job;
+  Timings t;
+  std::shared_ptr<const fc::C1Output> c1;
+  std::vector<std::vector<ff::Fr>> inputs;  // per partition, ONE excluded (public data only)
+  steady_clock::time_point pipeline_started;  // when its partitions entered the pipeline
+};
+
+// A PoRep batch whose pipeline runs: what its members' callbacks and the
+// admission of joiners share. In run_porep_batch's frame, which outlives
+// the pipeline.
+struct Engine::PorepBatch {
+  std::string srs_key;
+  Priority priority = Priority::kNormal;
+  std::shared_ptr<const PorepState::Ready> ready;
+  // The batch's members, joiners appended: a deque, so that the pipeline's
+  // callbacks keep pointing at their member while others join.
+  std::deque<PorepMember>& members;
+  BatchRegistration& registration;
+  std::vector<JobPtr>& after;  // proved alone once the batch ends (another sector shape)
+  std::size_t initial_members = 1;
+  bool counted = false;  // in batches_total_
+};
+
 // What finish_porep needs of one member (its task owns it).
 struct Engine::PorepFinish {
   JobPtr job;
@@ -802,13 +828,8 @@ struct Engine::PorepFinish {
 // finished - its proofs batch-verified - as soon as its own last partition
 // is proved.
 asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
-  struct Member {
-    JobPtr job;
-    Timings t;
-    std::shared_ptr<const fc::C1Output> c1;
-    std::vector<std::vector<ff::Fr>> inputs;  // per partition, ONE excluded (public data only)
-  };
-  std::vector<Member> members;
+  using Member = PorepMember;
+  std::deque<Member> members;  // stable once the pipeline runs (PorepBatch)
   std::vector<JobPtr> other_shape;  // a C1 of another size than the batch's: proved alone afterwards
   const auto started = steady_clock::now();
   for (JobPtr& j : batch) {
@@ -918,6 +939,8 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
         // Per partition: synthesis on the synthesis pool (bounded by lanes,
         // the in-flight bound and the memory budget), checks, proving on the
         // GPUs as soon as a partition is ready, verification of each proof.
+        // Each member brings its own callbacks (porep_plan_member), as a
+        // joiner does.
         PartitionPlan plan;
         plan.job = members.front().job->id;
         plan.priority = members.front().job->priority;
@@ -929,80 +952,36 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
         plan.params = &r.loaded.params;
         plan.r1cs = r.r1cs.get();
         plan.pvk = &r.pvk;
-        // By plan partition: its member's C1, job and own index.
-        std::vector<const fc::C1Output*> c1_of;
-        std::vector<Job*> job_of;
-        std::vector<std::uint32_t> local_of;
-        std::vector<PlanMember> plan_members;
-        const auto pipeline_started = steady_clock::now();
-        const std::shared_ptr<const PorepState::Ready>& ready_ref = ready.value();
-        for (Member& m : members) {
-          for (std::uint32_t k = 0; k < m.inputs.size(); ++k) {
-            c1_of.push_back(m.c1.get());
-            job_of.push_back(m.job.get());
-            local_of.push_back(k);
-            plan.public_inputs.push_back(m.inputs[k]);
-          }
-          PlanMember pm;
-          pm.job = m.job->id;
-          pm.partitions = static_cast<std::uint32_t>(m.inputs.size());
-          pm.cancel = &m.job->cancel_requested;
-          const std::size_t batch_size = members.size();
-          // Plain references (see above); the finishing task owns its copies.
-          pm.on_done = [this, &m, &ready_ref, pipeline_started, batch_size](const Result<PipelineOutcome>& out) {
-            auto f = std::make_shared<PorepFinish>(PorepFinish{m.job, ready_ref, m.inputs, out, m.t,
-                                                                pipeline_started, batch_size});
-            if (!tasks_.spawn(finish_porep(std::move(f)))) {
-              finish(*m.job, JobState::kCancelled, Error{ErrorKind::kShuttingDown, "daemon shutting down"});
-            }
-          };
-          plan_members.push_back(std::move(pm));
-        }
-        plan.partitions = static_cast<std::uint32_t>(c1_of.size());
-        plan.synthesize = [this, &c1_of, &local_of](std::uint32_t k) {
-          return porep_call<groth16::Witness>(
-              [&] {
-                if (!challenge_pools_) return fc::synthesize_partition(*c1_of.at(k), local_of.at(k));
-                // One pool per lane thread: never waits.
-                const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
-                return fc::synthesize_partition(*c1_of.at(k), local_of.at(k), &lease.pool());
-              });
-        };
-        // porep_check_satisfaction: every constraint is checked by the
-        // prover, fused into its evaluation of a, b, c (one Fr
-        // multiplication per row). As a separate pass here it cost ~15
-        // thread-s per 32 GiB partition (H200 host, 16 cores), as much as the
-        // evaluation itself, on a CPU-bound pipeline. The lane keeps the
-        // cheap checks (shape, public inputs).
         plan.satisfaction = config_.porep_check_satisfaction ? groth16::SatisfactionCheck::kCheck
                                                              : groth16::SatisfactionCheck::kSkip;
-        const std::vector<std::vector<ff::Fr>>& all_inputs = plan.public_inputs;
-        plan.check = [this, &r, &all_inputs, &local_of](std::uint32_t k,
-                                                        const groth16::Witness& w) -> std::optional<Error> {
-          Result<bool> ok = porep_call<bool>([&] {
-            fc::check_partition_witness(*r.r1cs, w, all_inputs.at(k), local_of.at(k), math_,
-                                        /*check_satisfaction=*/false);
-            return true;
-          });
-          if (!ok) return ok.error();
-          return std::nullopt;
-        };
-        plan.on_stage = [this, &job_of, &local_of](std::uint32_t k, std::string_view stage) {
-          set_stage(*job_of.at(k), JobState::kRunning,
-                    "partition " + std::to_string(local_of.at(k)) + ": " + std::string(stage));
-        };
+        PorepBatch running{srs_key, plan.priority, ready.value(), members, registration, other_shape,
+                           members.size(), members.size() > 1};
+        const auto pipeline_started = steady_clock::now();
+        std::vector<PlanMember> plan_members;
+        plan.partitions = 0;
+        for (Member& m : members) {
+          m.pipeline_started = pipeline_started;
+          plan_members.push_back(porep_plan_member(m, running));
+          plan.partitions += plan_members.back().partitions;
+        }
         if (members.size() > 1)
           log_.info("porep batch", {{"jobs", members.size()}, {"srs", srs_key}, {"partitions", plan.partitions}});
         stage_all("prove");
+        // A PoRep job of this shape and priority queued meanwhile joins the
+        // run (admit_porep_joiners) so the GPUs do not wait for its first wave.
+        BatchAdmitter admit;
+        if (config_.porep_join_running_batch && config_.porep_batch_max_jobs > 1) {
+          admit = [this, &running](BatchDoor& door) { return admit_porep_joiners(&running, &door); };
+        }
         // Each member is finished by its on_done (a task of its own).
-        co_await run_batch_pipeline(pipeline_deps(), plan, std::move(plan_members));
+        co_await run_batch_pipeline(pipeline_deps(), plan, std::move(plan_members), std::move(admit));
         members.clear();
       }
     }
   } catch (const std::exception& e) {
     bool shutdown = false;
-    for (Member& m : members)
-      if (!is_finished(m.job->state)) shutdown = finish_from_exception(*m.job, e) || shutdown;
+    for (Member& m : members)  // a member answered by the pipeline has given its job to its finish
+      if (m.job && !is_finished(m.job->state)) shutdown = finish_from_exception(*m.job, e) || shutdown;
     for (JobPtr& j : other_shape)
       if (!is_finished(j->state)) shutdown = finish_from_exception(*j, e) || shutdown;
     if (shutdown) throw;
@@ -1012,6 +991,180 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
     std::vector<JobPtr> alone{j};
     co_await run_porep_batch(std::move(alone));
   }
+}
+
+// A PoRep member's part of the pipeline: its own synthesis, checks, public
+// inputs and stages by its partition index, and its finish (a task of its
+// own, as soon as its partitions are proved). The callbacks point at `m`
+// and `b`, which outlive the pipeline (run_porep_batch's frame).
+PlanMember Engine::porep_plan_member(PorepMember& m, PorepBatch& b) {
+  PlanMember pm;
+  pm.job = m.job->id;
+  pm.partitions = static_cast<std::uint32_t>(m.inputs.size());
+  pm.cancel = &m.job->cancel_requested;
+  pm.public_inputs = m.inputs;
+  const fc::C1Output* c1 = m.c1.get();
+  pm.synthesize = [this, c1](std::uint32_t i) {
+    return porep_call<groth16::Witness>([&] {
+      if (!challenge_pools_) return fc::synthesize_partition(*c1, i);
+      // One pool per lane thread: never waits.
+      const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
+      return fc::synthesize_partition(*c1, i, &lease.pool());
+    });
+  };
+  // porep_check_satisfaction: every constraint is checked by the prover,
+  // fused into its evaluation of a, b, c (one Fr multiplication per row). As
+  // a separate pass here it cost ~15 thread-s per 32 GiB partition (H200
+  // host, 16 cores), as much as the evaluation itself, on a CPU-bound
+  // pipeline. The lane keeps the cheap checks (shape, public inputs).
+  const PorepState::Ready* r = b.ready.get();
+  const std::vector<std::vector<ff::Fr>>* inputs = &m.inputs;
+  pm.check = [this, r, inputs](std::uint32_t i, const groth16::Witness& w) -> std::optional<Error> {
+    Result<bool> ok = porep_call<bool>([&] {
+      fc::check_partition_witness(*r->r1cs, w, inputs->at(i), i, math_, /*check_satisfaction=*/false);
+      return true;
+    });
+    if (!ok) return ok.error();
+    return std::nullopt;
+  };
+  Job* job = m.job.get();
+  pm.on_stage = [this, job](std::uint32_t i, std::string_view stage) {
+    set_stage(*job, JobState::kRunning, "partition " + std::to_string(i) + ": " + std::string(stage));
+  };
+  PorepMember* member = &m;
+  PorepBatch* batch = &b;
+  // Nothing of the member is synthesized after this (it is answered once
+  // nothing of it is in flight): its C1 and job go with it, so a batch that
+  // keeps admitting joiners holds only its live members' (a 32 GiB C1 is
+  // large).
+  pm.on_done = [this, member, batch](const Result<PipelineOutcome>& out) {
+    auto f = std::make_shared<PorepFinish>(PorepFinish{std::move(member->job), batch->ready,
+                                                        std::move(member->inputs), out, member->t,
+                                                        member->pipeline_started, batch->members.size()});
+    member->c1.reset();
+    // The worker running the batch names a member still proving (status,
+    // drain), not one already answered.
+    for (WorkerView& w : workers_) {
+      if (w.job != f->job->id) continue;
+      for (const PorepMember& other : batch->members) {
+        if (other.job && !is_finished(other.job->state)) {
+          w.job = other.job->id;
+          break;
+        }
+      }
+    }
+    if (!tasks_.spawn(finish_porep(f))) {
+      finish(*f->job, JobState::kCancelled, Error{ErrorKind::kShuttingDown, "daemon shutting down"});
+    }
+  };
+  return pm;
+}
+
+// Joiners of a running PoRep batch (EngineConfig::porep_join_running_batch):
+// while the pipeline's intake is open, the job at the head of the queue
+// joins when decide_join (policy.hpp) says so. Polled: a submit wakes an
+// idle worker, not this (a worker that is idle takes the job itself).
+asio::awaitable<void> Engine::admit_porep_joiners(PorepBatch* batch, BatchDoor* door) {
+  constexpr std::chrono::milliseconds kJoinPoll{50};
+  while (door->open() && !draining_ && !stopping_) {
+    std::optional<QueueHead> head;
+    JobPtr next;
+    if (std::optional<JobId> id = queue_.front()) {
+      next = jobs_.at(*id);
+      if (next->request.kind == ProofKind::kPoRepC2 && !next->porep_srs)
+        next->porep_srs = porep_srs_of_c1(next->request.c1_json).value_or("");
+      head = QueueHead{next->request.kind, next->priority,
+                       next->porep_srs ? std::string_view(*next->porep_srs) : std::string_view()};
+    }
+    const RunningBatch running{batch->srs_key, batch->priority, door->unfinished(), config_.porep_batch_max_jobs};
+    const JoinDecision decision = decide_join(running, head);
+    if (decision == JoinDecision::kClose) {
+      log_.info("porep batch closed to joiners", {{"srs", batch->srs_key}, {"waiting_job", next->id},
+                                                  {"waiting_priority", std::string(to_string(next->priority))}});
+      co_return;
+    }
+    if (decision == JoinDecision::kWait) {
+      co_await door->wait(kJoinPoll);
+      continue;
+    }
+    queue_.remove(next->id);
+    co_await join_porep(batch, door, door->hold(), std::move(next));
+  }
+}
+
+// A joiner's c1 and inputs stages (as run_porep_batch's, the parameters
+// already loaded), then its partitions after the batch's. `hold` keeps the
+// pipeline's intake open meanwhile.
+asio::awaitable<void> Engine::join_porep(PorepBatch* batch, BatchDoor* door, BatchDoor::Hold hold, JobPtr job) {
+  (void)hold;  // held until this returns
+  const auto started = steady_clock::now();
+  job->started_at = started;
+  PorepMember m;
+  m.job = job;
+  m.t.queue_ms = ms_between(job->submitted_at, started);
+  batch->registration.add(job->id);  // cancel_running()
+  try {
+    set_stage(*job, JobState::kRunning, "c1");
+    const std::string& c1_json = job->request.c1_json;  // plain references: see run_porep_batch
+    Result<std::shared_ptr<const fc::C1Output>> c1 = co_await runtime::run_on(cpu_, [&c1_json] {
+      return porep_call<std::shared_ptr<const fc::C1Output>>(
+          [&] { return std::make_shared<const fc::C1Output>(fc::parse_c1(c1_json)); });
+    });
+    m.t.synthesis_ms = ms_between(started, steady_clock::now());
+    if (!c1) {
+      finish(*job, JobState::kFailed, c1.error());
+      co_return;
+    }
+    m.c1 = std::move(c1.value());
+    if (porep_srs_id(m.c1->registered_proof) != batch->srs_key) {
+      batch->after.push_back(job);  // its C1's key said otherwise: proved alone after the batch
+      co_return;
+    }
+    set_stage(*job, JobState::kRunning, "inputs");
+    const fc::C1Output& c1_out = *m.c1;
+    Result<std::vector<std::vector<ff::Fr>>> inputs = co_await runtime::run_on(cpu_, [&c1_out] {
+      return porep_call<std::vector<std::vector<ff::Fr>>>([&] {
+        if (c1_out.vanilla_proofs.size() != c1_out.info().partitions) {
+          throw fc::PorepC2Error(fc::PorepC2ErrorKind::kPartitionCount,
+                                 std::to_string(c1_out.vanilla_proofs.size()) + " partitions, " +
+                                     std::string(c1_out.info().name) + " has " +
+                                     std::to_string(c1_out.info().partitions));
+        }
+        return fc::porep_public_inputs(c1_out.registered_proof, c1_out.replica_id, c1_out.comm_d, c1_out.comm_r,
+                                       c1_out.seed);
+      });
+    });
+    if (!inputs) {
+      finish(*job, JobState::kFailed, inputs.error());
+      co_return;
+    }
+    m.inputs = std::move(inputs.value());
+    if (job->cancel_requested) {
+      finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
+      co_return;
+    }
+  } catch (const std::exception& e) {
+    if (finish_from_exception(*job, e)) throw;
+    co_return;
+  }
+  m.pipeline_started = steady_clock::now();
+  batch->members.push_back(std::move(m));
+  PorepMember& member = batch->members.back();
+  set_stage(*job, JobState::kRunning, "prove");
+  if (!door->add(porep_plan_member(member, *batch))) {
+    batch->after.push_back(job);  // the intake closed meanwhile: proved alone after the batch
+    co_return;
+  }
+  // Counted as a batch once it has two members, each joiner as a batched job.
+  if (!batch->counted) {
+    ++batches_total_;
+    batched_jobs_total_ += batch->initial_members;
+    batch->counted = true;
+  }
+  ++batched_jobs_total_;
+  log_.info("porep job joined a running batch", {{"job", job->id}, {"srs", batch->srs_key},
+                                                 {"queue_ms", member.t.queue_ms},
+                                                 {"unfinished", door->unfinished()}});
 }
 
 // A PoRep member's end, from its pipeline result: all its partitions

@@ -350,12 +350,43 @@ struct Member {
   std::vector<PartitionTiming> timings;
   std::function<void(const Result<PipelineOutcome>&)> on_done;
   std::optional<Result<PipelineOutcome>> result;  // once known
+  // PlanMember's own work (`own`: synthesize set), by the member's index;
+  // otherwise the plan's, by the plan's index.
+  bool own = false;
+  std::function<Result<groth16::Witness>(std::uint32_t)> synthesize;
+  std::function<std::optional<Error>(std::uint32_t, const groth16::Witness&)> check;
+  std::vector<std::vector<ff::Fr>> public_inputs;
+  std::function<void(std::uint32_t, std::string_view)> on_stage;
+  std::vector<std::optional<groth16::Proof>> proofs;  // by the member's index
+  std::vector<std::vector<ff::Fr>> inputs;
 };
+
+Member make_member(PlanMember pm, std::uint32_t first) {
+  Member m;
+  m.job = pm.job;
+  m.first = first;
+  m.count = pm.partitions;
+  m.cancel = pm.cancel;
+  m.on_done = std::move(pm.on_done);
+  m.own = static_cast<bool>(pm.synthesize);
+  m.synthesize = std::move(pm.synthesize);
+  m.check = std::move(pm.check);
+  m.public_inputs = std::move(pm.public_inputs);
+  m.on_stage = std::move(pm.on_stage);
+  m.proofs.resize(m.count);
+  m.inputs.resize(m.count);
+  return m;
+}
 
 struct State {
   explicit State(asio::any_io_executor ex) : changed(std::move(ex)) {}
-  std::vector<Member> members;
+  // A deque: members join while the run goes on (BatchDoor::add), and the
+  // lanes hand references to a member's own callbacks to the synthesis pool.
+  std::deque<Member> members;
+  std::uint32_t partitions = 0;  // of every member so far (the plan's, then the joiners')
   std::uint32_t next = 0;     // next partition to synthesize
+  bool intake_open = false;   // members may still join (run_batch_pipeline's `admit`)
+  std::size_t joining = 0;    // joiners held open (BatchDoor::Hold)
   std::size_t in_flight = 0;  // taken by a lane and not yet proved (or dropped)
   std::size_t peak_in_flight = 0;
   std::size_t lanes_alive = 0;
@@ -367,8 +398,6 @@ struct State {
   std::size_t work_sets_held = 0;
   // Partitions of live members not yet on a device (DeviceSet::Request::undispatched).
   std::uint32_t undispatched = 0;
-  std::vector<std::optional<groth16::Proof>> proofs;  // by plan index
-  std::vector<std::vector<ff::Fr>> inputs;
   runtime::Notifier changed;  // anything above changed
 
   std::uint32_t member_of(std::uint32_t k) const {
@@ -381,6 +410,26 @@ struct State {
     for (std::uint32_t m = 0; m < members.size(); ++m)
       if (!stopped(m)) return false;
     return true;
+  }
+  // Whether a member may still join and be overlapped: the intake is open
+  // and a joiner is being prepared or some member is not answered yet.
+  bool more_may_come() const {
+    if (!intake_open) return false;
+    if (joining > 0) return true;
+    for (const Member& mb : members)
+      if (!mb.result) return true;
+    return false;
+  }
+  void close_intake() {
+    if (!intake_open) return;
+    intake_open = false;
+    changed.notify_all();
+  }
+  // Answers the stopped members with nothing in flight now rather than when
+  // the run ends: a run that members join may go on long after.
+  void settle_stopped() {
+    for (std::uint32_t m = 0; m < members.size(); ++m)
+      if (stopped(m) && members[m].in_flight == 0) settle(m);
   }
   void recount_undispatched() {
     undispatched = 0;
@@ -406,9 +455,9 @@ struct State {
     if (mb.result) return;
     if (mb.proved == mb.count) {
       PipelineOutcome o;
-      for (std::uint32_t k = mb.first; k < mb.first + mb.count; ++k) {
-        o.proofs.push_back(*proofs[k]);
-        o.public_inputs.push_back(std::move(inputs[k]));
+      for (std::uint32_t i = 0; i < mb.count; ++i) {
+        o.proofs.push_back(*mb.proofs[i]);
+        o.public_inputs.push_back(std::move(mb.inputs[i]));
       }
       o.timings = std::move(mb.timings);
       std::sort(o.timings.begin(), o.timings.end(),
@@ -421,7 +470,13 @@ struct State {
     } else {
       return;
     }
+    // Its callbacks are not called again: what they hold goes now (a run
+    // that members join may go on long after).
+    mb.synthesize = nullptr;
+    mb.check = nullptr;
+    mb.public_inputs.clear();
     if (mb.on_done) mb.on_done(*mb.result);
+    mb.on_done = nullptr;
   }
 };
 
@@ -436,7 +491,12 @@ struct Ctx {
   JobId job_of(std::uint32_t k) const { return st.members[st.member_of(k)].job; }
   std::uint32_t local(std::uint32_t k) const { return k - st.members[st.member_of(k)].first; }
   void stage(std::uint32_t k, std::string_view s) const {
-    if (plan.on_stage) plan.on_stage(k, s);
+    const Member& mb = st.members[st.member_of(k)];
+    if (mb.own) {
+      if (mb.on_stage) mb.on_stage(k - mb.first, s);
+    } else if (plan.on_stage) {
+      plan.on_stage(k, s);
+    }
   }
   void fail(std::uint32_t k, const Error& e) const {
     st.fail(st.member_of(k), about_partition(local(k), e));
@@ -451,17 +511,27 @@ asio::awaitable<void> poll(State& st) { co_await st.changed.wait_until(steady_cl
 asio::awaitable<void> lane(Ctx c) {
   State& st = c.st;
   const PartitionPlan& plan = c.plan;
-  auto skip_stopped = [&st, &plan] {
-    while (st.next < plan.partitions && st.stopped(st.member_of(st.next))) ++st.next;
+  auto skip_stopped = [&st] {
+    while (st.next < st.partitions && st.stopped(st.member_of(st.next))) ++st.next;
   };
   try {
     for (;;) {
+      st.settle_stopped();
       skip_stopped();
-      while (!st.all_stopped() && st.in_flight >= plan.max_in_flight && st.next < plan.partitions) {
+      while (!st.all_stopped() && st.in_flight >= plan.max_in_flight && st.next < st.partitions) {
         co_await poll(st);
         skip_stopped();
       }
-      if (st.all_stopped() || st.next >= plan.partitions) break;
+      if (st.all_stopped() || st.next >= st.partitions) {
+        // Nothing to take: wait for a joiner while one may come, so that its
+        // partitions find every lane; else the intake closes and the lane ends.
+        if (st.more_may_come()) {
+          co_await poll(st);
+          continue;
+        }
+        st.close_intake();
+        break;
+      }
       const std::uint32_t k = st.next++;
       const std::uint32_t m = st.member_of(k);
       ++st.in_flight;
@@ -491,10 +561,19 @@ asio::awaitable<void> lane(Ctx c) {
       item.k = k;
       item.timing.partition = c.local(k);
       c.stage(k, "synthesis");
+      // The member's own callbacks are read on the pool: pointers taken here,
+      // on the loop (members are never erased, and a deque does not move
+      // them when one joins).
+      const std::uint32_t local = c.local(k);
+      const Member& mb = st.members[m];
+      const auto* own_synthesize = mb.own ? &mb.synthesize : nullptr;
+      const auto* check = mb.own ? (mb.check ? &mb.check : nullptr) : (plan.check ? &plan.check : nullptr);
+      const std::uint32_t check_index = mb.own ? local : k;
       auto t0 = steady_clock::now();
-      Result<groth16::Witness> w = co_await runtime::run_on(c.deps.synthesis, [&plan, k]() -> Result<groth16::Witness> {
+      Result<groth16::Witness> w = co_await runtime::run_on(
+          c.deps.synthesis, [&plan, k, local, own_synthesize]() -> Result<groth16::Witness> {
         try {
-          return plan.synthesize(k);
+          return own_synthesize ? (*own_synthesize)(local) : plan.synthesize(k);
         } catch (const std::exception& e) {
           return Error{ErrorKind::kInternal, e.what()};
         }
@@ -508,14 +587,14 @@ asio::awaitable<void> lane(Ctx c) {
       item.reservation = std::move(r.value());
       item.witness = std::move(w.value());
       if (st.stopped(m)) continue;
-      if (plan.check) {
+      if (check) {
         c.stage(k, "check");
         t0 = steady_clock::now();
         const groth16::Witness& wref = item.witness;
         std::optional<Error> bad =
-            co_await runtime::run_on(c.deps.synthesis, [&plan, k, &wref]() -> std::optional<Error> {
+            co_await runtime::run_on(c.deps.synthesis, [check, check_index, &wref]() -> std::optional<Error> {
               try {
-                return plan.check(k, wref);
+                return (*check)(check_index, wref);
               } catch (const std::exception& e) {
                 return Error{ErrorKind::kInternal, e.what()};
               }
@@ -534,11 +613,13 @@ asio::awaitable<void> lane(Ctx c) {
     }
   } catch (const std::system_error& e) {
     --st.lanes_alive;
+    st.close_intake();
     st.changed.notify_all();
     if (is_cancellation(e)) throw;
     for (std::uint32_t m = 0; m < st.members.size(); ++m) st.fail(m, Error{ErrorKind::kInternal, e.what()});
     co_return;
   } catch (const std::exception& e) {
+    st.close_intake();
     for (std::uint32_t m = 0; m < st.members.size(); ++m) st.fail(m, Error{ErrorKind::kInternal, e.what()});
   }
   --st.lanes_alive;
@@ -625,10 +706,12 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
   c.stage(item.k, "verify");
   t0 = steady_clock::now();
   const groth16::Proof& proof = finished.value();
-  if (plan.public_inputs.empty()) {
+  const Member& mb = c.st.members[c.st.member_of(item.k)];
+  const std::vector<std::vector<ff::Fr>>& given = mb.own ? mb.public_inputs : plan.public_inputs;
+  if (given.empty()) {
     item.inputs.assign(item.witness.inputs.begin() + (item.witness.inputs.empty() ? 0 : 1), item.witness.inputs.end());
   } else {
-    item.inputs = plan.public_inputs.at(item.k);
+    item.inputs = given.at(mb.own ? item.k - mb.first : item.k);
   }
   const std::vector<ff::Fr>& inputs = item.inputs;
   groth16::VerifyResult v = co_await runtime::run_on(
@@ -822,8 +905,8 @@ asio::awaitable<void> prove_item(Ctx c, Item item) {
       }
       co_return done();
     }
-    st.proofs[item.k] = *proof;
-    st.inputs[item.k] = std::move(item.inputs);
+    st.members[m].proofs[c.local(item.k)] = *proof;
+    st.members[m].inputs[c.local(item.k)] = std::move(item.inputs);
     log_proved(c, item);
     st.members[m].timings.push_back(item.timing);
     ++st.members[m].proved;
@@ -854,7 +937,7 @@ asio::awaitable<void> dispatcher(Ctx c) {
         }
         c.tasks.spawn(prove_item(c, std::move(item)));
       }
-      if (st.lanes_alive == 0 || st.all_stopped()) break;
+      if (st.lanes_alive == 0 || (st.all_stopped() && !st.more_may_come())) break;
       co_await poll(st);
     }
   } catch (const std::system_error& e) {
@@ -864,12 +947,54 @@ asio::awaitable<void> dispatcher(Ctx c) {
   st.changed.notify_all();
 }
 
+
+// The intake of one run (BatchDoor), over its State.
+class Door final : public BatchDoor {
+ public:
+  explicit Door(State& st) : st_(st) {}
+  bool open() const override { return st_.intake_open; }
+  std::size_t unfinished() const override {
+    std::size_t n = st_.joining;
+    for (const Member& mb : st_.members) n += mb.result ? 0 : 1;
+    return n;
+  }
+  bool add(PlanMember pm) override {
+    if (!st_.intake_open || pm.partitions == 0 || !pm.cancel || !pm.synthesize) return false;
+    if (!pm.public_inputs.empty() && pm.public_inputs.size() != pm.partitions) return false;
+    st_.members.push_back(make_member(std::move(pm), st_.partitions));
+    st_.partitions += st_.members.back().count;
+    st_.recount_undispatched();
+    st_.changed.notify_all();
+    return true;
+  }
+  asio::awaitable<void> wait(std::chrono::milliseconds timeout) override {
+    co_await st_.changed.wait_until(steady_clock::now() + timeout);
+  }
+
+ private:
+  void take_hold() override { ++st_.joining; }
+  void release_hold() override {
+    --st_.joining;
+    st_.changed.notify_all();
+  }
+  State& st_;
+};
+
+// The run's admit task: the caller's admitter, over the run's door.
+asio::awaitable<void> admit_members(BatchAdmitter admit, Door& door) { co_await admit(door); }
+
 }  // namespace
 
 asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(PipelineDeps deps, const PartitionPlan& plan,
-                                                                         std::vector<PlanMember> members) {
+                                                                         std::vector<PlanMember> members,
+                                                                         BatchAdmitter admit) {
   std::uint32_t total = 0;
-  for (const PlanMember& m : members) total += m.partitions;
+  bool plan_synthesizes = true;  // every member without its own synthesize has the plan's
+  for (const PlanMember& m : members) {
+    total += m.partitions;
+    if (!m.synthesize && !plan.synthesize) plan_synthesizes = false;
+    if (m.synthesize && !m.public_inputs.empty() && m.public_inputs.size() != m.partitions) plan_synthesizes = false;
+  }
   // The same failure for every member (reported too).
   auto all = [&members](const Error& e) {
     std::vector<Result<PipelineOutcome>> out(members.size(), e);
@@ -878,7 +1003,8 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
     return out;
   };
   if (members.empty() || total != plan.partitions || plan.partitions == 0 || !plan.params || !plan.r1cs ||
-      !plan.pvk || !plan.synthesize || (!plan.public_inputs.empty() && plan.public_inputs.size() != plan.partitions)) {
+      !plan.pvk || !plan_synthesizes ||
+      (!plan.public_inputs.empty() && plan.public_inputs.size() != plan.partitions)) {
     co_return all(Error{ErrorKind::kInternal, "partition pipeline: incomplete plan"});
   }
   auto ex = co_await asio::this_coro::executor;
@@ -886,39 +1012,39 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
   std::optional<StagingPool> own_stagings;
   if (!deps.stagings) deps.stagings = &own_stagings.emplace(ex, staging_slots(deps.devices));
   State st(ex);
-  for (const PlanMember& pm : members) {
+  for (const PlanMember& pm : members)
     if (pm.partitions == 0 || !pm.cancel) co_return all(Error{ErrorKind::kInternal, "partition pipeline: empty member"});
-    Member m;
-    m.job = pm.job;
-    m.first = static_cast<std::uint32_t>(st.undispatched);
-    m.count = pm.partitions;
-    m.cancel = pm.cancel;
-    m.on_done = pm.on_done;
-    st.undispatched += pm.partitions;
-    st.members.push_back(std::move(m));
-  }
   // One prover working set before any witness (see the top of the header).
   // A lone job's cancel ends this wait; a batch's members wait together.
   const std::atomic<bool> never{false};
   Result<policy::Reservation> work = co_await deps.memory.reserve(
       deps.devices.host_bytes_per_prove(*plan.r1cs), plan.priority, members.size() == 1 ? *members[0].cancel : never);
   if (!work) co_return all(work.error());
+  for (PlanMember& pm : members) {
+    st.members.push_back(make_member(std::move(pm), st.partitions));
+    st.partitions += st.members.back().count;
+  }
+  st.recount_undispatched();
   st.free_work_sets.push_back(std::move(work.value()));
   st.work_sets_held = 1;
-  st.proofs.resize(plan.partitions);
-  st.inputs.resize(plan.partitions);
   PartitionPlan bounded = plan;  // lanes never exceed the in-flight bound
   bounded.max_in_flight = std::max<std::size_t>(1, plan.max_in_flight);
-  bounded.synthesis_lanes =
-      std::clamp<std::size_t>(plan.synthesis_lanes, 1, std::min<std::size_t>(bounded.max_in_flight, plan.partitions));
+  // With joiners possible, as many lanes as the bound allows: a joiner's
+  // partitions come after the plan's.
+  bounded.synthesis_lanes = std::clamp<std::size_t>(
+      plan.synthesis_lanes, 1,
+      admit ? bounded.max_in_flight : std::min<std::size_t>(bounded.max_in_flight, plan.partitions));
   std::list<DeviceSet::Placement> placements;  // released when the run ends
   std::vector<std::pair<JobId, std::uint32_t>> placed;
+  Door door(st);
   {
     runtime::TaskSet tasks(ex);
     Ctx c{deps, bounded, st, tasks, placements, placed};
     st.lanes_alive = bounded.synthesis_lanes;
+    st.intake_open = static_cast<bool>(admit);
     for (std::size_t i = 0; i < bounded.synthesis_lanes; ++i) tasks.spawn(lane(c));
     tasks.spawn(dispatcher(c));
+    if (admit) tasks.spawn(admit_members(std::move(admit), door));
     co_await tasks.join();
   }
   st.ready.clear();  // reservations of unproved partitions (cancel, failure)

@@ -46,6 +46,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "engine/backend.hpp"
@@ -304,8 +305,11 @@ asio::awaitable<Result<PipelineOutcome>> run_partition_pipeline(PipelineDeps dep
 // in-flight bound, the prover working sets), partitions taken member by
 // member so that the GPUs never wait for a job's first synthesis. The plan's
 // partitions are the members' in order (plan.partitions = their sum; its
-// callbacks and public_inputs take that global index; plan.job is unused).
-// A member's failure or cancel ends that member alone.
+// callbacks and public_inputs take that global index; plan.job is unused),
+// except for members that bring their own callbacks (PlanMember::synthesize),
+// as members that join the running pipeline do (BatchDoor). A member's
+// failure or cancel ends that member alone, and it is answered as soon as
+// nothing of it is in flight.
 struct PlanMember {
   JobId job = 0;
   std::uint32_t partitions = 0;
@@ -315,11 +319,78 @@ struct PlanMember {
   // is in flight): the batch's first job need not wait for the others. May
   // be empty.
   std::function<void(const Result<PipelineOutcome>&)> on_done;
+  // The member's own work, by ITS partition index i (0..partitions-1). When
+  // `synthesize` is set the member uses these and none of the plan's
+  // callbacks or public_inputs (empty public_inputs here: each proof is
+  // verified against its witness's inputs; empty check, on_stage: none).
+  // A member that joins a running pipeline (BatchDoor::add) must bring
+  // them: the plan is fixed when the run starts.
+  std::function<Result<groth16::Witness>(std::uint32_t i)> synthesize;
+  std::function<std::optional<Error>(std::uint32_t i, const groth16::Witness& w)> check;
+  std::vector<std::vector<ff::Fr>> public_inputs;
+  std::function<void(std::uint32_t i, std::string_view stage)> on_stage;
 };
+
+// The intake of a running batch pipeline, for members that join it while it
+// runs (a PoRep job queued while the previous one proves). Given to the
+// run's `admit` task, valid until that task returns. Loop-thread only.
+//
+// The intake stays open while the pipeline could still use a joiner: some
+// member is unanswered (its partitions synthesize or prove) or a joiner is
+// being prepared (a Hold). Meanwhile idle lanes wait instead of ending, so a
+// joiner's partitions get every lane the moment it is added. Once closed
+// (nothing left that a joiner could overlap), the run ends.
+class BatchDoor {
+ public:
+  // A joiner being prepared (its C1 parsed, its inputs derived): keeps the
+  // intake open until it is added or given up. RAII.
+  class Hold {
+   public:
+    explicit Hold(BatchDoor* door) : door_(door) {}
+    Hold(Hold&& o) noexcept : door_(std::exchange(o.door_, nullptr)) {}
+    Hold& operator=(Hold&&) = delete;
+    ~Hold() {
+      if (door_) door_->release_hold();
+    }
+
+   private:
+    BatchDoor* door_;
+  };
+
+  virtual bool open() const = 0;
+  // Members not yet answered, plus joiners held (being prepared).
+  virtual std::size_t unfinished() const = 0;
+  Hold hold() {
+    take_hold();
+    return Hold(this);
+  }
+  // Appends m (which must have its own synthesize, a cancel flag and at
+  // least one partition) after every partition queued so far, at the plan's
+  // priority, within the same in-flight bound, memory budget and working
+  // sets. False when the intake is closed or m is malformed: m is not run.
+  virtual bool add(PlanMember m) = 0;
+  // Until the pipeline's state changes (a partition taken or proved, a
+  // member answered, the intake closed) or `timeout` passes.
+  virtual asio::awaitable<void> wait(std::chrono::milliseconds timeout) = 0;
+
+ protected:
+  ~BatchDoor() = default;
+  virtual void take_hold() = 0;
+  virtual void release_hold() = 0;
+};
+
+// Runs on the pipeline's task set from its start: adds members through the
+// door while it is open, and returns once it is closed (within `wait`'s
+// timeout) or it wants no more. Never throws but for cancellation.
+using BatchAdmitter = std::function<asio::awaitable<void>(BatchDoor& door)>;
+
 // One result per member, in order (its proofs, inputs and timings by its own
-// partition index).
+// partition index); the initial members first, then the joined ones in the
+// order they were added. `admit`: members may join while it runs (empty:
+// none).
 asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(PipelineDeps deps, const PartitionPlan& plan,
-                                                                         std::vector<PlanMember> members);
+                                                                         std::vector<PlanMember> members,
+                                                                         BatchAdmitter admit = {});
 
 // Peak resident set size of the process (VmHWM), bytes; 0 if unknown.
 std::uint64_t peak_resident_bytes();

@@ -77,6 +77,20 @@ std::optional<Priority> JobQueue::top_priority() const {
   return static_cast<Priority>(-order_.begin()->neg_priority);
 }
 
+std::optional<JobId> JobQueue::front() const {
+  if (order_.empty()) return std::nullopt;
+  return order_.begin()->id;
+}
+
+JoinDecision decide_join(const RunningBatch& batch, const std::optional<QueueHead>& head) {
+  if (!head) return JoinDecision::kWait;
+  if (head->priority < batch.priority) return JoinDecision::kWait;
+  const bool joinable = head->priority == batch.priority && head->kind == ProofKind::kPoRepC2 &&
+                        !head->srs_key.empty() && head->srs_key == batch.srs_key;
+  if (!joinable) return JoinDecision::kClose;
+  return batch.unfinished < batch.max_members ? JoinDecision::kJoin : JoinDecision::kWait;
+}
+
 std::optional<std::size_t> JobQueue::position(JobId id) const {
   auto it = index_.find(id);
   if (it == index_.end()) return std::nullopt;

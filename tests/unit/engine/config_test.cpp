@@ -183,5 +183,15 @@ TEST(Config, PorepBatchKeysTheirBoundsAndDefaults) {
   EXPECT_EQ(example.engine.porep_batch_max_wait, d.engine.porep_batch_max_wait);
 }
 
+TEST(Config, PorepJoinRunningBatchIsOnByDefaultAndInTheExample) {
+  Config d;
+  EXPECT_TRUE(d.engine.porep_join_running_batch);
+  EXPECT_FALSE(parse_config("[porep]\njoin_running_batch = false\n", "cfg").engine.porep_join_running_batch);
+  EXPECT_TRUE(parse_config("[porep]\njoin_running_batch = true\n", "cfg").engine.porep_join_running_batch);
+  expect_error("[porep]\njoin_running_batch = 1\n", "expected true or false");
+  Config example = load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
+  EXPECT_TRUE(example.engine.porep_join_running_batch);
+}
+
 }  // namespace
 }  // namespace cuzk::daemon

@@ -2,6 +2,7 @@
 // request-id book and result retention under an injected clock.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 #include "engine/param_store.hpp"
@@ -172,6 +173,76 @@ TEST(ParamStore, CircuitIdsRoundTripAndRejectGarbage) {
   EXPECT_FALSE(parse_demo_circuit_id("demo-12x").has_value());
   EXPECT_FALSE(parse_demo_circuit_id("porep-32g").has_value());
   EXPECT_FALSE(parse_demo_circuit_id("demo-99999999999").has_value());
+}
+
+// Joining a running PoRep batch: only the queue head is considered.
+TEST(JoinPolicy, APorepJobOfTheBatchsParametersAndPriorityJoinsWhileThereIsRoom) {
+  const RunningBatch batch{"porep-32GiB", Priority::kNormal, 1, 2};
+  const QueueHead same{ProofKind::kPoRepC2, Priority::kNormal, "porep-32GiB"};
+  EXPECT_EQ(decide_join(batch, same), JoinDecision::kJoin);
+  // Full: two members unanswered (a joiner being prepared counts).
+  EXPECT_EQ(decide_join(RunningBatch{"porep-32GiB", Priority::kNormal, 2, 2}, same), JoinDecision::kWait);
+  // A finished member frees its place.
+  EXPECT_EQ(decide_join(RunningBatch{"porep-32GiB", Priority::kNormal, 1, 2}, same), JoinDecision::kJoin);
+  // Nothing queued.
+  EXPECT_EQ(decide_join(batch, std::nullopt), JoinDecision::kWait);
+  // No batching (max 1): never joins.
+  EXPECT_EQ(decide_join(RunningBatch{"porep-32GiB", Priority::kNormal, 1, 1}, same), JoinDecision::kWait);
+}
+
+TEST(JoinPolicy, AHeadTheBatchCannotTakeClosesItUnlessItIsLessUrgent) {
+  const RunningBatch batch{"porep-32GiB", Priority::kNormal, 1, 4};
+  // Another sector size, another kind, a C1 naming no size: closes (it would
+  // otherwise wait behind joiners forever).
+  EXPECT_EQ(decide_join(batch, QueueHead{ProofKind::kPoRepC2, Priority::kNormal, "porep-2KiB"}),
+            JoinDecision::kClose);
+  EXPECT_EQ(decide_join(batch, QueueHead{ProofKind::kGroth16Demo, Priority::kNormal, ""}), JoinDecision::kClose);
+  EXPECT_EQ(decide_join(batch, QueueHead{ProofKind::kPoRepC2, Priority::kNormal, ""}), JoinDecision::kClose);
+  // More urgent, even of the same parameters (a batch never lifts a job to
+  // another priority) and even with the batch full.
+  EXPECT_EQ(decide_join(batch, QueueHead{ProofKind::kPoRepC2, Priority::kHigh, "porep-32GiB"}), JoinDecision::kClose);
+  EXPECT_EQ(decide_join(RunningBatch{"porep-32GiB", Priority::kNormal, 4, 4},
+                        QueueHead{ProofKind::kGroth16Demo, Priority::kCritical, ""}),
+            JoinDecision::kClose);
+  // Less urgent: served after the batch's priority anyway; not taken, not closing.
+  EXPECT_EQ(decide_join(batch, QueueHead{ProofKind::kPoRepC2, Priority::kLow, "porep-32GiB"}), JoinDecision::kWait);
+  EXPECT_EQ(decide_join(batch, QueueHead{ProofKind::kGroth16Demo, Priority::kLow, ""}), JoinDecision::kWait);
+}
+
+// What the engine's admission loop does with the decisions: a waiting job
+// that cannot join stops the joining for good, even once a joinable job is
+// queued behind it (the head is served first).
+TEST(JoinPolicy, AWaitingJobThatCannotJoinStopsFurtherJoining) {
+  JobQueue q(AdmissionPolicy{16, 0});
+  struct Queued {
+    ProofKind kind;
+    Priority priority;
+    const char* srs;
+  };
+  std::map<JobId, Queued> jobs{{1, {ProofKind::kPoRepC2, Priority::kNormal, "porep-32GiB"}},
+                               {2, {ProofKind::kGroth16Demo, Priority::kNormal, ""}},
+                               {3, {ProofKind::kPoRepC2, Priority::kNormal, "porep-32GiB"}}};
+  for (auto& [id, j] : jobs) ASSERT_TRUE(q.push(id, j.priority));
+  std::vector<JobId> joined;
+  bool closed = false;
+  for (int step = 0; step < 10 && !closed; ++step) {
+    std::optional<QueueHead> head;
+    if (auto id = q.front()) head = QueueHead{jobs.at(*id).kind, jobs.at(*id).priority, jobs.at(*id).srs};
+    switch (decide_join(RunningBatch{"porep-32GiB", Priority::kNormal, 1, 8}, head)) {
+      case JoinDecision::kJoin:
+        joined.push_back(*q.front());
+        q.remove(*q.front());
+        break;
+      case JoinDecision::kClose:
+        closed = true;
+        break;
+      case JoinDecision::kWait:
+        break;
+    }
+  }
+  EXPECT_EQ(joined, (std::vector<JobId>{1}));
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(q.front(), std::optional<JobId>(2));  // the demo job is served next, then job 3
 }
 
 }  // namespace
