@@ -500,33 +500,6 @@ __global__ void __maxnreg__(ReduceShape::kMaxRegisters)
   store_acc(s, empty, out);
 }
 
-template <class Shape>
-std::uint32_t launch(cudaStream_t s, const RunsArgs& a) {
-  constexpr int kThreads = Shape::kThreads;
-  constexpr std::size_t kSharedBytes = shared_bytes<Shape>();
-  const void* kernel = reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape>);
-  // Shape12's 72 KiB is above the 48 KiB a kernel gets without asking, and
-  // both shapes need the largest shared-memory carveout (210-216 of 228 KiB).
-  CUZK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSharedBytes)));
-  CUZK_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-  int ordinal = 0, sm_count = 0, blocks_per_sm = 0;
-  CUZK_CUDA_CHECK(cudaGetDevice(&ordinal));
-  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
-  CUZK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, accumulate_runs_smem_kernel<Shape>,
-                                                                kThreads, kSharedBytes));
-  const std::size_t resident = std::size_t(std::max(1, blocks_per_sm)) * std::size_t(sm_count) * kThreads;
-  const std::size_t waves = std::min<std::size_t>(kMaxWaves, a.runs_max / resident);
-  const std::size_t runs_target = waves >= 1 ? waves * resident : a.runs_max;
-  const u64 run_len = (a.total + runs_target - 1) / runs_target;
-  const u64 runs = (a.total + run_len - 1) / run_len;  // <= runs_target <= runs_max
-  accumulate_runs_smem_kernel<Shape><<<detail::grid_for(runs, kThreads), kThreads, kSharedBytes, s>>>(
-      static_cast<const uint4*>(a.bases), a.keys, a.vals, a.nonzero, u32(run_len), a.window_bits,
-      a.buckets_per_window, static_cast<uint4*>(a.buckets), static_cast<uint4*>(a.first_partials));
-  CUZK_CUDA_CHECK_LAUNCH();
-  return u32(run_len);
-}
-
 // Resident threads of a kernel with kThreads-thread blocks and kSharedBytes
 // of dynamic shared memory per block (sets the kernel's shared-memory
 // attributes first: 36-72 KiB is above the 48 KiB default or needs the
@@ -542,6 +515,26 @@ std::size_t resident_threads(const void* kernel) {
   CUZK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kThreads, kSharedBytes));
   return std::size_t(std::max(1, blocks_per_sm)) * std::size_t(sm_count) * kThreads;
 }
+
+template <class Shape>
+std::uint32_t launch(cudaStream_t s, const RunsArgs& a) {
+  constexpr int kThreads = Shape::kThreads;
+  constexpr std::size_t kSharedBytes = shared_bytes<Shape>();
+  // Shape12's 72 KiB is above the 48 KiB a kernel gets without asking, and
+  // both shapes need the largest shared-memory carveout (210-216 of 228 KiB).
+  const std::size_t resident = resident_threads<kThreads, kSharedBytes>(
+      reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape>));
+  const std::size_t waves = std::min<std::size_t>(kMaxWaves, a.runs_max / resident);
+  const std::size_t runs_target = waves >= 1 ? waves * resident : a.runs_max;
+  const u64 run_len = (a.total + runs_target - 1) / runs_target;
+  const u64 runs = (a.total + run_len - 1) / run_len;  // <= runs_target <= runs_max
+  accumulate_runs_smem_kernel<Shape><<<detail::grid_for(runs, kThreads), kThreads, kSharedBytes, s>>>(
+      static_cast<const uint4*>(a.bases), a.keys, a.vals, a.nonzero, u32(run_len), a.window_bits,
+      a.buckets_per_window, static_cast<uint4*>(a.buckets), static_cast<uint4*>(a.first_partials));
+  CUZK_CUDA_CHECK_LAUNCH();
+  return u32(run_len);
+}
+
 
 }  // namespace
 

@@ -93,6 +93,20 @@ Result<T> porep_call(F&& f) {
   }
 }
 
+// The verifier's public inputs of every partition of a C1, from public data
+// only (replica_id, comm_d, comm_r, seed), never from the witness; a worker
+// thread's call (porep_call's errors).
+Result<std::vector<std::vector<ff::Fr>>> porep_partition_inputs(const fc::C1Output& c1) {
+  return porep_call<std::vector<std::vector<ff::Fr>>>([&] {
+    if (c1.vanilla_proofs.size() != c1.info().partitions) {
+      throw fc::PorepC2Error(fc::PorepC2ErrorKind::kPartitionCount,
+                             std::to_string(c1.vanilla_proofs.size()) + " partitions, " + std::string(c1.info().name) +
+                                 " has " + std::to_string(c1.info().partitions));
+    }
+    return fc::porep_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed);
+  });
+}
+
 }  // namespace
 
 namespace {
@@ -917,18 +931,8 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
       stage_all("inputs");
       for (Member& m : members) {
         const fc::C1Output& c1_out = *m.c1;
-        Result<std::vector<std::vector<ff::Fr>>> inputs = co_await runtime::run_on(cpu_, [&c1_out] {
-          return porep_call<std::vector<std::vector<ff::Fr>>>([&] {
-            if (c1_out.vanilla_proofs.size() != c1_out.info().partitions) {
-              throw fc::PorepC2Error(fc::PorepC2ErrorKind::kPartitionCount,
-                                     std::to_string(c1_out.vanilla_proofs.size()) + " partitions, " +
-                                         std::string(c1_out.info().name) + " has " +
-                                         std::to_string(c1_out.info().partitions));
-            }
-            return fc::porep_public_inputs(c1_out.registered_proof, c1_out.replica_id, c1_out.comm_d,
-                                           c1_out.comm_r, c1_out.seed);
-          });
-        });
+        Result<std::vector<std::vector<ff::Fr>>> inputs =
+            co_await runtime::run_on(cpu_, [&c1_out] { return porep_partition_inputs(c1_out); });
         if (!inputs) {
           finish(*m.job, JobState::kFailed, inputs.error());
           continue;
@@ -1122,18 +1126,8 @@ asio::awaitable<void> Engine::join_porep(PorepBatch* batch, BatchDoor* door, Bat
     }
     set_stage(*job, JobState::kRunning, "inputs");
     const fc::C1Output& c1_out = *m.c1;
-    Result<std::vector<std::vector<ff::Fr>>> inputs = co_await runtime::run_on(cpu_, [&c1_out] {
-      return porep_call<std::vector<std::vector<ff::Fr>>>([&] {
-        if (c1_out.vanilla_proofs.size() != c1_out.info().partitions) {
-          throw fc::PorepC2Error(fc::PorepC2ErrorKind::kPartitionCount,
-                                 std::to_string(c1_out.vanilla_proofs.size()) + " partitions, " +
-                                     std::string(c1_out.info().name) + " has " +
-                                     std::to_string(c1_out.info().partitions));
-        }
-        return fc::porep_public_inputs(c1_out.registered_proof, c1_out.replica_id, c1_out.comm_d, c1_out.comm_r,
-                                       c1_out.seed);
-      });
-    });
+    Result<std::vector<std::vector<ff::Fr>>> inputs =
+        co_await runtime::run_on(cpu_, [&c1_out] { return porep_partition_inputs(c1_out); });
     if (!inputs) {
       finish(*job, JobState::kFailed, inputs.error());
       co_return;

@@ -47,8 +47,7 @@ struct JoinRig : testing::PipelineRig {
       synthesis_started.emplace(seed, Clock::now());
     }
     std::this_thread::sleep_for(20ms);
-    std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
-    return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)));
+    return demo_witness(seed);
   }
   Clock::time_point started(std::uint64_t seed) {
     std::lock_guard lock(mu);
@@ -57,16 +56,7 @@ struct JoinRig : testing::PipelineRig {
 
   // The first member's partitions, through the plan's callbacks (seed kSeedA + k).
   PartitionPlan plan(std::uint32_t n) {
-    PartitionPlan p;
-    p.job = 1;
-    p.srs_key = demo->circuit_id;
-    p.partitions = n;
-    p.witness_bytes = 1 << 20;
-    p.synthesis_lanes = 2;
-    p.max_in_flight = 3;
-    p.params = &demo->params;
-    p.r1cs = &demo->r1cs;
-    p.pvk = &demo->pvk;
+    PartitionPlan p = demo_plan(n, 2, 3);
     p.synthesize = [this](std::uint32_t k) { return synthesize(kSeedA + k); };
     return p;
   }

@@ -11,8 +11,10 @@
 #include <system_error>
 #include <vector>
 
+#include "circuits/demo.hpp"
 #include "engine/param_store.hpp"
 #include "engine/pipeline.hpp"
+#include "groth16/r1cs.hpp"
 #include "unit/engine/engine_fixture.hpp"
 #include "unit/engine/fake_backend.hpp"
 
@@ -48,6 +50,27 @@ struct PipelineRig {
   PipelineRig& operator=(const PipelineRig&) = delete;
 
   PipelineDeps deps() { return PipelineDeps{synthesis, cpu, *devices, memory, log}; }
+
+  // The demo-5 witness of `seed` (a partition's stand-in).
+  static groth16::Witness demo_witness(std::uint64_t seed) {
+    const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
+    return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)));
+  }
+  // A plan of n demo-5 partitions (job 1, 1 MiB witnesses); the caller sets
+  // synthesize and whatever else its test needs.
+  PartitionPlan demo_plan(std::uint32_t n, std::size_t lanes, std::size_t max_in_flight) const {
+    PartitionPlan p;
+    p.job = 1;
+    p.srs_key = demo->circuit_id;
+    p.partitions = n;
+    p.witness_bytes = 1 << 20;
+    p.synthesis_lanes = lanes;
+    p.max_in_flight = max_in_flight;
+    p.params = &demo->params;
+    p.r1cs = &demo->r1cs;
+    p.pvk = &demo->pvk;
+    return p;
+  }
 
   runtime::EventLoop loop;
   runtime::Logger log;

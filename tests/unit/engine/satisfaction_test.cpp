@@ -27,25 +27,13 @@ using testing::FakeBackend;
 struct Rig : testing::PipelineRig {
   explicit Rig(std::size_t gpus) : PipelineRig("cuzk-satisfaction-test", {gpus, 1ull << 40, 3, 4, runtime::LogLevel::kError}) {}
 
-  groth16::Witness witness(std::uint64_t seed) const {
-    const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
-    return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)));
-  }
+  groth16::Witness witness(std::uint64_t seed) const { return demo_witness(seed); }
 
   // Partitions 0..n-1, one at a time (partition 0 is proved before 1 is
   // synthesized); partition `bad` has aux[bad_aux] corrupted. As the PoRep
   // plan: the verifier's inputs known up front, the lane's check cheap.
   PartitionPlan plan(std::uint32_t n, std::optional<std::uint32_t> bad, std::size_t bad_aux) {
-    PartitionPlan p;
-    p.job = 1;
-    p.srs_key = demo->circuit_id;
-    p.partitions = n;
-    p.witness_bytes = 1 << 20;
-    p.synthesis_lanes = 1;
-    p.max_in_flight = 1;
-    p.params = &demo->params;
-    p.r1cs = &demo->r1cs;
-    p.pvk = &demo->pvk;
+    PartitionPlan p = demo_plan(n, 1, 1);
     for (std::uint32_t k = 0; k < n; ++k) {
       const groth16::Witness w = witness(100 + k);
       p.public_inputs.emplace_back(w.inputs.begin() + 1, w.inputs.end());

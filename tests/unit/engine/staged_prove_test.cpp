@@ -41,22 +41,10 @@ void on_loop(runtime::EventLoop& loop, Body body) {
 struct Rig : testing::PipelineRig {
   explicit Rig(std::size_t gpus = 1) : PipelineRig("cuzk-staged-test", {gpus, 1ull << 40, 3, 4, runtime::LogLevel::kWarn}) {}
 
-  groth16::Witness witness(std::uint64_t seed) const {
-    const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
-    return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)));
-  }
+  groth16::Witness witness(std::uint64_t seed) const { return demo_witness(seed); }
 
   PartitionPlan plan(std::uint32_t n) {
-    PartitionPlan p;
-    p.job = 1;
-    p.srs_key = demo->circuit_id;
-    p.partitions = n;
-    p.witness_bytes = 1 << 20;
-    p.synthesis_lanes = 2;
-    p.max_in_flight = 4;
-    p.params = &demo->params;
-    p.r1cs = &demo->r1cs;
-    p.pvk = &demo->pvk;
+    PartitionPlan p = demo_plan(n, 2, 4);
     p.synthesize = [this](std::uint32_t k) -> Result<groth16::Witness> { return witness(100 + k); };
     return p;
   }
