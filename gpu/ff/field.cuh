@@ -494,6 +494,17 @@ CUZK_FF_UNROLL
     even_next[0] = add_cc(odd[0], even[1]);
   }
 
+  // The next row's accumulators become the current ones (register renames
+  // once unrolled; one place for the row loops of mul, mul_wide and redc).
+  CUZK_FF_HD static void take_rows(const u32 (&ev)[N + 1], const u32 (&od)[N], u32 (&even)[N + 1], u32 (&odd)[N]) {
+CUZK_FF_UNROLL
+    for (int k = 0; k < N; ++k) {
+      even[k] = ev[k];
+      odd[k] = od[k];
+    }
+    even[N] = ev[N];
+  }
+
   // even/2^32 + odd, the value after the last row (< 2p, no carry out).
   CUZK_FF_HD static void merge(const u32 (&even)[N + 1], const u32 (&odd)[N], u32 (&r)[N]) {
     r[0] = add_cc(odd[0], even[1]);
@@ -517,12 +528,7 @@ CUZK_FF_UNROLL
       add_odd_products<true>(od, b.l[i], ya);  // takes shift_rows' carry into limb 1
       add_even_products<false>(ev, b.l[i], ya);
       reduce_row(ev, od, reduction_factor(ev[0]));
-CUZK_FF_UNROLL
-      for (int k = 0; k < N; ++k) {
-        even[k] = ev[k];
-        odd[k] = od[k];
-      }
-      even[N] = ev[N];
+      take_rows(ev, od, even, odd);
     }
     Field r;
     merge(even, odd, r.l);
@@ -630,12 +636,7 @@ CUZK_FF_UNROLL
       shift_rows(even, odd, ev, od);
       add_odd_products<true>(od, m, Modulus{});
       add_even_products<P::p(0) == 1>(ev, m, Modulus{});
-CUZK_FF_UNROLL
-      for (int k = 0; k < N; ++k) {
-        even[k] = ev[k];
-        odd[k] = od[k];
-      }
-      even[N] = ev[N];
+      take_rows(ev, od, even, odd);
     }
     Field r;
     merge(even, odd, r.l);
@@ -674,12 +675,7 @@ CUZK_FF_UNROLL
       add_odd_products<true>(od, b.l[i], ya);  // takes shift_rows' carry into limb 1
       add_even_products<false>(ev, b.l[i], ya);
       w[i] = ev[0];
-CUZK_FF_UNROLL
-      for (int k = 0; k < N; ++k) {
-        even[k] = ev[k];
-        odd[k] = od[k];
-      }
-      even[N] = ev[N];
+      take_rows(ev, od, even, odd);
     }
     u32 hi[N];
     merge(even, odd, hi);
