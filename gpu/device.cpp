@@ -119,8 +119,9 @@ MsmAlgorithm msm_algorithm_from_env() {
   if (s == "affine") return MsmAlgorithm::kBatchAffine;
   if (s == "smem") return MsmAlgorithm::kBalancedSmem;  // G2 accumulator in shared memory
   if (s == "smem12") return MsmAlgorithm::kBalancedSmem12;
+  if (s == "tree") return MsmAlgorithm::kAffineTree;  // affine pairwise tree (gpu/msm/msm_tree.cu)
   throw Error(ErrorKind::kInvalidArgument,
-              "CUZK_MSM_ALGO=" + s + ": expected bucket, balanced, affine, smem or smem12");
+              "CUZK_MSM_ALGO=" + s + ": expected bucket, balanced, affine, smem, smem12 or tree");
 }
 
 // CUZK_MSM_SCRATCH_MIB overrides the MSM scratch limit (e.g. a small value

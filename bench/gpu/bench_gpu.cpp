@@ -16,7 +16,7 @@
 //   MSM: 2048 random bases (s_j * G) replicated to N, uniformly random scalars
 //        (sppark's bench method, so sppark's H200 numbers compare directly).
 //        Every accumulation algorithm in LIST (comma separated, "bucket",
-//        "balanced", "affine", "smem", "smem12"; default the first two, or CUZK_MSM_ALGO alone when set) is timed
+//        "balanced", "affine", "smem", "smem12", "tree"; default the first two, or CUZK_MSM_ALGO alone when set) is timed
 //        at 2^20, 2^24, 2^26 (and 2^27 with --max-msm-log 27) with the default
 //        8 GiB scratch limit (2^26 and up run in chunks), G2 at 2^20 and 2^23
 //        (and 2^25 with --max-msm-log 27).
@@ -217,6 +217,8 @@ int main(int argc, char** argv) {
       msm_algos.push_back({name, gpu::MsmAlgorithm::kBalancedSmem});
     } else if (name == "smem12") {
       msm_algos.push_back({name, gpu::MsmAlgorithm::kBalancedSmem12});
+    } else if (name == "tree") {
+      msm_algos.push_back({name, gpu::MsmAlgorithm::kAffineTree});
     } else if (!name.empty()) {
       std::printf("bench_gpu: unknown MSM algorithm '%s' ignored\n", name.c_str());
     }

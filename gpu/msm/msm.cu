@@ -18,11 +18,13 @@
 //    fix-up pass for the buckets that straddle runs; or (kBatchAffine) equal
 //    runs with affine accumulators sharing one inversion per thread block,
 //    merged into the XYZZ buckets (gpu/msm/msm_affine.cu); or
-//    (kBalancedSmem / kBalancedSmem12, G2 only) equal runs with the accumulator in shared
-//    memory (gpu/msm/msm_g2_smem.cu).
+//    (kBalancedSmem / kBalancedSmem12, G2; G1 runs the balanced kernel) equal
+//    runs with the accumulator in shared memory (gpu/msm/msm_g2_smem.cu); or (kAffineTree) every bucket's
+//    points added in pairs, round after round, with affine adds batched
+//    around shared inversions (gpu/msm/msm_tree.cu).
 // After the last chunk:
-// 4. reduction sum_b b * B_b per window (G2 under the smem algorithms:
-//    gpu/msm/msm_g2_smem.cu's variant of the same steps): threads own segments of seg_len
+// 4. reduction sum_b b * B_b per window (G1 and G2 under the smem algorithms
+//    and the affine tree: gpu/msm/msm_g2_smem.cu's variant of the same steps): threads own segments of seg_len
 //    buckets and run the running-sum trick from the top bucket down, which
 //    gives sum (b - lo + 1) B_b; adding (lo - 1) * (sum of the segment) by
 //    double-and-add makes it exact. Then one block per window adds the
@@ -43,6 +45,7 @@
 #include "gpu/msm/msm_affine.hpp"
 #include "gpu/msm/msm_g2_smem.hpp"
 #include "gpu/msm/msm_plan.hpp"
+#include "gpu/msm/msm_tree.hpp"
 
 namespace cuzk::gpu::kernels {
 namespace {
@@ -286,7 +289,9 @@ std::size_t local_memory_margin_bytes(int ordinal, int sm_count) {
     CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
     per_thread = std::max(per_thread, attr.localSizeBytes);
   }
-  if constexpr (sizeof(F) != sizeof(dev::Fp)) per_thread = std::max(per_thread, g2smem::local_bytes_per_thread());
+  per_thread = std::max(per_thread, g2smem::local_bytes_per_thread(sizeof(F) == sizeof(dev::Fp)
+                                                                       ? g2smem::PointGroup::kG1
+                                                                       : g2smem::PointGroup::kG2));
   return per_thread * std::size_t(sm_count) * std::size_t(threads_per_sm);
 }
 
@@ -314,6 +319,12 @@ msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmSc
     keep += affine::local_bytes_per_thread(sizeof(F) != sizeof(dev::Fp)) * std::size_t(sm_count) *
             std::size_t(threads_per_sm);
   }
+  if (config.algorithm == MsmAlgorithm::kAffineTree) {
+    int threads_per_sm = 0;
+    CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ordinal));
+    keep += tree::local_bytes_per_thread(sizeof(F) != sizeof(dev::Fp)) * std::size_t(sm_count) *
+            std::size_t(threads_per_sm);
+  }
   const std::size_t available = usable > keep ? usable - keep : 0;
   const std::size_t limit = std::min(config.scratch_limit_bytes, available);
   const auto sort_temp = [s](std::size_t entries, int key_bits) { return sort_temp_bytes(entries, key_bits, s); };
@@ -333,22 +344,23 @@ msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmSc
   return p;
 }
 
-// Segment sums of the reduction into segs; returns segments per window. G2
-// under the smem algorithms: gpu/msm/msm_g2_smem.cu's kernel (accumulator in
-// shared memory, its own segment count); otherwise segment_kernel.
+// Segment sums of the reduction into segs; returns segments per window. Under
+// the smem algorithms and the affine tree (G1 and G2): gpu/msm/msm_g2_smem.cu's kernel
+// (accumulator in shared memory, its own segment count); otherwise
+// segment_kernel.
 template <class F>
 u32 reduce_segments(cudaStream_t s, const msm::Plan& plan, MsmAlgorithm algorithm, dev::Xyzz<F>* buckets,
                     dev::Xyzz<F>* segs) {
-  if constexpr (sizeof(F) != sizeof(dev::Fp)) {
-    if (algorithm == MsmAlgorithm::kBalancedSmem || algorithm == MsmAlgorithm::kBalancedSmem12) {
-      g2smem::ReduceArgs a;
-      a.buckets = buckets;
-      a.buckets_per_window = u32(plan.buckets_per_window);
-      a.windows = u32(plan.windows);
-      a.segments_max = plan.segments;
-      a.seg_out = segs;
-      return g2smem::reduce_segments(s, a);
-    }
+  if (algorithm == MsmAlgorithm::kBalancedSmem || algorithm == MsmAlgorithm::kBalancedSmem12 ||
+      algorithm == MsmAlgorithm::kAffineTree) {
+    g2smem::ReduceArgs a;
+    a.buckets = buckets;
+    a.buckets_per_window = u32(plan.buckets_per_window);
+    a.windows = u32(plan.windows);
+    a.segments_max = plan.segments;
+    a.seg_out = segs;
+    return g2smem::reduce_segments(
+        s, a, sizeof(F) == sizeof(dev::Fp) ? g2smem::PointGroup::kG1 : g2smem::PointGroup::kG2);
   }
   segment_kernel<F><<<detail::grid_for(plan.segments, 64), 64, 0, s>>>(
       buckets, u32(plan.buckets_per_window), u32(plan.seg_len), u32(plan.segments), plan.window_bits, segs);
@@ -470,6 +482,20 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
         affine::accumulate_g1(s, a);
       } else {
         affine::accumulate_g2(s, a);
+      }
+    } else if (config.algorithm == MsmAlgorithm::kAffineTree) {
+      tree::ChunkArgs a;
+      a.bases = chunk_bases;
+      a.vals = dv.Current();
+      a.start = start;
+      a.end = end;
+      a.chunk_points = m;
+      a.buckets = buckets;
+      a.arena = arena;
+      if constexpr (sizeof(F) == sizeof(dev::Fp)) {
+        tree::accumulate_g1(s, plan, a);
+      } else {
+        tree::accumulate_g2(s, plan, a);
       }
     } else {
       accumulate_buckets_kernel<F><<<detail::grid_for(plan.bucket_count, 128), 128, 0, s>>>(

@@ -1,6 +1,7 @@
-// G2 balanced-runs accumulation and bucket reduction with the accumulators in
-// shared memory (MsmAlgorithm::kBalancedSmem / kBalancedSmem12): host launchers
-// for gpu/msm/msm.cu's chunk loop and reduction. The kernel and the design are in gpu/msm/msm_g2_smem.cu.
+// Balanced-runs accumulation (G2) and bucket reduction (G1 and G2) with the
+// accumulator in shared memory (MsmAlgorithm::kBalancedSmem / kBalancedSmem12):
+// host launchers for gpu/msm/msm.cu's chunk loop and reduction. The kernels
+// and the design are in gpu/msm/msm_g2_smem.cu.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,12 +37,16 @@ enum class SmemShape { k14Warps, k12Warps };
 // runs_max allows) and returns it; the fix-up must use the same. Asynchronous.
 std::uint32_t accumulate_runs(cudaStream_t s, const RunsArgs& args, SmemShape shape);
 
-// The bucket reduction's first step for G2 under the smem algorithms: per
-// window, segments of consecutive buckets, each reduced to sum_b b B_b (b the
-// bucket's digit) in seg_out (window-major, segs_per_window per window), as
-// msm.cu's segment_kernel does, for its window_sum_kernel.
+// The group whose points a reduction or reservation is for: G1 (XYZZ over Fp,
+// 192 B) or G2 (over Fp2, 384 B).
+enum class PointGroup { kG1, kG2 };
+
+// The bucket reduction's first step under the smem algorithms: per window,
+// segments of consecutive buckets, each reduced to sum_b b B_b (b the bucket's
+// digit) in seg_out (window-major, segs_per_window per window), as msm.cu's
+// segment_kernel does, for its window_sum_kernel.
 struct ReduceArgs {
-  void* buckets = nullptr;  // XYZZ buckets, window-major; overwritten (suffix sums)
+  void* buckets = nullptr;  // XYZZ buckets of the group, window-major; overwritten (suffix sums)
   std::uint32_t buckets_per_window = 0;
   std::uint32_t windows = 0;
   std::size_t segments_max = 0;  // XYZZ slots in seg_out
@@ -51,10 +56,10 @@ struct ReduceArgs {
 // Picks the segment count (the largest whole number of resident waves that
 // fits segments_max; segment lengths need not be powers of two), launches,
 // and returns segs_per_window. Asynchronous.
-std::uint32_t reduce_segments(cudaStream_t s, const ReduceArgs& args);
+std::uint32_t reduce_segments(cudaStream_t s, const ReduceArgs& args, PointGroup group);
 
-// Local memory (bytes per thread) of the kernels, for the MSM's reservation of
-// thread stacks.
-std::size_t local_bytes_per_thread();
+// Local memory (bytes per thread) of the group's kernels here, for the MSM's
+// reservation of thread stacks.
+std::size_t local_bytes_per_thread(PointGroup group);
 
 }  // namespace cuzk::gpu::kernels::g2smem

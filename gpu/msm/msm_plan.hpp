@@ -23,6 +23,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -52,6 +53,12 @@ enum class MsmAlgorithm {
   // kBalancedRuns' kernel.
   kBalancedSmem,
   kBalancedSmem12,
+  // Affine pairwise tree (gpu/msm/msm_tree.cu): every bucket's points are
+  // added in pairs, round after round, each round one batch of independent
+  // affine adds sharing inversions through Montgomery's trick in separate
+  // forward / invert / backward kernels (no thread waits for an inversion).
+  // The running buckets stay XYZZ; the reduction is the smem algorithms'.
+  kAffineTree,
 };
 
 inline constexpr std::size_t kDefaultMsmScratchBytes = std::size_t{8} << 30;
@@ -84,6 +91,11 @@ inline constexpr std::uint64_t kMaxEntries = (std::uint64_t{1} << 31) - 1;
 // many chunks when n allows, so that the copy of chunk k + 1 overlaps chunk k's
 // work and only the first chunk's copy (less its digits and sort) is exposed.
 inline constexpr std::size_t kMinStreamedChunks = 4;
+// Affine tree: entries per slab (the windows whose rounds run together; the
+// round buffers are sized for one slab, ~115 B per entry for G1) and outputs
+// per thread of the forward / backward kernels (one running product each).
+inline constexpr std::size_t kTreeSlabEntries = std::size_t{1} << 24;
+inline constexpr int kTreeOutputsPerThread = 16;
 
 // Signed c-bit digits of a scalar < 2^255: W = ceil(256 / c) windows. The
 // recoding carries 1 into the next window when a digit exceeds 2^(c-1), so
@@ -159,6 +171,45 @@ CUZK_MSM_HD constexpr bool run_owns_straddler(std::uint64_t s, std::uint64_t e, 
   return s >= lo && e > hi;
 }
 
+// ---- Affine tree: the index decisions of gpu/msm/msm_tree.cu ---------------
+// A round turns each bucket's list of len points into ceil(len / 2): output j
+// of the bucket adds its inputs 2j and 2j + 1 (the last one alone when len is
+// odd). A bucket reaching len 1 is final (merged into its XYZZ bucket) and
+// leaves the lists; so every round's list is at most 2/3 of the previous one
+// (len 3 -> 2 is the worst ratio).
+CUZK_MSM_HD constexpr std::uint32_t tree_next_len(std::uint32_t len) { return len >= 2 ? (len + 1) / 2 : 0; }
+// Largest list after the first round, for a slab of `entries` inputs; later
+// rounds use 2/3 of the round before, so two buffers of this and 2/3 of it
+// hold the ping-pong.
+constexpr std::uint64_t tree_list_max(std::uint64_t entries) { return entries * 2 / 3 + 1; }
+// Output k of thread slot t (k < kTreeOutputsPerThread): a warp's 32 slots
+// take 32 consecutive outputs per k, so their loads and stores coalesce.
+CUZK_MSM_HD constexpr std::uint64_t tree_output(std::uint64_t slot, int k) {
+  return (slot >> 5) * (32u * kTreeOutputsPerThread) + std::uint64_t(k) * 32u + (slot & 31u);
+}
+// Thread slots covering a list of `outputs` (whole warps).
+CUZK_MSM_HD constexpr std::uint64_t tree_slots(std::uint64_t outputs) {
+  return (outputs + 32u * kTreeOutputsPerThread - 1) / (32u * kTreeOutputsPerThread) * 32u;
+}
+// Rounds that bring a list of `len` points to one: ceil(log2 len).
+constexpr int tree_rounds_for(std::uint64_t len) {
+  int r = 0;
+  for (std::uint64_t l = len; l > 1; l = (l + 1) / 2) ++r;
+  return r;
+}
+// Rounds the host launches for a slab: enough for the largest bucket that
+// uniformly random scalars make likely (mean + 5 standard deviations of the
+// Poisson count; the top window's few digits hold ~n / (0.4534 2^t) points
+// each). Buckets still longer after them are summed one by one by the finish
+// kernel: exact for every input, slow only for skewed scalars.
+inline int tree_rounds(std::uint64_t chunk_points, int c, bool has_top_window) {
+  const double mean_regular = double(chunk_points) / double(buckets_per_window(c));
+  const double top_digits = std::max(1.0, 0.4534 * double(std::uint64_t{1} << top_window_bits(c)));
+  const double mean = has_top_window ? std::max(mean_regular, double(chunk_points) / top_digits) : mean_regular;
+  const double m = std::min(double(chunk_points), mean + 5.0 * std::sqrt(mean) + 2.0);
+  return std::max(1, tree_rounds_for(std::uint64_t(std::ceil(m))));
+}
+
 // Byte layout of one MSM call in the scratch arena (offsets from its base).
 struct Plan {
   int window_bits = 0;
@@ -181,6 +232,16 @@ struct Plan {
   // of chunk k + 1 fills one while chunk k accumulates from the other); 0 when
   // the bases are on the device.
   std::size_t staging_off[2] = {0, 0}, staging_bytes = 0;
+  // Affine tree (kAffineTree): slab windows, the largest slab's entries and
+  // buckets, and the round buffers (point lists + where each output's inputs are, per-bucket
+  // lengths and starts for the current and next round, the thread slots'
+  // products and prefixes, CUB's scan scratch).
+  int tree_slab_windows = 0;
+  std::uint64_t tree_entries = 0, tree_buckets = 0, tree_list[2] = {0, 0}, tree_slots_max = 0;
+  std::size_t tree_list_off[2] = {0, 0}, tree_pair_in_off[2] = {0, 0};
+  std::size_t tree_len_off[2] = {0, 0}, tree_start_off[2] = {0, 0};
+  std::size_t tree_slot_off = 0, tree_prefix_off = 0, tree_scan_temp_off = 0, tree_scan_temp_bytes = 0;
+  std::size_t tree_output_prefix_off = 0, tree_sums_off = 0;
   std::size_t total_bytes = 0;
 };
 
@@ -204,7 +265,8 @@ inline void set_segments(Plan& p) {
 // staged_point_bytes > 0 adds the two staging slots of streamed bases.
 template <class SortTemp>
 Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm,
-            const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
+            const SortTemp& sort_temp, std::size_t staged_point_bytes = 0,
+            std::size_t tree_slab_entries = kTreeSlabEntries) {
   Plan p;
   p.window_bits = c;
   p.windows = windows_for(c);
@@ -250,6 +312,33 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
   p.sort_temp_bytes =
       entries == 0 ? 0 : std::max(sort_temp(entries, key_bits(c)), sort_temp(last_entries, key_bits(c)));
   p.sort_temp_off = take(p.sort_temp_bytes);
+  if (algorithm == MsmAlgorithm::kAffineTree && chunk_points > 0) {
+    // xyzz_bytes / 2 = one affine point; a slab's entries <= windows * points.
+    const std::size_t affine_bytes = xyzz_bytes / 2;
+    const std::size_t field_bytes = affine_bytes / 2;
+    p.tree_slab_windows = int(std::clamp<std::size_t>(tree_slab_entries / chunk_points, 1, std::size_t(p.windows)));
+    p.tree_entries = std::uint64_t(p.tree_slab_windows) * chunk_points;
+    p.tree_buckets = std::uint64_t(p.tree_slab_windows) * p.buckets_per_window;
+    p.tree_list[0] = tree_list_max(p.tree_entries);
+    p.tree_list[1] = tree_list_max(p.tree_list[0]);
+    p.tree_slots_max = tree_slots(p.tree_list[0]);
+    for (int i = 0; i < 2; ++i) {
+      p.tree_list_off[i] = take(p.tree_list[i] * affine_bytes);
+      p.tree_pair_in_off[i] = take(p.tree_list[i] * 4);
+      p.tree_len_off[i] = take((p.tree_buckets + 1) * 4);
+      p.tree_start_off[i] = take((p.tree_buckets + 1) * 4);
+    }
+    // The forward pass's running prefix per output, dense (written in 48 B
+    // halves of the 96 B output slots it cost 3.6 multiplies' time per output
+    // on the H200: partial-sector writes), and each bucket's final point.
+    p.tree_output_prefix_off = take(p.tree_list[0] * field_bytes);
+    p.tree_sums_off = take(p.tree_buckets * affine_bytes);
+    p.tree_slot_off = take(p.tree_slots_max * field_bytes);
+    p.tree_prefix_off = take(p.tree_slots_max * field_bytes);
+    // CUB's decoupled look-back scan keeps ~16 B per tile of >= 256 items.
+    p.tree_scan_temp_bytes = align_up(16 * ((p.tree_buckets + 1) / 256 + 1) + 4096);
+    p.tree_scan_temp_off = take(p.tree_scan_temp_bytes);
+  }
   p.staging_bytes = staged_point_bytes * chunk_points;
   if (p.staging_bytes > 0) {
     for (int i = 0; i < 2; ++i) p.staging_off[i] = take(p.staging_bytes);
@@ -269,12 +358,19 @@ Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algor
   if (staged_point_bytes > 0) {
     m = std::min(m, std::max(floor_points, (n + kMinStreamedChunks - 1) / kMinStreamedChunks));
   }
+  std::size_t tree_slab_entries = kTreeSlabEntries;
   for (;;) {
     // Same chunk count, points spread evenly: the last chunk is not a sliver.
     const std::size_t chunks = (n + m - 1) / m;
     m = (n + chunks - 1) / chunks;
-    Plan p = layout(c, m, n, xyzz_bytes, algorithm, sort_temp, staged_point_bytes);
+    Plan p = layout(c, m, n, xyzz_bytes, algorithm, sort_temp, staged_point_bytes, tree_slab_entries);
     if (p.total_bytes <= limit_bytes) return p;
+    // The affine tree gives up windows per slab (more rounds of launches)
+    // before points per chunk (more merges into the XYZZ buckets).
+    if (p.tree_slab_windows > 1) {
+      tree_slab_entries = std::size_t(p.tree_slab_windows / 2) * m;
+      continue;
+    }
     if (m <= floor_points) return Plan{};
     // Shrink by the overshoot (16 W bytes of sort pairs per point, and two
     // staged copies of streamed points), at least by 1/8.
@@ -316,7 +412,8 @@ Plan plan(std::size_t n, std::size_t xyzz_bytes, int window_bits, MsmAlgorithm a
 template <class SortTemp>
 std::size_t minimum_bytes(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm,
                           const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
-  return layout(c, std::min(n, kMinChunkPoints), n, xyzz_bytes, algorithm, sort_temp, staged_point_bytes).total_bytes;
+  const std::size_t m = std::min(n, kMinChunkPoints);
+  return layout(c, m, n, xyzz_bytes, algorithm, sort_temp, staged_point_bytes, m).total_bytes;
 }
 
 // Window the automatic plan picks when memory is not the limit.

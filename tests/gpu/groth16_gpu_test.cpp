@@ -115,12 +115,14 @@ TEST_F(Groth16Gpu, DemoCircuitProofIsByteIdenticalToCpuAndVerifies) {
 }
 
 // The prover's MSMs through the shared-memory G2 accumulation (the B_G2 MSM;
-// its G1 MSMs run the balanced kernel under the same setting): the same bytes.
+// its G1 MSMs run the balanced kernel under the same setting) and through the
+// affine tree (every MSM): the same bytes.
 TEST_F(Groth16Gpu, SharedMemoryG2AccumulationProofIsByteIdenticalToCpu) {
   const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(12);
   const Compiled c = compile_with_witness(circuits::DemoCircuit(rounds, Fr::random(rng_)));
   const Parameters params = groth16::generate_parameters(c.r1cs, toxic_waste(), pool_);
-  for (MsmAlgorithm algorithm : {MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12}) {
+  for (MsmAlgorithm algorithm :
+       {MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12, MsmAlgorithm::kAffineTree}) {
     Device::MsmTuning t = device_->msm_tuning();
     t.algorithm = algorithm;
     device_->set_msm_tuning(t);

@@ -116,7 +116,7 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
   struct Region {
     std::size_t off, bytes;
   };
-  const std::vector<Region> regions = {{p.buckets_off, p.bucket_count * xyzz},
+  std::vector<Region> regions = {{p.buckets_off, p.bucket_count * xyzz},
                                        {p.starts_off, p.key_count * 4},
                                        {p.ends_off, p.key_count * 4},
                                        {p.nonzero_off, 4},
@@ -128,6 +128,26 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
                                        {p.vals_off[0], entries * 4},
                                        {p.vals_off[1], entries * 4},
                                        {p.sort_temp_off, p.sort_temp_bytes}};
+  if (algorithm == MsmAlgorithm::kAffineTree) {
+    // A slab's entries fit its lists; the second list holds 2/3 of the first.
+    EXPECT_GE(p.tree_slab_windows, 1);
+    EXPECT_LE(p.tree_slab_windows, p.windows);
+    EXPECT_EQ(p.tree_entries, std::uint64_t(p.tree_slab_windows) * p.chunk_points);
+    EXPECT_GE(p.tree_list[0], p.tree_entries * 2 / 3);
+    EXPECT_GE(p.tree_list[1], p.tree_list[0] * 2 / 3);
+    EXPECT_GE(p.tree_slots_max, tree_slots(p.tree_list[0]));
+    for (int i = 0; i < 2; ++i) {
+      regions.push_back({p.tree_list_off[i], p.tree_list[i] * (xyzz / 2)});
+      regions.push_back({p.tree_pair_in_off[i], p.tree_list[i] * 4});
+      regions.push_back({p.tree_len_off[i], (p.tree_buckets + 1) * 4});
+      regions.push_back({p.tree_start_off[i], (p.tree_buckets + 1) * 4});
+    }
+    regions.push_back({p.tree_output_prefix_off, p.tree_list[0] * (xyzz / 4)});
+    regions.push_back({p.tree_sums_off, p.tree_buckets * (xyzz / 2)});
+    regions.push_back({p.tree_slot_off, p.tree_slots_max * (xyzz / 4)});
+    regions.push_back({p.tree_prefix_off, p.tree_slots_max * (xyzz / 4)});
+    regions.push_back({p.tree_scan_temp_off, p.tree_scan_temp_bytes});
+  }
   for (std::size_t i = 0; i < regions.size(); ++i) {
     EXPECT_EQ(regions[i].off % kAlignBytes, 0u) << i;
     const std::size_t next = i + 1 < regions.size() ? regions[i + 1].off : p.total_bytes;
@@ -298,6 +318,95 @@ TEST(GpuMsmPlan, BalancedRunsCountEveryEntryOnce) {
       EXPECT_EQ(after[k], expect[k]) << "bucket " << k << " run_len " << run_len << " trial " << trial;
     }
   }
+}
+
+
+// The affine tree's pairing, replayed on integers with gpu/msm/msm_tree.cu's
+// round structure (halve, exclusive scan, map writing each output's inputs,
+// pair, finish): every bucket's
+// sum comes out exactly, whatever its length, the lists stay within the
+// plan's bounds, and the thread slots cover every output once.
+TEST(GpuMsmPlan, AffineTreeRoundsSumEveryBucket) {
+  std::mt19937_64 rng(61);
+  for (int trial = 0; trial < 6; ++trial) {
+    const std::size_t buckets = 1 + rng() % 3000;
+    std::vector<std::uint32_t> len(buckets), start(buckets);
+    std::vector<std::uint64_t> list, expect(buckets, 0), got(buckets, 0);
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const std::uint64_t r = rng() % 10;
+      len[b] = std::uint32_t(r < 2 ? r : r < 8 ? rng() % 40 : rng() % 3000);  // empty, single, short, long
+      start[b] = std::uint32_t(list.size());
+      for (std::uint32_t i = 0; i < len[b]; ++i) {
+        list.push_back(rng() >> 8);
+        expect[b] += list.back();
+      }
+    }
+    std::uint64_t bound = list.size();
+    const int rounds = 1 + trial % 4;  // few rounds: the finish sums long leftovers
+    for (int r = 0; r < rounds; ++r) {
+      std::vector<std::uint32_t> len_next(buckets), start_next(buckets + 1, 0);
+      for (std::size_t b = 0; b < buckets; ++b) {
+        len_next[b] = tree_next_len(len[b]);
+        start_next[b + 1] = start_next[b] + len_next[b];
+      }
+      // map: where each output's inputs are (first index, whether a second follows).
+      std::vector<std::pair<std::uint32_t, bool>> pair_in(start_next[buckets]);
+      for (std::size_t b = 0; b < buckets; ++b) {
+        if (len[b] == 1) got[b] += list[start[b]];  // final: merged into the bucket
+        for (std::uint32_t j = 0; j < len_next[b]; ++j) pair_in[start_next[b] + j] = {start[b] + 2 * j, 2 * j + 1 < len[b]};
+      }
+      const std::uint64_t outputs = start_next[buckets];
+      bound = tree_list_max(bound);
+      ASSERT_LE(outputs, bound) << "round " << r;
+      std::vector<std::uint64_t> next(outputs);
+      std::vector<int> seen(outputs, 0);
+      for (std::uint64_t t = 0; t < tree_slots(outputs); ++t) {
+        for (int k = 0; k < kTreeOutputsPerThread; ++k) {
+          const std::uint64_t o = tree_output(t, k);
+          if (o >= outputs) break;
+          ++seen[o];
+          const auto [i1, has2] = pair_in[o];
+          next[o] = list[i1] + (has2 ? list[i1 + 1] : 0);
+        }
+      }
+      EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int v) { return v == 1; })) << "round " << r;
+      list = std::move(next);
+      len = std::move(len_next);
+      start.assign(start_next.begin(), start_next.end() - 1);
+    }
+    for (std::size_t b = 0; b < buckets; ++b) {
+      for (std::uint32_t i = 0; i < len[b]; ++i) got[b] += list[start[b] + i];  // the finish kernel
+    }
+    EXPECT_EQ(got, expect) << "trial " << trial;
+  }
+}
+
+// Rounds planned for the bench's shape (2^24 points, c = 20): regular windows
+// hold ~32 points per bucket (6 rounds bring 58 to 1), the top window's ~15k
+// digits ~1100 (11 rounds); and the layout keeps every region apart.
+TEST(GpuMsmPlan, AffineTreeRoundsAndLayout) {
+  EXPECT_EQ(tree_rounds_for(1), 0);
+  EXPECT_EQ(tree_rounds_for(2), 1);
+  EXPECT_EQ(tree_rounds_for(3), 2);
+  EXPECT_EQ(tree_rounds_for(64), 6);
+  EXPECT_EQ(tree_rounds_for(65), 7);
+  const std::uint64_t n = std::uint64_t{1} << 24;
+  EXPECT_EQ(tree_rounds(n, 20, false), 6);
+  EXPECT_EQ(tree_rounds(n, 20, true), 11);
+  EXPECT_GE(tree_rounds(1000, 16, false), 1);
+  for (std::size_t points : {std::size_t{1000}, std::size_t{1} << 20, std::size_t{1} << 24}) {
+    for (std::size_t xyzz : {kG1Xyzz, kG2Xyzz}) {
+      const std::size_t limit = std::size_t{12} << 30;
+      const Plan p = plan(points, xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads, fake_sort_temp);
+      check_layout(p, points, xyzz, limit, MsmAlgorithm::kAffineTree);
+    }
+  }
+  // A small limit (64 MiB above the fake sort scratch; c = 12, streamed
+  // bases): fewer windows per slab first, then smaller chunks.
+  const std::size_t small = std::size_t{128} << 20;
+  const Plan p = plan(1000003, kG1Xyzz, 12, MsmAlgorithm::kAffineTree, small, kH200Threads, fake_sort_temp, 96);
+  check_layout(p, 1000003, kG1Xyzz, small, MsmAlgorithm::kAffineTree);
+  EXPECT_LT(p.tree_slab_windows, p.windows);
 }
 
 }  // namespace

@@ -112,7 +112,8 @@ void check_streamed_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& 
 }
 
 constexpr MsmAlgorithm kAlgorithms[] = {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns,
-                                        MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12};
+                                        MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12,
+                                        MsmAlgorithm::kAffineTree};
 
 TEST(GpuMsmStreamed, G1StreamedBasesMatchResidentAndHost) {
   CUZK_REQUIRE_GPU();

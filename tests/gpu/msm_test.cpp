@@ -58,13 +58,14 @@ const char* algorithm_name(MsmAlgorithm a) {
     case MsmAlgorithm::kBatchAffine: return "affine";
     case MsmAlgorithm::kBalancedSmem: return "smem";
     case MsmAlgorithm::kBalancedSmem12: return "smem12";
+    case MsmAlgorithm::kAffineTree: return "tree";
   }
   return "?";
 }
 
 constexpr MsmAlgorithm kAlgorithms[] = {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns,
                                         MsmAlgorithm::kBatchAffine, MsmAlgorithm::kBalancedSmem,
-                                        MsmAlgorithm::kBalancedSmem12};
+                                        MsmAlgorithm::kBalancedSmem12, MsmAlgorithm::kAffineTree};
 
 template <class F, class Bases>
 void check_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator, const F& curve_b, std::size_t n,
@@ -291,6 +292,30 @@ TEST(GpuMsm, BatchAffineLongRuns) {
                      &Device::upload_g2_bases);
 }
 
+// The affine tree (MsmAlgorithm::kAffineTree) on the exceptional-add cycle
+// (doubling, P + (-P), identity points inside a pair, at every round), the
+// bench's shape (repeated bases: equal x at every round), n copies of G
+// (doublings all the way up) and identity bases. Skewed scalars (buckets far
+// longer than the planned rounds: the finish kernel sums the leftovers) are
+// in WindowSweepAndSkewedScalars, which runs every algorithm.
+TEST(GpuMsm, AffineTreeExceptionalPairsAndLongBuckets) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(31);
+  auto dev = test::make_device();
+  check_exceptional<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 20011, &Device::upload_g1_bases,
+                            MsmAlgorithm::kAffineTree);
+  check_exceptional<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, &Device::upload_g2_bases,
+                             MsmAlgorithm::kAffineTree);
+  set_tuning(*dev, MsmAlgorithm::kAffineTree);
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, (std::size_t{1} << 20) + 7, 2048,
+                    &Device::upload_g1_bases);
+  const G1Bases gens = dev->upload_g1_bases(std::vector<ec::G1Affine>(5003, ec::kG1Generator));
+  EXPECT_TRUE(ref::eq(dev->msm(gens, std::span<const Fr>(std::vector<Fr>(5003, Fr::one()))),
+                      ref::mul(ref::from_affine(ec::kG1Generator), Fr::from_u64(5003).to_int())));
+  const G1Bases ids = dev->upload_g1_bases(std::vector<ec::G1Affine>(5003, ec::G1Affine::identity()));
+  EXPECT_TRUE(dev->msm(ids, std::span<const Fr>(make_scalars(rng, 5003))).is_identity());
+}
+
 // All-identity bases, all-zero scalars and a single point: the identity or
 // the point itself, through the affine path.
 TEST(GpuMsm, BatchAffineIdentityAndZeros) {
@@ -371,6 +396,41 @@ TEST(GpuMsm, G2SmemReductionSegments) {
     check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 30011, 64, &Device::upload_g2_bases, 3);
     set_tuning(*dev, algorithm, 4);
     check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, 256, &Device::upload_g2_bases);
+  }
+}
+
+// The shared-memory bucket reduction for G1 (gpu/msm/msm_g2_smem.cu's
+// segment_smem_kernel<Fp>, both smem algorithms; the G1 accumulation under
+// them is msm.cu's balanced runs) at the windows of the G2 test above: c = 20
+// (13 x 2^19 buckets in one wave capped at 6 blocks of 64 per SM: 50688
+// segments of ~135 buckets on an H200, a shorter last one; at 30011 points
+// almost every bucket is empty, so pass 2 adds equal suffix sums: doublings),
+// c = 20 with scalars from 3 values, c = 16 (16 x 2^15 buckets in segments of
+// 11 on an H200, the last of 10) and c = 4 (one bucket per segment). Then, at
+// c = 20, adds that are exceptional in the reduction itself: buckets 1 = G,
+// 2 = -G (pass 1: S_1 = -G + G, the identity) and bucket 2 = G alone (pass 2:
+// S_1 + S_2 = G + G, a doubling).
+TEST(GpuMsm, G1SmemReductionSegments) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(32);
+  auto dev = test::make_device();
+  const ec::G1Jacobian g = ref::from_affine(ec::kG1Generator);
+  const std::vector<ec::G1Jacobian> pm_jac = {g, ref::mul(g, (-Fr::one()).to_int())};
+  const std::vector<ec::G1Affine> pm = ref::to_affine<ff::Fp>(pm_jac);
+  for (MsmAlgorithm algorithm : {MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12}) {
+    set_tuning(*dev, algorithm, 20);
+    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 30011, 512, &Device::upload_g1_bases);
+    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 30011, 64, &Device::upload_g1_bases, 3);
+    const G1Bases db = dev->upload_g1_bases(pm);
+    const Fr two = Fr::from_u64(2);
+    EXPECT_TRUE(ref::eq(dev->msm(db, std::span<const Fr>(std::vector<Fr>{Fr::one(), two})), pm_jac[1]))
+        << algorithm_name(algorithm);
+    EXPECT_TRUE(ref::eq(dev->msm(db, std::span<const Fr>(std::vector<Fr>{two})), ref::mul(g, two.to_int())))
+        << algorithm_name(algorithm);
+    set_tuning(*dev, algorithm, 16);
+    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 70001, 1024, &Device::upload_g1_bases);
+    set_tuning(*dev, algorithm, 4);
+    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 6007, 256, &Device::upload_g1_bases);
   }
 }
 

@@ -1,0 +1,494 @@
+// Affine pairwise-tree bucket accumulation (MsmAlgorithm::kAffineTree).
+//
+// Why: the XYZZ mixed add costs 8M + 2S (~2868 products for G1) and the
+// balanced kernel already runs it at ~83% of the multiply's measured rate
+// (bench/gpu/NOTES.md), so G1 2^24 cannot reach 90 ms with it. An affine add
+// costs 2M + 1S once 1 / (x2 - x1) is known, and Montgomery's trick shares one
+// inversion among many adds at 3M each: ~5M + 1S (~1800 products), -35%.
+// The session-3 kernel (msm_affine.cu) lost that gain to latency: one thread
+// per block inverted while the block waited. Here no thread ever waits for an
+// inversion: every bucket's points are added in pairs, round after round, and
+// each round is one batch of independent adds run as separate kernels.
+//
+// One round (a list of points sorted by bucket, len_b points for bucket b):
+//  1. halve:    len'_b = ceil(len_b / 2) for len_b >= 2, else 0;
+//  2. scan:     start'_b = exclusive sum of len' (CUB); the total is start'[B];
+//  3. map:      a bucket with len_b = 1 is final: its point is kept aside
+//               (sums, added into the running XYZZ bucket after the last
+//               round) and leaves the lists; the others write, per output,
+//               where its inputs are (pair_in);
+//  4. forward:  output j of bucket b pairs inputs 2j, 2j + 1 (the last one
+//               alone when len_b is odd); each thread slot runs the product of
+//               its outputs' denominators and stores the running prefix per
+//               output (output_prefix);
+//  5. invert:   the slots' products, a few hundred per warp, by one more
+//               prefix product and one inversion (binary Euclid) per warp;
+//  6. backward: each slot walks its outputs back: 1/d = inv * prefix, and the
+//               affine add (or doubling) completes into the output list.
+// After the planned rounds (msm::tree_rounds: enough for the longest bucket
+// random scalars make likely) a finish kernel adds whatever is left of each
+// bucket into it one by one: exact for every input, slow only for skewed ones.
+//
+// Round 0 reads the sorted entries' points from the bases (sign applied) in
+// place; rounds >= 1 read the previous round's list. The windows run in slabs
+// (msm::Plan::tree_slab_windows) so the lists stay within kTreeSlabEntries.
+//
+// Exceptional pairs, each exact: an identity point (0, 0) (the other point is
+// the sum), x1 == x2 with y1 == y2 != 0 (doubling: d = 2y, lambda = 3x^2 / d),
+// x1 == x2 otherwise (P + (-P): the identity). Only ordinary adds and
+// doublings enter the products, so every product is nonzero.
+//
+// Memory traffic per add (G1): forward reads two x (96 B) and writes a prefix
+// (48 B); backward reads both points and the previous prefix (240 B) and
+// writes the sum (96 B): ~480 B per add, about 24 ms of HBM at 2^24 x 13
+// windows, against ~50 ms of products at the multiply's measured rate.
+#include "gpu/msm/msm_tree.hpp"
+
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "gpu/cuda_rt.hpp"
+#include "gpu/ec/xyzz.cuh"
+#include "gpu/ff/field.cuh"
+#include "gpu/ff/inverse.cuh"
+
+namespace cuzk::gpu::kernels::tree {
+namespace {
+
+using dev::Fp;
+using dev::Fp2;
+using dev::u32;
+using dev::inversion::inverse;
+using u64 = std::uint64_t;
+
+constexpr u32 kSignBit = 0x80000000u;
+constexpr int kOutputs = msm::kTreeOutputsPerThread;
+constexpr int kThreads = 128;
+
+// A round's input points: the bases through the sorted entries (round 0, the
+// entry's sign applied to y) or the previous round's list.
+template <class F, bool kFromBases>
+struct Source {
+  const dev::Affine<F>* points;
+  const u32* vals;  // round 0 only: point index | sign << 31
+  __device__ __forceinline__ F x(u32 i) const {
+    if constexpr (kFromBases) {
+      return points[vals[i] & ~kSignBit].x;
+    } else {
+      return points[i].x;
+    }
+  }
+  __device__ __forceinline__ F y(u32 i) const {
+    if constexpr (kFromBases) {
+      const u32 v = vals[i];
+      const F y = points[v & ~kSignBit].y;
+      return (v & kSignBit) ? -y : y;  // -(0) = 0: the identity stays (0, 0)
+    } else {
+      return points[i].y;
+    }
+  }
+  __device__ __forceinline__ dev::Affine<F> point(u32 i) const { return {x(i), y(i)}; }
+};
+
+enum class Kind : u32 { kTake1, kTake2, kZero, kAdd, kDbl };
+__device__ __forceinline__ bool needs_inverse(Kind k) { return k == Kind::kAdd || k == Kind::kDbl; }
+
+// What output (p1, p2) is, or p1 alone (has2 false). y1 / y2 are fetched only
+// when the decision needs them (the forward pass reads x only for ordinary
+// adds); the backward pass passes values it holds, so both passes decide the
+// same. Sets d, the denominator, for kAdd / kDbl.
+template <class F, class Y1, class Y2>
+__device__ __forceinline__ Kind classify(const F& x1, const F& x2, bool has2, Y1 y1, Y2 y2, F& d) {
+  if (!has2) return Kind::kTake1;
+  if (x1.is_zero() && y1().is_zero()) return Kind::kTake2;  // p1 = O
+  if (x2.is_zero() && y2().is_zero()) return Kind::kTake1;  // p2 = O
+  if (x1 != x2) {
+    d = x2 - x1;
+    return Kind::kAdd;
+  }
+  const F a = y1();
+  if (a == y2() && !a.is_zero()) {
+    d = a.dbl();
+    return Kind::kDbl;
+  }
+  return Kind::kZero;  // p2 = -p1
+}
+
+// Round 0's lengths and starts from the chunk's bucket bounds (per key), and
+// every bucket's final point cleared to the identity (0, 0).
+template <class F>
+__global__ void init_kernel(const u32* start, const u32* end, int c, u32 buckets_per_window, u32 w0, u32 buckets,
+                            u32* len0, u32* start0, dev::Affine<F>* sums) {
+  const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= buckets) return;
+  const u32 key = ((w0 + b / buckets_per_window) << c) | (b % buckets_per_window + 1);
+  const u32 s = start[key];
+  start0[b] = s;
+  len0[b] = end[key] - s;
+  sums[b].x = F::zero();
+  sums[b].y = F::zero();
+}
+
+// len_next[b] for b < buckets, and 0 at [buckets] so that the exclusive scan's
+// last element is the next list's length.
+__global__ void halve_kernel(const u32* len, u32 buckets, u32* len_next) {
+  const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b > buckets) return;
+  len_next[b] = b < buckets ? msm::tree_next_len(len[b]) : 0;
+}
+
+// Output j of a bucket whose inputs start at s (len of them): inputs s + 2j
+// and, when kHasPair is set, s + 2j + 1. Input indices stay below 2^31 (a
+// chunk's entries: msm::kMaxEntries).
+constexpr u32 kHasPair = 0x80000000u;
+
+// A bucket down to one point is final: the point goes to sums[b] (added into
+// the XYZZ bucket by finish_kernel; keeping the mixed add out of this kernel
+// keeps it a light memory pass).
+template <class F, bool kFromBases>
+__global__ void map_kernel(Source<F, kFromBases> src, const u32* len, const u32* start, const u32* len_next,
+                           const u32* start_next, u32 buckets, dev::Affine<F>* sums, u32* pair_in_next) {
+  const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= buckets) return;
+  const u32 n = len[b];
+  if (n == 0) return;
+  const u32 s = start[b];
+  if (n == 1) {
+    sums[b] = src.point(s);
+    return;
+  }
+  const u32 out = start_next[b];
+  const u32 m = len_next[b];
+  for (u32 j = 0; j < m; ++j) pair_in_next[out + j] = (s + 2 * j) | (2 * j + 1 < n ? kHasPair : 0u);
+}
+
+// Where output o's inputs are: i1 and, when has2, i1 + 1.
+struct Pair {
+  u32 i1;
+  bool has2;
+};
+__device__ __forceinline__ Pair pair_of(u64 o, const u32* pair_in) {
+  const u32 v = pair_in[o];
+  return {v & ~kHasPair, (v & kHasPair) != 0};
+}
+
+template <class F, bool kFromBases>
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
+                   F* output_prefix, F* slot_product) {
+  const u64 outputs = start_next[buckets];
+  const u64 slots = msm::tree_slots(outputs);
+  for (u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x; t < slots; t += u64(gridDim.x) * blockDim.x) {
+    F run = F::one();
+    bool any = false;
+#pragma unroll 1
+    for (int k = 0; k < kOutputs; ++k) {
+      const u64 o = msm::tree_output(t, k);
+      if (o >= outputs) break;
+      const Pair p = pair_of(o, pair_in);
+      const F x1 = src.x(p.i1);
+      const F x2 = p.has2 ? src.x(p.i1 + 1) : x1;
+      F d;
+      const Kind kind = classify(x1, x2, p.has2, [&] { return src.y(p.i1); }, [&] { return src.y(p.i1 + 1); }, d);
+      if (needs_inverse(kind)) {
+        run = any ? run * d : d;
+        any = true;
+      }
+      output_prefix[o] = run;  // the prefix through output o; backward reads it back
+    }
+    slot_product[t] = run;
+  }
+}
+
+// Warp shuffles of a field element, word by word.
+template <class F>
+__device__ __forceinline__ F shfl_up(const F& v, u32 delta) {
+  F r;
+  const u32* a = reinterpret_cast<const u32*>(&v);
+  u32* b = reinterpret_cast<u32*>(&r);
+#pragma unroll
+  for (int i = 0; i < int(sizeof(F) / 4); ++i) b[i] = __shfl_up_sync(0xffffffffu, a[i], delta);
+  return r;
+}
+template <class F>
+__device__ __forceinline__ F shfl_down(const F& v, u32 delta) {
+  F r;
+  const u32* a = reinterpret_cast<const u32*>(&v);
+  u32* b = reinterpret_cast<u32*>(&r);
+#pragma unroll
+  for (int i = 0; i < int(sizeof(F) / 4); ++i) b[i] = __shfl_down_sync(0xffffffffu, a[i], delta);
+  return r;
+}
+template <class F>
+__device__ __forceinline__ F shfl(const F& v, int lane) {
+  F r;
+  const u32* a = reinterpret_cast<const u32*>(&v);
+  u32* b = reinterpret_cast<u32*>(&r);
+#pragma unroll
+  for (int i = 0; i < int(sizeof(F) / 4); ++i) b[i] = __shfl_sync(0xffffffffu, a[i], lane);
+  return r;
+}
+
+// slot_product[t] <- 1 / slot_product[t], one inversion per warp: each lane
+// multiplies up a range of slots (prefixes in `prefix`), the warp scans the
+// lanes' products both ways with shuffles, every lane inverts the warp's total
+// (the same value: no divergence in the variable-time inversion, which a
+// thread-per-range layout suffered: 45.8 of 134.8 ms at 2^24), and each lane
+// walks its range back.
+template <class F>
+__global__ void __launch_bounds__(kThreads) invert_kernel(const u32* start_next, u32 buckets, F* slot_product,
+                                                          F* prefix) {
+  const u64 slots = msm::tree_slots(start_next[buckets]);
+  const u64 warps = u64(gridDim.x) * (kThreads / 32);
+  const u64 per_warp = (slots + warps - 1) / warps;
+  const u64 per_lane = (per_warp + 31) / 32;
+  const u64 warp = (u64(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const u32 lane = threadIdx.x & 31u;
+  const u64 warp_lo = warp * per_warp;
+  if (warp_lo >= slots) return;  // the whole warp
+  const u64 warp_hi = min(warp_lo + per_warp, slots);
+  const u64 lo = min(warp_lo + lane * per_lane, warp_hi);
+  const u64 hi = min(lo + per_lane, warp_hi);
+  F own = F::one();  // this lane's product
+  for (u64 t = lo; t < hi; ++t) {
+    own = t == lo ? slot_product[t] : own * slot_product[t];
+    prefix[t] = own;
+  }
+  // Inclusive prefix (lanes 0..l) and suffix (lanes l..31) products.
+  F pre = own, suf = own;
+#pragma unroll
+  for (u32 d = 1; d < 32; d <<= 1) {
+    const F a = shfl_up(pre, d);
+    const F b = shfl_down(suf, d);
+    if (lane >= d) pre = a * pre;
+    if (lane + d < 32) suf = suf * b;
+  }
+  const F total_inv = inverse(shfl(pre, 31));
+  // 1 / own = (lanes before) * (lanes after) / total.
+  F inv = total_inv;
+  const F before = shfl_up(pre, 1);
+  const F after = shfl_down(suf, 1);
+  if (lane > 0) inv = inv * before;
+  if (lane < 31) inv = inv * after;
+  if (lo >= hi) return;
+  for (u64 t = hi - 1; t > lo; --t) {
+    const F p = slot_product[t];
+    slot_product[t] = inv * prefix[t - 1];
+    inv = inv * p;
+  }
+  slot_product[lo] = inv;
+}
+
+template <class F, bool kFromBases>
+__global__ void __launch_bounds__(kThreads)
+    backward_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
+                    const F* output_prefix, dev::Affine<F>* out, const F* slot_inverse) {
+  const u64 outputs = start_next[buckets];
+  const u64 slots = msm::tree_slots(outputs);
+  for (u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x; t < slots; t += u64(gridDim.x) * blockDim.x) {
+    F inv = slot_inverse[t];  // 1 / (product of the slot's denominators so far)
+#pragma unroll 1
+    for (int k = kOutputs - 1; k >= 0; --k) {
+      const u64 o = msm::tree_output(t, k);
+      if (o >= outputs) continue;
+      const Pair p = pair_of(o, pair_in);
+      const dev::Affine<F> a = src.point(p.i1);
+      const dev::Affine<F> b = p.has2 ? src.point(p.i1 + 1) : a;
+      F d;
+      const Kind kind = classify(a.x, b.x, p.has2, [&] { return a.y; }, [&] { return b.y; }, d);
+      dev::Affine<F> r;
+      if (kind == Kind::kTake1) {
+        r = a;
+      } else if (kind == Kind::kTake2) {
+        r = b;
+      } else if (kind == Kind::kZero) {
+        r.x = F::zero();
+        r.y = F::zero();
+      } else {
+        F inv_d = inv;
+        if (k > 0) {
+          inv_d = inv * output_prefix[msm::tree_output(t, k - 1)];  // the prefix before o
+          inv = inv * d;
+        }
+        F num;
+        if (kind == Kind::kDbl) {
+          const F xx = a.x.sqr();
+          num = xx.dbl() + xx;  // 3 x^2 (curve a = 0)
+        } else {
+          num = b.y - a.y;
+        }
+        const F lambda = num * inv_d;
+        r.x = lambda.sqr() - a.x - b.x;  // b.x = a.x when doubling
+        r.y = lambda * (a.x - r.x) - a.y;
+      }
+      out[o] = r;
+    }
+  }
+}
+
+// After the last round: each bucket's final point, and whatever is left of
+// its list when the rounds did not suffice, go into the running XYZZ bucket
+// (one mixed add each; a copy into an empty bucket, as in the first chunk).
+template <class F>
+__global__ void finish_kernel(Source<F, false> src, const u32* len, const u32* start, u32 buckets,
+                              const dev::Affine<F>* sums, dev::Xyzz<F>* slab_buckets) {
+  const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= buckets) return;
+  const u32 n = len[b];
+  const dev::Affine<F> sum = sums[b];
+  if (n == 0 && sum.is_identity()) return;
+  dev::Xyzz<F> acc = slab_buckets[b];
+  acc.add_affine(sum.x, sum.y);  // the identity adds nothing
+  for (u32 i = start[b]; i < start[b] + n; ++i) {
+    const dev::Affine<F> p = src.point(i);
+    acc.add_affine(p.x, p.y);
+  }
+  slab_buckets[b] = acc;
+}
+
+// The arena's tree buffers, typed.
+template <class F>
+struct Buffers {
+  dev::Affine<F>* list[2];
+  u32* pair_in[2];
+  u32* len[2];
+  u32* start[2];
+  F* output_prefix;
+  dev::Affine<F>* sums;
+  F* slot_product;
+  F* prefix;
+  void* scan_temp;
+  std::size_t scan_temp_bytes;
+
+  Buffers(const msm::Plan& p, unsigned char* arena) {
+    for (int i = 0; i < 2; ++i) {
+      list[i] = reinterpret_cast<dev::Affine<F>*>(arena + p.tree_list_off[i]);
+      pair_in[i] = reinterpret_cast<u32*>(arena + p.tree_pair_in_off[i]);
+      len[i] = reinterpret_cast<u32*>(arena + p.tree_len_off[i]);
+      start[i] = reinterpret_cast<u32*>(arena + p.tree_start_off[i]);
+    }
+    output_prefix = reinterpret_cast<F*>(arena + p.tree_output_prefix_off);
+    sums = reinterpret_cast<dev::Affine<F>*>(arena + p.tree_sums_off);
+    slot_product = reinterpret_cast<F*>(arena + p.tree_slot_off);
+    prefix = reinterpret_cast<F*>(arena + p.tree_prefix_off);
+    scan_temp = arena + p.tree_scan_temp_off;
+    scan_temp_bytes = p.tree_scan_temp_bytes;
+  }
+};
+
+struct Grid {
+  unsigned per_output;  // blocks of kThreads for the forward / backward kernels
+  unsigned invert;      // blocks of kThreads for the invert kernel
+};
+
+// Grids for a round whose list has at most `outputs` elements: grid-stride
+// kernels, at most 16 blocks per SM (4 resident waves at ~128 registers).
+Grid grid_for_round(u64 outputs, int sm_count) {
+  const u64 slots = msm::tree_slots(outputs);
+  const u64 cap = u64(sm_count) * 16;
+  const u64 blocks = std::max<u64>(1, std::min<u64>(detail::grid_for(slots, kThreads), cap));
+  // Invert: a warp per >= 64 slots (2 per lane), at most 16 warps per SM.
+  const u64 inv_warps = std::clamp<u64>(slots / 64, 1, u64(sm_count) * 16);
+  return {unsigned(blocks), unsigned(detail::grid_for(inv_warps * 32, kThreads))};
+}
+
+template <class F, bool kFromBases>
+void launch_round(cudaStream_t s, Source<F, kFromBases> src, Buffers<F>& buf, int cur, int out_list, u32 buckets,
+                  dev::Xyzz<F>* slab_buckets, const Grid& grid) {
+  const int nxt = 1 - cur;
+  halve_kernel<<<detail::grid_for(buckets + 1, 256), 256, 0, s>>>(buf.len[cur], buckets, buf.len[nxt]);
+  CUZK_CUDA_CHECK_LAUNCH();
+  std::size_t temp_bytes = buf.scan_temp_bytes;
+  CUZK_CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(buf.scan_temp, temp_bytes, buf.len[nxt], buf.start[nxt], int(buckets + 1), s));
+  map_kernel<F, kFromBases><<<detail::grid_for(buckets, 128), 128, 0, s>>>(
+      src, buf.len[cur], buf.start[cur], buf.len[nxt], buf.start[nxt], buckets, buf.sums, buf.pair_in[out_list]);
+  CUZK_CUDA_CHECK_LAUNCH();
+  forward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
+      src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.slot_product);
+  CUZK_CUDA_CHECK_LAUNCH();
+  invert_kernel<F><<<grid.invert, kThreads, 0, s>>>(buf.start[nxt], buckets, buf.slot_product, buf.prefix);
+  CUZK_CUDA_CHECK_LAUNCH();
+  backward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
+      src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.list[out_list], buf.slot_product);
+  CUZK_CUDA_CHECK_LAUNCH();
+}
+
+template <class F>
+void accumulate(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& a) {
+  if (plan.tree_slab_windows <= 0 || a.chunk_points == 0) return;
+  Buffers<F> buf(plan, a.arena);
+  const u64 buckets_max = plan.tree_buckets;
+  // The plan's scan reservation is an estimate of CUB's need: a shortfall is a bug.
+  if (scan_temp_bytes(buckets_max) > buf.scan_temp_bytes) std::abort();
+  int ordinal = 0, sm_count = 0;
+  CUZK_CUDA_CHECK(cudaGetDevice(&ordinal));
+  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
+  const auto* bases = static_cast<const dev::Affine<F>*>(a.bases);
+  auto* xyzz = static_cast<dev::Xyzz<F>*>(a.buckets);
+  const u32 bpw = u32(plan.buckets_per_window);
+  for (int w0 = 0; w0 < plan.windows; w0 += plan.tree_slab_windows) {
+    const int nwin = std::min(plan.tree_slab_windows, plan.windows - w0);
+    const u32 buckets = u32(nwin) * bpw;
+    dev::Xyzz<F>* slab_buckets = xyzz + u64(w0) * bpw;
+    const int rounds = msm::tree_rounds(a.chunk_points, plan.window_bits, w0 + nwin == plan.windows);
+    init_kernel<F><<<detail::grid_for(buckets, 256), 256, 0, s>>>(a.start, a.end, plan.window_bits, bpw, u32(w0),
+                                                               buckets, buf.len[0], buf.start[0], buf.sums);
+    CUZK_CUDA_CHECK_LAUNCH();
+    u64 bound = u64(nwin) * a.chunk_points;  // entries of the slab, at most
+    int cur = 0;
+    for (int r = 0; r < rounds; ++r) {
+      bound = msm::tree_list_max(bound);
+      const Grid grid = grid_for_round(bound, sm_count);
+      const int out_list = r % 2;
+      if (r == 0) {
+        launch_round<F, true>(s, Source<F, true>{bases, a.vals}, buf, cur, out_list, buckets, slab_buckets, grid);
+      } else {
+        launch_round<F, false>(s, Source<F, false>{buf.list[1 - out_list], nullptr}, buf, cur, out_list, buckets,
+                               slab_buckets, grid);
+      }
+      cur = 1 - cur;
+    }
+    finish_kernel<F><<<detail::grid_for(buckets, 128), 128, 0, s>>>(
+        Source<F, false>{buf.list[(rounds - 1) % 2], nullptr}, buf.len[cur], buf.start[cur], buckets, buf.sums,
+        slab_buckets);
+    CUZK_CUDA_CHECK_LAUNCH();
+  }
+}
+
+template <class F>
+std::size_t local_bytes() {
+  std::size_t bytes = 0;
+  const void* kernels[] = {reinterpret_cast<const void*>(&map_kernel<F, true>),
+                           reinterpret_cast<const void*>(&map_kernel<F, false>),
+                           reinterpret_cast<const void*>(&forward_kernel<F, true>),
+                           reinterpret_cast<const void*>(&forward_kernel<F, false>),
+                           reinterpret_cast<const void*>(&invert_kernel<F>),
+                           reinterpret_cast<const void*>(&backward_kernel<F, true>),
+                           reinterpret_cast<const void*>(&backward_kernel<F, false>),
+                           reinterpret_cast<const void*>(&finish_kernel<F>)};
+  for (const void* k : kernels) {
+    cudaFuncAttributes attr{};
+    CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
+    bytes = std::max(bytes, attr.localSizeBytes);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+void accumulate_g1(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& args) { accumulate<Fp>(s, plan, args); }
+void accumulate_g2(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& args) { accumulate<Fp2>(s, plan, args); }
+
+std::size_t scan_temp_bytes(std::uint64_t buckets) {
+  std::size_t bytes = 0;
+  CUZK_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const u32*>(nullptr),
+                                                static_cast<u32*>(nullptr), int(buckets + 1), cudaStream_t{}));
+  return bytes;
+}
+
+std::size_t local_bytes_per_thread(bool g2) { return g2 ? local_bytes<Fp2>() : local_bytes<Fp>(); }
+
+}  // namespace cuzk::gpu::kernels::tree
