@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -110,9 +111,9 @@ void power_tables(const ff::Fr& base, const ff::Fr& hi_factor, std::size_t count
 // even/odd multiply); with the lazily reduced Fp2 product the 3-block smem12
 // shape edges out smem's 7 blocks of 64 (2^23 218.1 vs 224.1 ms: smem's
 // 144-register cap now spills 176 B); every algorithm passes the GpuMsm tests.
-MsmAlgorithm msm_algorithm_from_env() {
+std::optional<MsmAlgorithm> msm_algorithm_from_env() {
   const char* v = std::getenv("CUZK_MSM_ALGO");
-  if (v == nullptr || *v == 0) return MsmAlgorithm::kBalancedSmem12;
+  if (v == nullptr || *v == 0) return std::nullopt;
   const std::string s = v;
   if (s == "bucket") return MsmAlgorithm::kBucketPerThread;
   if (s == "balanced") return MsmAlgorithm::kBalancedRuns;
@@ -165,7 +166,10 @@ const char* to_string(NttAlgorithm algorithm) {
 
 struct Device::Impl {
   explicit Impl(int ordinal_in) : ordinal(ordinal_in) {
-    msm_tuning.algorithm = msm_algorithm_from_env();
+    if (const std::optional<MsmAlgorithm> a = msm_algorithm_from_env()) {
+      msm_tuning.algorithm = *a;
+      msm_tuning.g2_algorithm = *a;
+    }
     msm_tuning.scratch_limit_bytes = msm_scratch_limit_from_env();
   }
   int ordinal;
@@ -437,10 +441,10 @@ void Device::release_msm_scratch() {
 }
 
 namespace {
-kernels::MsmConfig msm_config(const Device::MsmTuning& t) {
+kernels::MsmConfig msm_config(const Device::MsmTuning& t, bool g2) {
   kernels::MsmConfig c;
   c.window_bits = t.window_bits;
-  c.algorithm = t.algorithm;
+  c.algorithm = g2 ? t.g2_algorithm : t.algorithm;
   c.scratch_limit_bytes = t.scratch_limit_bytes;
   return c;
 }
@@ -462,7 +466,7 @@ ec::G1Jacobian Device::msm(const G1Bases& bases, const DeviceFrVector& scalars, 
   kernels::MsmPhaseMs k;
   const kernels::MsmWindows w =
       kernels::msm_g1(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning), impl_->msm_scratch,
+                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning, false), impl_->msm_scratch,
                       phases ? &k : nullptr);
   copy_phases(k, w, phases);
   return combine_windows<ff::Fp>(w.sums, w.window_bits);
@@ -479,7 +483,7 @@ ec::G2Jacobian Device::msm(const G2Bases& bases, const DeviceFrVector& scalars, 
   kernels::MsmPhaseMs k;
   const kernels::MsmWindows w =
       kernels::msm_g2(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning), impl_->msm_scratch,
+                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning, true), impl_->msm_scratch,
                       phases ? &k : nullptr);
   copy_phases(k, w, phases);
   return combine_windows<ff::Fp2>(w.sums, w.window_bits);

@@ -314,6 +314,7 @@ int main(int argc, char** argv) {
   auto set_algo = [&](gpu::MsmAlgorithm a) {
     gpu::Device::MsmTuning t = dev.msm_tuning();
     t.algorithm = a;
+    t.g2_algorithm = a;
     dev.set_msm_tuning(t);
   };
   if (max_msm_log >= 20) {

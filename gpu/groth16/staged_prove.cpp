@@ -113,11 +113,11 @@ ec::Jacobian<F> slot_result(const u32* slot, const staging::MsmResultMeta& meta)
   return r;
 }
 
-// The MSMs use the Device's tuning and its scratch arena.
-kernels::MsmConfig msm_config(const Device& device) {
+// The MSMs use the Device's tuning (per group) and its scratch arena.
+kernels::MsmConfig msm_config(const Device& device, bool g2) {
   kernels::MsmConfig c;
   c.window_bits = device.msm_tuning().window_bits;
-  c.algorithm = device.msm_tuning().algorithm;
+  c.algorithm = g2 ? device.msm_tuning().g2_algorithm : device.msm_tuning().algorithm;
   c.scratch_limit_bytes = device.msm_tuning().scratch_limit_bytes;
   return c;
 }
@@ -157,7 +157,7 @@ struct Group<ff::Fp> {
   static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
                                  std::size_t n,
                                  u32* out) {
-    return kernels::msm_g1_enqueue(s, bases, scalars, n, msm_config(device), device.msm_scratch(), out);
+    return kernels::msm_g1_enqueue(s, bases, scalars, n, msm_config(device, false), device.msm_scratch(), out);
   }
 };
 template <>
@@ -170,7 +170,7 @@ struct Group<ff::Fp2> {
   static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
                                  std::size_t n,
                                  u32* out) {
-    return kernels::msm_g2_enqueue(s, bases, scalars, n, msm_config(device), device.msm_scratch(), out);
+    return kernels::msm_g2_enqueue(s, bases, scalars, n, msm_config(device, true), device.msm_scratch(), out);
   }
 };
 

@@ -372,10 +372,12 @@ Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algor
       continue;
     }
     if (m <= floor_points) return Plan{};
-    // Shrink by the overshoot (16 W bytes of sort pairs per point, and two
-    // staged copies of streamed points), at least by 1/8.
+    // Shrink by the overshoot (16 W bytes of sort pairs per point, two
+    // staged copies of streamed points; the affine tree's lists are larger:
+    // the layout's own bytes per point bound them, buckets included), at
+    // least by 1/8. Underestimating the bytes per point would cut too much.
     const std::size_t over = p.total_bytes - limit_bytes;
-    const std::size_t per_point = 16 * w + 2 * staged_point_bytes;
+    const std::size_t per_point = std::max(16 * w + 2 * staged_point_bytes, p.total_bytes / m);
     const std::size_t cut = std::max(over / per_point + 1, m / 8);
     m = std::max(floor_points, m > cut ? m - cut : std::size_t{1});
   }

@@ -125,6 +125,7 @@ TEST_F(Groth16Gpu, SharedMemoryG2AccumulationProofIsByteIdenticalToCpu) {
        {MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12, MsmAlgorithm::kAffineTree}) {
     Device::MsmTuning t = device_->msm_tuning();
     t.algorithm = algorithm;
+    t.g2_algorithm = algorithm;
     device_->set_msm_tuning(t);
     GpuProver gpu(*device_, pool_);
     const Blinding b = blinding();

@@ -97,6 +97,7 @@ void set_tuning(Device& dev, MsmAlgorithm algorithm, int window_bits = 0,
                 std::size_t limit_bytes = kDefaultMsmScratchBytes) {
   Device::MsmTuning t;
   t.algorithm = algorithm;
+  t.g2_algorithm = algorithm;
   t.window_bits = window_bits;
   t.scratch_limit_bytes = limit_bytes;
   dev.set_msm_tuning(t);
