@@ -19,7 +19,8 @@
 // one warm-up. H's NTT pipeline is device time (CUDA events, started after
 // a, b, c are on the device); each MSM stage is wall time around synchronous
 // device work, with the host's scalar selection / split shown separately and
-// subtracted in "GPU total".
+// subtracted in "GPU total" (which undercounts once the split overlaps the
+// device: "NTTs + MSM walls" is the upper bound).
 #include "partition_bench.hpp"
 
 #include <algorithm>
@@ -181,6 +182,11 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
          return s.h_gpu_ms + s.h_msm_ms + s.l_msm_ms + s.a_msm_ms + s.b_msm_ms - s.l_host_ms - s.a_host_ms -
                 s.b_host_ms;
        }},
+      // The host split now overlaps the device (its time can exceed its
+      // stage's wall), so the line above subtracts time that was hidden and
+      // moves with the host's load; this one bounds the device time from above.
+      {"NTTs + MSM walls (host split overlapped)",
+       [](const gpu::GpuProveStats& s) { return s.h_gpu_ms + s.h_msm_ms + s.l_msm_ms + s.a_msm_ms + s.b_msm_ms; }},
       {"wall total (all stages)",
        [](const gpu::GpuProveStats& s) { return s.h_ms + s.h_msm_ms + s.l_msm_ms + s.a_msm_ms + s.b_msm_ms; }},
   };
