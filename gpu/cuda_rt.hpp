@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -182,6 +183,18 @@ class DeviceGuard {
 };
 
 inline unsigned grid_for(std::size_t n, unsigned block) { return static_cast<unsigned>((n + block - 1) / block); }
+
+// The largest local memory (thread stack, bytes per thread) of the kernels,
+// for reserving device memory for their stacks before planning scratch.
+inline std::size_t max_local_bytes(std::initializer_list<const void*> kernels) {
+  std::size_t bytes = 0;
+  for (const void* k : kernels) {
+    cudaFuncAttributes attr{};
+    CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
+    bytes = bytes > attr.localSizeBytes ? bytes : attr.localSizeBytes;
+  }
+  return bytes;
+}
 
 // Queues fn() on the stream (cudaLaunchHostFunc): CUDA's callback thread runs
 // it once the stream's earlier work is done, and the stream's later work

@@ -466,8 +466,8 @@ ec::G1Jacobian Device::msm(const G1Bases& bases, const DeviceFrVector& scalars, 
   kernels::MsmPhaseMs k;
   const kernels::MsmWindows w =
       kernels::msm_g1(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning, false), impl_->msm_scratch,
-                      phases ? &k : nullptr);
+                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning, false),
+                      impl_->msm_scratch, phases ? &k : nullptr);
   copy_phases(k, w, phases);
   return combine_windows<ff::Fp>(w.sums, w.window_bits);
 }
@@ -483,8 +483,8 @@ ec::G2Jacobian Device::msm(const G2Bases& bases, const DeviceFrVector& scalars, 
   kernels::MsmPhaseMs k;
   const kernels::MsmWindows w =
       kernels::msm_g2(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning, true), impl_->msm_scratch,
-                      phases ? &k : nullptr);
+                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning, true),
+                      impl_->msm_scratch, phases ? &k : nullptr);
   copy_phases(k, w, phases);
   return combine_windows<ff::Fp2>(w.sums, w.window_bits);
 }

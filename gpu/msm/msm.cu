@@ -278,17 +278,11 @@ template <class F>
 std::size_t local_memory_margin_bytes(int ordinal, int sm_count) {
   int threads_per_sm = 0;
   CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ordinal));
-  std::size_t per_thread = 0;
-  const void* kernels[] = {reinterpret_cast<const void*>(&accumulate_buckets_kernel<F>),
-                           reinterpret_cast<const void*>(&accumulate_runs_kernel<F>),
-                           reinterpret_cast<const void*>(&fixup_runs_kernel<F>),
-                           reinterpret_cast<const void*>(&segment_kernel<F>),
-                           reinterpret_cast<const void*>(&window_sum_kernel<F>)};
-  for (const void* k : kernels) {
-    cudaFuncAttributes attr{};
-    CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
-    per_thread = std::max(per_thread, attr.localSizeBytes);
-  }
+  std::size_t per_thread = detail::max_local_bytes({reinterpret_cast<const void*>(&accumulate_buckets_kernel<F>),
+                                                    reinterpret_cast<const void*>(&accumulate_runs_kernel<F>),
+                                                    reinterpret_cast<const void*>(&fixup_runs_kernel<F>),
+                                                    reinterpret_cast<const void*>(&segment_kernel<F>),
+                                                    reinterpret_cast<const void*>(&window_sum_kernel<F>)});
   per_thread = std::max(per_thread, g2smem::local_bytes_per_thread(sizeof(F) == sizeof(dev::Fp)
                                                                        ? g2smem::PointGroup::kG1
                                                                        : g2smem::PointGroup::kG2));

@@ -255,15 +255,8 @@ void launch(cudaStream_t s, const ChunkArgs& a) {
 
 template <class F>
 std::size_t local_bytes() {
-  std::size_t bytes = 0;
-  const void* kernels[] = {reinterpret_cast<const void*>(&accumulate_affine_kernel<F, kLanes<F>>),
-                           reinterpret_cast<const void*>(&merge_kernel<F>)};
-  for (const void* k : kernels) {
-    cudaFuncAttributes attr{};
-    CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
-    bytes = std::max(bytes, attr.localSizeBytes);
-  }
-  return bytes;
+  return detail::max_local_bytes({reinterpret_cast<const void*>(&accumulate_affine_kernel<F, kLanes<F>>),
+                                  reinterpret_cast<const void*>(&merge_kernel<F>)});
 }
 
 }  // namespace

@@ -688,22 +688,12 @@ std::uint32_t accumulate_runs(cudaStream_t s, const RunsArgs& a, SmemShape shape
 }
 
 std::size_t local_bytes_per_thread(PointGroup group) {
-  const void* g1[] = {reinterpret_cast<const void*>(&segment_smem_kernel<Fp>)};
-  const void* g2[] = {reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape14>),
-                      reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape12>),
-                      reinterpret_cast<const void*>(&segment_smem_kernel<Fp2>)};
-  std::size_t bytes = 0;
-  const auto take = [&](const void* k) {
-    cudaFuncAttributes attr{};
-    CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
-    bytes = std::max(bytes, attr.localSizeBytes);
-  };
   if (group == PointGroup::kG1) {
-    for (const void* k : g1) take(k);
-  } else {
-    for (const void* k : g2) take(k);
+    return detail::max_local_bytes({reinterpret_cast<const void*>(&segment_smem_kernel<Fp>)});
   }
-  return bytes;
+  return detail::max_local_bytes({reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape14>),
+                                  reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape12>),
+                                  reinterpret_cast<const void*>(&segment_smem_kernel<Fp2>)});
 }
 
 }  // namespace cuzk::gpu::kernels::g2smem

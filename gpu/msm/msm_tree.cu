@@ -202,33 +202,27 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Warp shuffles of a field element, word by word.
-template <class F>
-__device__ __forceinline__ F shfl_up(const F& v, u32 delta) {
+// Warp shuffles of a field element, word by word (op shuffles one word).
+template <class F, class Op>
+__device__ __forceinline__ F shuffle_words(const F& v, Op op) {
   F r;
   const u32* a = reinterpret_cast<const u32*>(&v);
   u32* b = reinterpret_cast<u32*>(&r);
 #pragma unroll
-  for (int i = 0; i < int(sizeof(F) / 4); ++i) b[i] = __shfl_up_sync(0xffffffffu, a[i], delta);
+  for (int i = 0; i < int(sizeof(F) / 4); ++i) b[i] = op(a[i]);
   return r;
+}
+template <class F>
+__device__ __forceinline__ F shfl_up(const F& v, u32 delta) {
+  return shuffle_words(v, [delta](u32 w) { return __shfl_up_sync(0xffffffffu, w, delta); });
 }
 template <class F>
 __device__ __forceinline__ F shfl_down(const F& v, u32 delta) {
-  F r;
-  const u32* a = reinterpret_cast<const u32*>(&v);
-  u32* b = reinterpret_cast<u32*>(&r);
-#pragma unroll
-  for (int i = 0; i < int(sizeof(F) / 4); ++i) b[i] = __shfl_down_sync(0xffffffffu, a[i], delta);
-  return r;
+  return shuffle_words(v, [delta](u32 w) { return __shfl_down_sync(0xffffffffu, w, delta); });
 }
 template <class F>
 __device__ __forceinline__ F shfl(const F& v, int lane) {
-  F r;
-  const u32* a = reinterpret_cast<const u32*>(&v);
-  u32* b = reinterpret_cast<u32*>(&r);
-#pragma unroll
-  for (int i = 0; i < int(sizeof(F) / 4); ++i) b[i] = __shfl_sync(0xffffffffu, a[i], lane);
-  return r;
+  return shuffle_words(v, [lane](u32 w) { return __shfl_sync(0xffffffffu, w, lane); });
 }
 
 // slot_product[t] <- 1 / slot_product[t], one inversion per warp: each lane
@@ -396,7 +390,7 @@ Grid grid_for_round(u64 outputs, int sm_count) {
 
 template <class F, bool kFromBases>
 void launch_round(cudaStream_t s, Source<F, kFromBases> src, Buffers<F>& buf, int cur, int out_list, u32 buckets,
-                  dev::Xyzz<F>* slab_buckets, const Grid& grid) {
+                  const Grid& grid) {
   const int nxt = 1 - cur;
   halve_kernel<<<detail::grid_for(buckets + 1, 256), 256, 0, s>>>(buf.len[cur], buckets, buf.len[nxt]);
   CUZK_CUDA_CHECK_LAUNCH();
@@ -444,10 +438,9 @@ void accumulate(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& a) {
       const Grid grid = grid_for_round(bound, sm_count);
       const int out_list = r % 2;
       if (r == 0) {
-        launch_round<F, true>(s, Source<F, true>{bases, a.vals}, buf, cur, out_list, buckets, slab_buckets, grid);
+        launch_round<F, true>(s, Source<F, true>{bases, a.vals}, buf, cur, out_list, buckets, grid);
       } else {
-        launch_round<F, false>(s, Source<F, false>{buf.list[1 - out_list], nullptr}, buf, cur, out_list, buckets,
-                               slab_buckets, grid);
+        launch_round<F, false>(s, Source<F, false>{buf.list[1 - out_list], nullptr}, buf, cur, out_list, buckets, grid);
       }
       cur = 1 - cur;
     }
@@ -460,21 +453,14 @@ void accumulate(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& a) {
 
 template <class F>
 std::size_t local_bytes() {
-  std::size_t bytes = 0;
-  const void* kernels[] = {reinterpret_cast<const void*>(&map_kernel<F, true>),
-                           reinterpret_cast<const void*>(&map_kernel<F, false>),
-                           reinterpret_cast<const void*>(&forward_kernel<F, true>),
-                           reinterpret_cast<const void*>(&forward_kernel<F, false>),
-                           reinterpret_cast<const void*>(&invert_kernel<F>),
-                           reinterpret_cast<const void*>(&backward_kernel<F, true>),
-                           reinterpret_cast<const void*>(&backward_kernel<F, false>),
-                           reinterpret_cast<const void*>(&finish_kernel<F>)};
-  for (const void* k : kernels) {
-    cudaFuncAttributes attr{};
-    CUZK_CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
-    bytes = std::max(bytes, attr.localSizeBytes);
-  }
-  return bytes;
+  return detail::max_local_bytes({reinterpret_cast<const void*>(&map_kernel<F, true>),
+                                  reinterpret_cast<const void*>(&map_kernel<F, false>),
+                                  reinterpret_cast<const void*>(&forward_kernel<F, true>),
+                                  reinterpret_cast<const void*>(&forward_kernel<F, false>),
+                                  reinterpret_cast<const void*>(&invert_kernel<F>),
+                                  reinterpret_cast<const void*>(&backward_kernel<F, true>),
+                                  reinterpret_cast<const void*>(&backward_kernel<F, false>),
+                                  reinterpret_cast<const void*>(&finish_kernel<F>)});
 }
 
 }  // namespace

@@ -353,7 +353,9 @@ TEST(GpuMsmPlan, AffineTreeRoundsSumEveryBucket) {
       std::vector<std::pair<std::uint32_t, bool>> pair_in(start_next[buckets]);
       for (std::size_t b = 0; b < buckets; ++b) {
         if (len[b] == 1) got[b] += list[start[b]];  // final: merged into the bucket
-        for (std::uint32_t j = 0; j < len_next[b]; ++j) pair_in[start_next[b] + j] = {start[b] + 2 * j, 2 * j + 1 < len[b]};
+        for (std::uint32_t j = 0; j < len_next[b]; ++j) {
+          pair_in[start_next[b] + j] = {start[b] + 2 * j, 2 * j + 1 < len[b]};
+        }
       }
       const std::uint64_t outputs = start_next[buckets];
       bound = tree_list_max(bound);
