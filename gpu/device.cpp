@@ -441,13 +441,6 @@ void Device::release_msm_scratch() {
 }
 
 namespace {
-kernels::MsmConfig msm_config(const Device::MsmTuning& t, bool g2) {
-  kernels::MsmConfig c;
-  c.window_bits = t.window_bits;
-  c.algorithm = g2 ? t.g2_algorithm : t.algorithm;
-  c.scratch_limit_bytes = t.scratch_limit_bytes;
-  return c;
-}
 void copy_phases(const kernels::MsmPhaseMs& k, const kernels::MsmWindows& w, Device::MsmPhaseTimes* out) {
   if (out == nullptr) return;
   out->digits_ms = k.digits_ms;
@@ -466,7 +459,7 @@ ec::G1Jacobian Device::msm(const G1Bases& bases, const DeviceFrVector& scalars, 
   kernels::MsmPhaseMs k;
   const kernels::MsmWindows w =
       kernels::msm_g1(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning, false),
+                      n ? scalars.impl_->limbs.get() : nullptr, n, kernels::msm_config(impl_->msm_tuning, false),
                       impl_->msm_scratch, phases ? &k : nullptr);
   copy_phases(k, w, phases);
   return combine_windows<ff::Fp>(w.sums, w.window_bits);
@@ -483,7 +476,7 @@ ec::G2Jacobian Device::msm(const G2Bases& bases, const DeviceFrVector& scalars, 
   kernels::MsmPhaseMs k;
   const kernels::MsmWindows w =
       kernels::msm_g2(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, msm_config(impl_->msm_tuning, true),
+                      n ? scalars.impl_->limbs.get() : nullptr, n, kernels::msm_config(impl_->msm_tuning, true),
                       impl_->msm_scratch, phases ? &k : nullptr);
   copy_phases(k, w, phases);
   return combine_windows<ff::Fp2>(w.sums, w.window_bits);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/cuda_rt.hpp"
+#include "gpu/gpu.hpp"
 #include "gpu/msm/msm_plan.hpp"
 #include "gpu/msm/point_source.hpp"
 
@@ -124,6 +125,15 @@ struct MsmConfig {
   // the window sums when the stream gets there (null: msm_g1 / msm_g2 wait).
   u32* window_sums_out = nullptr;
 };
+
+// The MSM configuration a Device's tuning gives the G1 (g2 false) or G2 MSMs.
+inline MsmConfig msm_config(const Device::MsmTuning& t, bool g2) {
+  MsmConfig c;
+  c.window_bits = t.window_bits;
+  c.algorithm = g2 ? t.g2_algorithm : t.algorithm;
+  c.scratch_limit_bytes = t.scratch_limit_bytes;
+  return c;
+}
 
 // bases: n packed affine points (x, y; identity = zeros), on the device or
 // partly in pinned host memory (streamed through two staging slots of the

@@ -113,14 +113,6 @@ ec::Jacobian<F> slot_result(const u32* slot, const staging::MsmResultMeta& meta)
   return r;
 }
 
-// The MSMs use the Device's tuning (per group) and its scratch arena.
-kernels::MsmConfig msm_config(const Device& device, bool g2) {
-  kernels::MsmConfig c;
-  c.window_bits = device.msm_tuning().window_bits;
-  c.algorithm = g2 ? device.msm_tuning().g2_algorithm : device.msm_tuning().algorithm;
-  c.scratch_limit_bytes = device.msm_tuning().scratch_limit_bytes;
-  return c;
-}
 
 // Grows a reused buffer to at least `count` elements (contents dropped).
 template <class T>
@@ -157,7 +149,8 @@ struct Group<ff::Fp> {
   static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
                                  std::size_t n,
                                  u32* out) {
-    return kernels::msm_g1_enqueue(s, bases, scalars, n, msm_config(device, false), device.msm_scratch(), out);
+    return kernels::msm_g1_enqueue(s, bases, scalars, n, kernels::msm_config(device.msm_tuning(), false),
+                                   device.msm_scratch(), out);
   }
 };
 template <>
@@ -170,7 +163,8 @@ struct Group<ff::Fp2> {
   static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
                                  std::size_t n,
                                  u32* out) {
-    return kernels::msm_g2_enqueue(s, bases, scalars, n, msm_config(device, true), device.msm_scratch(), out);
+    return kernels::msm_g2_enqueue(s, bases, scalars, n, kernels::msm_config(device.msm_tuning(), true),
+                                   device.msm_scratch(), out);
   }
 };
 
