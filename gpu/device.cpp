@@ -127,9 +127,9 @@ std::optional<MsmAlgorithm> msm_algorithm_from_env() {
 
 // CUZK_MSM_SCRATCH_MIB overrides the MSM scratch limit (e.g. a small value
 // forces chunked MSMs inside the prover, to validate that path).
-std::size_t msm_scratch_limit_from_env() {
+std::optional<std::size_t> msm_scratch_limit_from_env() {
   const char* v = std::getenv("CUZK_MSM_SCRATCH_MIB");
-  if (v == nullptr || *v == 0) return kDefaultMsmScratchBytes;
+  if (v == nullptr || *v == 0) return std::nullopt;
   char* end = nullptr;
   const unsigned long long mib = std::strtoull(v, &end, 10);
   if (end == v || *end != 0 || mib == 0 || mib > (std::size_t{1} << 24)) {
@@ -170,8 +170,9 @@ struct Device::Impl {
       msm_tuning.algorithm = *a;
       msm_tuning.g2_algorithm = *a;
     }
-    msm_tuning.scratch_limit_bytes = msm_scratch_limit_from_env();
+    scratch_limit_from_env = msm_scratch_limit_from_env();
   }
+  std::optional<std::size_t> scratch_limit_from_env;  // read before the device's memory size
   int ordinal;
   DeviceInfo info;
   detail::Stream stream;
@@ -234,6 +235,8 @@ Device::Device(int ordinal) {
   impl_->info.cc_major = prop.major;
   impl_->info.cc_minor = prop.minor;
   impl_->info.global_memory_bytes = prop.totalGlobalMem;
+  impl_->msm_tuning.scratch_limit_bytes =
+      impl_->scratch_limit_from_env.value_or(default_msm_scratch_bytes(prop.totalGlobalMem));
 }
 
 Device::~Device() {

@@ -176,16 +176,16 @@ class Device {
   // throw kInvalidArgument.
   struct MsmTuning {
     int window_bits = 0;  // 0: chosen by gpu/msm/msm_plan.hpp; otherwise 2..24
-    // G1: balanced runs (smem12 = the balanced kernel for G1), the fastest
-    // measured on the H200 at 2^20..2^26 (gpu/device.cpp); the others stay
-    // selectable.
-    MsmAlgorithm algorithm = MsmAlgorithm::kBalancedSmem12;
-    // G2: the affine pairwise tree, faster than smem12 at every size measured
-    // on the H200 (2^20 31.6 vs 38.6 ms, 2^23 ~190 vs 212, 2^25 661 vs 714).
+    // Both groups: the affine pairwise tree, the fastest at every size
+    // measured on the H200 with the default arena (G1 2^20 10.8 vs 11.5 ms
+    // for smem12, 2^24 93.9 vs 115.2, 2^27 656.8 vs 826.5; G2 2^20 31.5 vs
+    // 38.7, 2^25 525.7 vs 734.2). The others stay selectable.
+    MsmAlgorithm algorithm = MsmAlgorithm::kAffineTree;
     MsmAlgorithm g2_algorithm = MsmAlgorithm::kAffineTree;
     // Device scratch of one MSM (sort pairs, buckets, bounds), allocated once
     // per Device and reused; larger MSMs are processed in chunks of points
-    // that fit. The MSM also stays within the free device memory.
+    // that fit. The MSM also stays within the free device memory. A Device
+    // starts with default_msm_scratch_bytes(its memory) (8..32 GiB).
     std::size_t scratch_limit_bytes = kDefaultMsmScratchBytes;
   };
   void set_msm_tuning(const MsmTuning& tuning);

@@ -108,16 +108,28 @@ class MsmScratch {
     if (!copy_stream_) copy_stream_ = std::make_unique<detail::Stream>();
     return copy_stream_->get();
   }
+  // A second compute stream for work an MSM splits in two (the affine tree's
+  // slabs), with the events that fork it from and join it back into the
+  // MSM's stream; created on first use.
+  struct Side {
+    detail::Stream stream;
+    detail::Event fork, join;
+  };
+  Side& side() {
+    if (!side_) side_ = std::make_unique<Side>();
+    return *side_;
+  }
 
  private:
   detail::DeviceBuffer<unsigned char> buffer_;
   std::unique_ptr<detail::Stream> copy_stream_;
+  std::unique_ptr<Side> side_;
   std::unique_ptr<detail::Event> last_use_;
 };
 
 struct MsmConfig {
   int window_bits = 0;  // 0: chosen by msm::plan
-  MsmAlgorithm algorithm = MsmAlgorithm::kBalancedSmem12;  // the fastest on the H200 (gpu/device.cpp)
+  MsmAlgorithm algorithm = MsmAlgorithm::kAffineTree;  // the fastest on the H200 (Device::MsmTuning)
   // Upper bound on the arena; the MSM also stays within the free device memory
   // (less detail::kDeviceMemoryReserveBytes) and chunks the points to fit.
   std::size_t scratch_limit_bytes = kDefaultMsmScratchBytes;

@@ -486,6 +486,12 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
       a.chunk_points = m;
       a.buckets = buckets;
       a.arena = arena;
+      if (plan.tree_sets > 1) {
+        auto& side = scratch.side();
+        a.side = side.stream.get();
+        a.fork = side.fork.get();
+        a.join = side.join.get();
+      }
       if constexpr (sizeof(F) == sizeof(dev::Fp)) {
         tree::accumulate_g1(s, plan, a);
       } else {

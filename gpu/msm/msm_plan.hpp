@@ -62,6 +62,15 @@ enum class MsmAlgorithm {
 };
 
 inline constexpr std::size_t kDefaultMsmScratchBytes = std::size_t{8} << 30;
+// The scratch limit a Device of device_bytes gets by default: a quarter of
+// its memory, at least kDefaultMsmScratchBytes and at most 32 GiB (an H200:
+// 32 GiB). The affine tree turns memory into speed: on the H200 a 32 GiB
+// arena against 8 GiB took G1 2^24 from 113 to ~94 ms and 2^27 from 816 to
+// <700 ms (bench/gpu/NOTES.md); a 32 GiB PoRep partition peaked at 80 GB of
+// the H200's 150 GB with the 8 GiB arena.
+constexpr std::size_t default_msm_scratch_bytes(std::size_t device_bytes) {
+  return std::clamp(device_bytes / 4, kDefaultMsmScratchBytes, std::size_t{32} << 30);
+}
 
 namespace msm {
 
@@ -92,10 +101,14 @@ inline constexpr std::uint64_t kMaxEntries = (std::uint64_t{1} << 31) - 1;
 // work and only the first chunk's copy (less its digits and sort) is exposed.
 inline constexpr std::size_t kMinStreamedChunks = 4;
 // Affine tree: entries per slab (the windows whose rounds run together; the
-// round buffers are sized for one slab, ~115 B per entry for G1) and outputs
+// round buffers are sized for one slab, ~160 B per entry for G1) and outputs
 // per thread of the forward / backward kernels (one running product each).
-inline constexpr std::size_t kTreeSlabEntries = std::size_t{1} << 24;
+inline constexpr std::size_t kTreeSlabEntries = std::size_t{1} << 26;
 inline constexpr int kTreeOutputsPerThread = 16;
+// Affine tree: slab buffer sets. With two, consecutive slabs run on two
+// streams, so one slab's latency-bound steps (the per-warp inversions, the
+// per-bucket kernels, the short last rounds) overlap the other's products.
+inline constexpr int kTreeSets = 2;
 
 // Signed c-bit digits of a scalar < 2^255: W = ceil(256 / c) windows. The
 // recoding carries 1 into the next window when a digit exceeds 2^(c-1), so
@@ -242,6 +255,11 @@ struct Plan {
   std::size_t tree_len_off[2] = {0, 0}, tree_start_off[2] = {0, 0};
   std::size_t tree_slot_off = 0, tree_prefix_off = 0, tree_scan_temp_off = 0, tree_scan_temp_bytes = 0;
   std::size_t tree_output_prefix_off = 0, tree_sums_off = 0;
+  // Buffer sets (1 or 2: slab i uses set i % tree_sets); set k's offsets are
+  // set 0's plus k * tree_set_bytes. Set 0 starts at keys_off[0]: the sets
+  // overlay the sort keys and CUB's sort scratch.
+  int tree_sets = 0;
+  std::size_t tree_set_bytes = 0;
   std::size_t total_bytes = 0;
 };
 
@@ -266,7 +284,7 @@ inline void set_segments(Plan& p) {
 template <class SortTemp>
 Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm,
             const SortTemp& sort_temp, std::size_t staged_point_bytes = 0,
-            std::size_t tree_slab_entries = kTreeSlabEntries) {
+            std::size_t tree_slab_entries = kTreeSlabEntries, int tree_sets = kTreeSets) {
   Plan p;
   p.window_bits = c;
   p.windows = windows_for(c);
@@ -303,8 +321,10 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
   p.affine_sums_off = p.segs_off;
   p.window_sums_off = take(std::size_t(p.windows) * xyzz_bytes);
   p.first_partials_off = take(p.runs_max * xyzz_bytes);
-  for (int i = 0; i < 2; ++i) p.keys_off[i] = take(entries * 4);
   for (int i = 0; i < 2; ++i) p.vals_off[i] = take(entries * 4);
+  // The sort keys and CUB's scratch are dead once the bucket bounds are found
+  // (before any accumulation): the affine tree's buffers overlay them.
+  for (int i = 0; i < 2; ++i) p.keys_off[i] = take(entries * 4);
   // CUB's scratch need is not promised to be monotone in the item count: ask
   // for the full chunks and for the (shorter) last one.
   const std::size_t last_entries =
@@ -313,6 +333,8 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
       entries == 0 ? 0 : std::max(sort_temp(entries, key_bits(c)), sort_temp(last_entries, key_bits(c)));
   p.sort_temp_off = take(p.sort_temp_bytes);
   if (algorithm == MsmAlgorithm::kAffineTree && chunk_points > 0) {
+    const std::size_t sort_end = off;
+    off = p.keys_off[0];
     // xyzz_bytes / 2 = one affine point; a slab's entries <= windows * points.
     const std::size_t affine_bytes = xyzz_bytes / 2;
     const std::size_t field_bytes = affine_bytes / 2;
@@ -338,6 +360,12 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
     // CUB's decoupled look-back scan keeps ~16 B per tile of >= 256 items.
     p.tree_scan_temp_bytes = align_up(16 * ((p.tree_buckets + 1) / 256 + 1) + 4096);
     p.tree_scan_temp_off = take(p.tree_scan_temp_bytes);
+    // A second set only helps when there is a second slab to run beside the first.
+    const int slabs = (p.windows + p.tree_slab_windows - 1) / p.tree_slab_windows;
+    p.tree_sets = std::clamp(tree_sets, 1, std::min(slabs, 2));
+    p.tree_set_bytes = off - p.keys_off[0];  // a sum of aligned regions: aligned
+    for (int k = 1; k < p.tree_sets; ++k) take(p.tree_set_bytes);
+    off = std::max(off, sort_end);
   }
   p.staging_bytes = staged_point_bytes * chunk_points;
   if (p.staging_bytes > 0) {
@@ -359,16 +387,24 @@ Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algor
     m = std::min(m, std::max(floor_points, (n + kMinStreamedChunks - 1) / kMinStreamedChunks));
   }
   std::size_t tree_slab_entries = kTreeSlabEntries;
+  int tree_sets = kTreeSets;
   for (;;) {
     // Same chunk count, points spread evenly: the last chunk is not a sliver.
     const std::size_t chunks = (n + m - 1) / m;
     m = (n + chunks - 1) / chunks;
-    Plan p = layout(c, m, n, xyzz_bytes, algorithm, sort_temp, staged_point_bytes, tree_slab_entries);
+    Plan p = layout(c, m, n, xyzz_bytes, algorithm, sort_temp, staged_point_bytes, tree_slab_entries, tree_sets);
     if (p.total_bytes <= limit_bytes) return p;
-    // The affine tree gives up windows per slab (more rounds of launches)
-    // before points per chunk (more merges into the XYZZ buckets).
+    // The affine tree gives up windows per slab (more rounds of launches),
+    // then its second buffer set (no overlap of slabs), before points per
+    // chunk (more sorts and merges into the XYZZ buckets). H200, G1 2^24,
+    // accumulation: 4 windows x 2 sets 75.5 ms, 4 x 1 81.3, 1 x 2 84.4,
+    // 1 x 1 95.0 (bench/gpu/NOTES.md).
     if (p.tree_slab_windows > 1) {
       tree_slab_entries = std::size_t(p.tree_slab_windows / 2) * m;
+      continue;
+    }
+    if (p.tree_sets > 1) {
+      tree_sets = 1;
       continue;
     }
     if (m <= floor_points) return Plan{};
@@ -380,6 +416,9 @@ Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algor
     const std::size_t per_point = std::max(16 * w + 2 * staged_point_bytes, p.total_bytes / m);
     const std::size_t cut = std::max(over / per_point + 1, m / 8);
     m = std::max(floor_points, m > cut ? m - cut : std::size_t{1});
+    // The shorter chunks may fit the tree's wider slabs and second set again.
+    tree_slab_entries = kTreeSlabEntries;
+    tree_sets = kTreeSets;
   }
 }
 

@@ -22,10 +22,15 @@ struct ChunkArgs {
   std::uint64_t chunk_points = 0;
   void* buckets = nullptr;              // running XYZZ buckets (window-major)
   unsigned char* arena = nullptr;
+  // With plan.tree_sets = 2: odd slabs run on `side`, forked from and joined
+  // back into the MSM's stream by the two events.
+  cudaStream_t side = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
 };
 
 // Adds the chunk's points into the running XYZZ buckets (G1: Fp; G2: Fp2),
-// slab by slab, plan.tree_slab_windows windows at a time. Asynchronous on s.
+// slab by slab, plan.tree_slab_windows windows at a time. Asynchronous on s
+// (and args.side, joined back into s).
 void accumulate_g1(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& args);
 void accumulate_g2(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& args);
 

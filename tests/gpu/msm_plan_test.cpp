@@ -113,21 +113,28 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
   if (algorithm == MsmAlgorithm::kBatchAffine) {
     EXPECT_EQ(p.affine_sums_off, p.segs_off);
   }
+  // Regions by lifetime: kLive for the whole MSM, kSort until the bucket
+  // bounds are found, kTree while the affine tree accumulates (it overlays
+  // kSort). Aligned, inside the total, and apart from every region they share
+  // a lifetime with.
+  enum Life { kLive, kSort, kTree };
   struct Region {
     std::size_t off, bytes;
+    Life life;
   };
-  std::vector<Region> regions = {{p.buckets_off, p.bucket_count * xyzz},
-                                       {p.starts_off, p.key_count * 4},
-                                       {p.ends_off, p.key_count * 4},
-                                       {p.nonzero_off, 4},
-                                       {p.segs_off, std::max(std::size_t(p.segments) * xyzz, affine_sums)},
-                                       {p.window_sums_off, std::size_t(p.windows) * xyzz},
-                                       {p.first_partials_off, p.runs_max * xyzz},
-                                       {p.keys_off[0], entries * 4},
-                                       {p.keys_off[1], entries * 4},
-                                       {p.vals_off[0], entries * 4},
-                                       {p.vals_off[1], entries * 4},
-                                       {p.sort_temp_off, p.sort_temp_bytes}};
+  std::vector<Region> regions = {{p.buckets_off, p.bucket_count * xyzz, kLive},
+                                 {p.starts_off, p.key_count * 4, kLive},
+                                 {p.ends_off, p.key_count * 4, kLive},
+                                 {p.nonzero_off, 4, kLive},
+                                 {p.segs_off, std::max(std::size_t(p.segments) * xyzz, affine_sums), kLive},
+                                 {p.window_sums_off, std::size_t(p.windows) * xyzz, kLive},
+                                 {p.first_partials_off, p.runs_max * xyzz, kLive},
+                                 {p.vals_off[0], entries * 4, kLive},
+                                 {p.vals_off[1], entries * 4, kLive},
+                                 {p.keys_off[0], entries * 4, kSort},
+                                 {p.keys_off[1], entries * 4, kSort},
+                                 {p.sort_temp_off, p.sort_temp_bytes, kSort}};
+  for (int i = 0; i < 2 && p.staging_bytes > 0; ++i) regions.push_back({p.staging_off[i], p.staging_bytes, kLive});
   if (algorithm == MsmAlgorithm::kAffineTree) {
     // A slab's entries fit its lists; the second list holds 2/3 of the first.
     EXPECT_GE(p.tree_slab_windows, 1);
@@ -136,22 +143,36 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
     EXPECT_GE(p.tree_list[0], p.tree_entries * 2 / 3);
     EXPECT_GE(p.tree_list[1], p.tree_list[0] * 2 / 3);
     EXPECT_GE(p.tree_slots_max, tree_slots(p.tree_list[0]));
-    for (int i = 0; i < 2; ++i) {
-      regions.push_back({p.tree_list_off[i], p.tree_list[i] * (xyzz / 2)});
-      regions.push_back({p.tree_pair_in_off[i], p.tree_list[i] * 4});
-      regions.push_back({p.tree_len_off[i], (p.tree_buckets + 1) * 4});
-      regions.push_back({p.tree_start_off[i], (p.tree_buckets + 1) * 4});
+    // Two sets only with two slabs to run side by side.
+    const int slabs = (p.windows + p.tree_slab_windows - 1) / p.tree_slab_windows;
+    EXPECT_GE(p.tree_sets, 1);
+    EXPECT_LE(p.tree_sets, std::min(2, slabs));
+    for (int set = 0; set < p.tree_sets; ++set) {
+      const std::size_t d = std::size_t(set) * p.tree_set_bytes;
+      for (int i = 0; i < 2; ++i) {
+        regions.push_back({d + p.tree_list_off[i], p.tree_list[i] * (xyzz / 2), kTree});
+        regions.push_back({d + p.tree_pair_in_off[i], p.tree_list[i] * 4, kTree});
+        regions.push_back({d + p.tree_len_off[i], (p.tree_buckets + 1) * 4, kTree});
+        regions.push_back({d + p.tree_start_off[i], (p.tree_buckets + 1) * 4, kTree});
+      }
+      regions.push_back({d + p.tree_output_prefix_off, p.tree_list[0] * (xyzz / 4), kTree});
+      regions.push_back({d + p.tree_sums_off, p.tree_buckets * (xyzz / 2), kTree});
+      regions.push_back({d + p.tree_slot_off, p.tree_slots_max * (xyzz / 4), kTree});
+      regions.push_back({d + p.tree_prefix_off, p.tree_slots_max * (xyzz / 4), kTree});
+      regions.push_back({d + p.tree_scan_temp_off, p.tree_scan_temp_bytes, kTree});
     }
-    regions.push_back({p.tree_output_prefix_off, p.tree_list[0] * (xyzz / 4)});
-    regions.push_back({p.tree_sums_off, p.tree_buckets * (xyzz / 2)});
-    regions.push_back({p.tree_slot_off, p.tree_slots_max * (xyzz / 4)});
-    regions.push_back({p.tree_prefix_off, p.tree_slots_max * (xyzz / 4)});
-    regions.push_back({p.tree_scan_temp_off, p.tree_scan_temp_bytes});
   }
   for (std::size_t i = 0; i < regions.size(); ++i) {
-    EXPECT_EQ(regions[i].off % kAlignBytes, 0u) << i;
-    const std::size_t next = i + 1 < regions.size() ? regions[i + 1].off : p.total_bytes;
-    EXPECT_LE(regions[i].off + regions[i].bytes, next) << "region " << i;
+    const Region& a = regions[i];
+    EXPECT_EQ(a.off % kAlignBytes, 0u) << i;
+    EXPECT_LE(a.off + a.bytes, p.total_bytes) << "region " << i;
+    for (std::size_t j = i + 1; j < regions.size(); ++j) {
+      const Region& b = regions[j];
+      const bool share_lifetime = a.life == kLive || b.life == kLive || a.life == b.life;
+      if (share_lifetime && a.bytes > 0 && b.bytes > 0) {
+        EXPECT_TRUE(a.off + a.bytes <= b.off || b.off + b.bytes <= a.off) << "regions " << i << " and " << j;
+      }
+    }
   }
 }
 
@@ -416,6 +437,30 @@ TEST(GpuMsmPlan, AffineTreeRoundsAndLayout) {
   const Plan p = plan(1000003, kG1Xyzz, 12, MsmAlgorithm::kAffineTree, small, kH200Threads, fake_sort_temp, 96);
   check_layout(p, 1000003, kG1Xyzz, small, MsmAlgorithm::kAffineTree);
   EXPECT_LT(p.tree_slab_windows, p.windows);
+}
+
+// The H200's default arena (32 GiB): G1 2^24 runs 4-window slabs on two
+// buffer sets, and 2^27 (the H MSM) keeps both sets in two chunks. The sets
+// overlay the sort keys: the plan is smaller than the regions laid end to end.
+TEST(GpuMsmPlan, AffineTreeTwoSetsInTheH200Arena) {
+  const std::size_t limit = default_msm_scratch_bytes(std::size_t{150} << 30);
+  EXPECT_EQ(limit, std::size_t{32} << 30);
+  const Plan p24 = plan(std::size_t{1} << 24, kG1Xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads,
+                        fake_sort_temp);
+  check_layout(p24, std::size_t{1} << 24, kG1Xyzz, limit, MsmAlgorithm::kAffineTree);
+  EXPECT_EQ(p24.chunks, 1u);
+  EXPECT_EQ(p24.tree_slab_windows, 4);
+  EXPECT_EQ(p24.tree_sets, 2);
+  EXPECT_EQ(p24.tree_list_off[0], p24.keys_off[0]);
+  EXPECT_LT(p24.total_bytes, p24.sort_temp_off + p24.sort_temp_bytes + 2 * p24.tree_set_bytes);
+  const std::size_t h = (std::size_t{1} << 27) - 1;
+  const Plan p27 = plan(h, kG1Xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads, fake_sort_temp);
+  check_layout(p27, h, kG1Xyzz, limit, MsmAlgorithm::kAffineTree);
+  EXPECT_EQ(p27.chunks, 2u);
+  EXPECT_EQ(p27.tree_sets, 2);
+  // Smaller cards keep the 8 GiB floor; a quarter of the memory in between.
+  EXPECT_EQ(default_msm_scratch_bytes(std::size_t{16} << 30), kDefaultMsmScratchBytes);
+  EXPECT_EQ(default_msm_scratch_bytes(std::size_t{80} << 30), std::size_t{20} << 30);
 }
 
 }  // namespace
