@@ -458,6 +458,16 @@ TEST(GpuMsmPlan, AffineTreeTwoSetsInTheH200Arena) {
   check_layout(p27, h, kG1Xyzz, limit, MsmAlgorithm::kAffineTree);
   EXPECT_EQ(p27.chunks, 2u);
   EXPECT_EQ(p27.tree_sets, 2);
+  // GpuMsm.AffineTreeSlabsOnTwoStreams' shape (c = 4, 2^20 + 7 points, the
+  // 8 GiB test arena): several slabs on two sets, G1 and G2.
+  for (std::size_t xyzz : {kG1Xyzz, kG2Xyzz}) {
+    const std::size_t n = (std::size_t{1} << 20) + 7;
+    const Plan q = plan(n, xyzz, 4, MsmAlgorithm::kAffineTree, kDefaultMsmScratchBytes, kH200Threads, fake_sort_temp);
+    check_layout(q, n, xyzz, kDefaultMsmScratchBytes, MsmAlgorithm::kAffineTree);
+    EXPECT_EQ(q.chunks, 1u);
+    EXPECT_EQ(q.tree_sets, 2);
+    EXPECT_GT(q.windows, 2 * q.tree_slab_windows);
+  }
   // Smaller cards keep the 8 GiB floor; a quarter of the memory in between.
   EXPECT_EQ(default_msm_scratch_bytes(std::size_t{16} << 30), kDefaultMsmScratchBytes);
   EXPECT_EQ(default_msm_scratch_bytes(std::size_t{80} << 30), std::size_t{20} << 30);

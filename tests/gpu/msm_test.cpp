@@ -317,6 +317,22 @@ TEST(GpuMsm, AffineTreeExceptionalPairsAndLongBuckets) {
   EXPECT_TRUE(dev->msm(ids, std::span<const Fr>(make_scalars(rng, 5003))).is_identity());
 }
 
+// The tree's two buffer sets on two streams: at c = 4 (64 windows) a
+// 2^20-point chunk has 2^26 entries, more than one slab holds in the 8 GiB
+// test arena, so the windows run as several slabs alternating between the
+// MSM's stream and the side stream (GpuMsmPlan.AffineTreeTwoSetsInTheH200Arena
+// replays this plan on the host: 2 sets, more than two slabs).
+TEST(GpuMsm, AffineTreeSlabsOnTwoStreams) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(32);
+  auto dev = test::make_device();
+  set_tuning(*dev, MsmAlgorithm::kAffineTree, 4);
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, (std::size_t{1} << 20) + 7, 2048,
+                    &Device::upload_g1_bases);
+  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, (std::size_t{1} << 20) + 7, 256,
+                     &Device::upload_g2_bases);
+}
+
 // All-identity bases, all-zero scalars and a single point: the identity or
 // the point itself, through the affine path.
 TEST(GpuMsm, BatchAffineIdentityAndZeros) {
