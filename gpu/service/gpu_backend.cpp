@@ -47,7 +47,13 @@ static gpu::GpuProverOptions prover_options(const GpuBackendOptions& o) {
 
 struct GpuBackend::State {
   State(int ordinal, ThreadPool& math, const GpuBackendOptions& o)
-      : options(prover_options(o)), device(ordinal), prover(device, math, options) {}
+      : options(prover_options(o)), device(ordinal), prover(device, math, options) {
+    if (o.msm_scratch_bytes != 0) {  // the prover reads the tuning per call: set before the first
+      gpu::Device::MsmTuning t = device.msm_tuning();
+      t.scratch_limit_bytes = o.msm_scratch_bytes;
+      device.set_msm_tuning(t);
+    }
+  }
   gpu::GpuProverOptions options;  // also read by srs_device_bytes' estimate
   gpu::Device device;
   gpu::GpuProver prover;
@@ -308,18 +314,20 @@ std::vector<int> select_devices(const std::string& setting) {
 
 std::vector<std::shared_ptr<engine::DeviceBackend>> make_gpu_backends(const std::string& setting,
                                                                       std::uint32_t workers_per_device,
-                                                                      bool abc_on_device, ThreadPool& math,
+                                                                      GpuBackendOptions options, ThreadPool& math,
                                                                       runtime::Logger& log) {
+  options.log = &log;
   std::vector<std::shared_ptr<engine::DeviceBackend>> out;
   for (int ordinal : select_devices(setting)) {
     for (std::uint32_t w = 0; w < std::max<std::uint32_t>(1, workers_per_device); ++w) {
       try {
-        auto b = std::make_shared<GpuBackend>(ordinal, math, GpuBackendOptions{abc_on_device, &log});
+        auto b = std::make_shared<GpuBackend>(ordinal, math, options);
         log.info("gpu back end", {{"device", b->name()},
                                   {"memory_bytes", b->memory().total_bytes},
                                   {"free_bytes", b->memory().free_bytes},
                                   {"worker", w},
-                                  {"abc_on_device", abc_on_device ? "yes" : "no"},
+                                  {"abc_on_device", options.abc_on_device ? "yes" : "no"},
+                                  {"msm_scratch_bytes", b->msm_scratch_limit_bytes()},
                                   {"gpu_setup", GpuBackend::has_gpu_setup() ? "yes" : "no (cpu)"}});
         out.push_back(std::move(b));
       } catch (const gpu::Error& e) {

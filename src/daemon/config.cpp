@@ -161,6 +161,19 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     c.gpu_workers_per_device = *v;
   }
   if (auto v = r.get<bool>("gpu", "abc_on_device")) c.gpu_abc_on_device = *v;
+  if (auto v = r.get<std::string>("gpu", "msm_scratch")) {
+    if (*v == "auto") {
+      c.gpu_msm_scratch_bytes = 0;
+    } else {
+      auto b = policy::parse_size_bytes(*v);
+      if (!b) {
+        r.fail("gpu.msm_scratch", b.error().message);
+      } else if (b.value() < kMinGpuMsmScratchBytes) {
+        r.fail("gpu.msm_scratch", "\"auto\" or at least 256MiB");
+      }
+      c.gpu_msm_scratch_bytes = b.value();
+    }
+  }
   if (auto v = r.get<std::string>("memory", "total_budget")) {
     auto s = policy::parse_budget_setting(*v);
     if (!s) r.fail("memory.total_budget", s.error().message);

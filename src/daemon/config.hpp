@@ -49,6 +49,10 @@ struct Config {
   // R1CS matrices kept there, instead of on the host pool
   // (gpu_service::GpuBackendOptions::abc_on_device).
   bool gpu_abc_on_device = true;
+  // Device memory one prover's MSMs may use as scratch (gpu.msm_scratch:
+  // "auto" or a size); 0: the device's default, a quarter of its memory
+  // within 8..32 GiB. Less makes large MSMs run in more chunks.
+  std::uint64_t gpu_msm_scratch_bytes = 0;
   // [memory]
   std::string memory_total_budget = "auto";             // host-memory budget: "auto" (RAM - margin) or a size
   std::uint64_t memory_auto_margin_bytes = 12ull << 30;  // what "auto" leaves to the OS and the rest
@@ -58,6 +62,10 @@ struct Config {
   runtime::LogLevel log_level = runtime::LogLevel::kInfo;
   runtime::LogFormat log_format = runtime::LogFormat::kText;
 };
+
+// The smallest gpu.msm_scratch accepted: below it even a 2^20-point MSM
+// would run in many chunks.
+inline constexpr std::uint64_t kMinGpuMsmScratchBytes = std::uint64_t{256} << 20;
 
 // Parses TOML text; `origin` names the source in error messages.
 Config parse_config(const std::string& toml_text, const std::string& origin);

@@ -265,8 +265,7 @@ int run(const Config& config, runtime::Logger& log, ConfigReloader reload, std::
     std::vector<std::shared_ptr<engine::DeviceBackend>> gpus;
     if (backends.make_gpus && config.gpu_devices != "none") {
       try {
-        gpus = backends.make_gpus(config.gpu_devices, config.gpu_workers_per_device, config.gpu_abc_on_device, math,
-                                  log);
+        gpus = backends.make_gpus(config, math, log);
       } catch (const std::exception& e) {
         log.error("gpu.devices", {{"error", e.what()}});
         return 2;

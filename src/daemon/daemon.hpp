@@ -45,11 +45,10 @@ using ConfigReloader = std::function<LoadedConfig()>;
 // The proving back ends a binary provides (cuzkd links the GPU service when
 // CUDA is built; tests and CPU-only builds leave it empty: CPU proving).
 struct BackendFactory {
-  // GPU back ends for a [gpu] devices setting ("auto", "none", "0,1"), with
-  // [gpu] workers_per_device and abc_on_device.
-  std::function<std::vector<std::shared_ptr<engine::DeviceBackend>>(
-      const std::string& devices, std::uint32_t workers_per_device, bool abc_on_device, ThreadPool& math,
-      runtime::Logger& log)>
+  // GPU back ends for the [gpu] section: devices ("auto", "none", "0,1"),
+  // workers_per_device, abc_on_device, msm_scratch (Config's gpu_* fields).
+  std::function<std::vector<std::shared_ptr<engine::DeviceBackend>>(const Config& config, ThreadPool& math,
+                                                                      runtime::Logger& log)>
       make_gpus;
   // The development-parameter generator running on a GPU back end.
   std::function<engine::DevParamsGenerator(std::shared_ptr<engine::DeviceBackend>)> dev_params;

@@ -64,7 +64,12 @@ int main(int argc, char** argv) {
   try {
     cuzk::daemon::BackendFactory backends;
 #if CUZK_WITH_GPU
-    backends.make_gpus = cuzk::gpu_service::make_gpu_backends;
+    backends.make_gpus = [](const cuzk::daemon::Config& c, cuzk::ThreadPool& math, cuzk::runtime::Logger& log) {
+      cuzk::gpu_service::GpuBackendOptions options;
+      options.abc_on_device = c.gpu_abc_on_device;
+      options.msm_scratch_bytes = c.gpu_msm_scratch_bytes;
+      return cuzk::gpu_service::make_gpu_backends(c.gpu_devices, c.gpu_workers_per_device, options, math, log);
+    };
     backends.dev_params = cuzk::gpu_service::gpu_dev_params_generator;
 #endif
     return cuzk::daemon::run(loaded.config, log, std::move(reload), std::move(loaded.toml_text), backends);

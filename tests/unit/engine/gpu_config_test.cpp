@@ -12,6 +12,7 @@ TEST(GpuConfig, Defaults) {
   EXPECT_EQ(c.gpu_devices, "auto");
   EXPECT_EQ(c.gpu_workers_per_device, 1u);
   EXPECT_TRUE(c.gpu_abc_on_device);
+  EXPECT_EQ(c.gpu_msm_scratch_bytes, 0u);
   EXPECT_EQ(c.memory_total_budget, "auto");
   EXPECT_EQ(c.memory_auto_margin_bytes, 12ull << 30);
   EXPECT_EQ(c.engine.porep_synthesis_threads, 1u);
@@ -26,6 +27,7 @@ TEST(GpuConfig, ReadsEveryKey) {
 devices = "0,2"
 workers_per_device = 2
 abc_on_device = false
+msm_scratch = "24GiB"
 [memory]
 total_budget = "96GiB"
 auto_margin = "4GiB"
@@ -39,6 +41,9 @@ check_satisfaction = false
   EXPECT_EQ(c.gpu_devices, "0,2");
   EXPECT_EQ(c.gpu_workers_per_device, 2u);
   EXPECT_FALSE(c.gpu_abc_on_device);
+  EXPECT_EQ(c.gpu_msm_scratch_bytes, 24ull << 30);
+  EXPECT_EQ(parse_config("[gpu]\nmsm_scratch = \"auto\"\n", "t").gpu_msm_scratch_bytes, 0u);
+  EXPECT_EQ(parse_config("[gpu]\nmsm_scratch = \"256MiB\"\n", "t").gpu_msm_scratch_bytes, kMinGpuMsmScratchBytes);
   EXPECT_EQ(c.memory_total_budget, "96GiB");
   EXPECT_TRUE(parse_config("[gpu]\nabc_on_device = true\n", "t").gpu_abc_on_device);
   EXPECT_EQ(c.memory_auto_margin_bytes, 4ull << 30);
@@ -65,6 +70,9 @@ TEST(GpuConfig, ErrorsNameTheKey) {
   fails_with("[gpu]\ncolor = 1\n", "gpu.color");
   fails_with("[gpu]\nabc_on_device = 1\n", "gpu.abc_on_device");
   fails_with("[gpu]\nabc_on_device = \"yes\"\n", "gpu.abc_on_device");
+  fails_with("[gpu]\nmsm_scratch = \"lots\"\n", "gpu.msm_scratch");
+  fails_with("[gpu]\nmsm_scratch = \"64MiB\"\n", "gpu.msm_scratch");
+  fails_with("[gpu]\nmsm_scratch = 8\n", "gpu.msm_scratch");
   fails_with("[memory]\ntotal_budget = \"lots\"\n", "memory.total_budget");
   fails_with("[memory]\nauto_margin = \"-1GiB\"\n", "memory.auto_margin");
   fails_with("[porep]\nsynthesis_concurrency = 65\n", "porep.synthesis_concurrency");
@@ -78,6 +86,7 @@ TEST(GpuConfig, ExampleFileHasTheDefaults) {
   EXPECT_EQ(example.gpu_devices, d.gpu_devices);
   EXPECT_EQ(example.gpu_workers_per_device, d.gpu_workers_per_device);
   EXPECT_EQ(example.gpu_abc_on_device, d.gpu_abc_on_device);
+  EXPECT_EQ(example.gpu_msm_scratch_bytes, d.gpu_msm_scratch_bytes);
   EXPECT_EQ(example.memory_total_budget, d.memory_total_budget);
   EXPECT_EQ(example.memory_auto_margin_bytes, d.memory_auto_margin_bytes);
   EXPECT_EQ(example.engine.porep_synthesis_threads, d.engine.porep_synthesis_threads);
