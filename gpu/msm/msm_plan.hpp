@@ -65,9 +65,9 @@ inline constexpr std::size_t kDefaultMsmScratchBytes = std::size_t{8} << 30;
 // The scratch limit a Device of device_bytes gets by default: a quarter of
 // its memory, at least kDefaultMsmScratchBytes and at most 32 GiB (an H200:
 // 32 GiB). The affine tree turns memory into speed: on the H200 a 32 GiB
-// arena against 8 GiB took G1 2^24 from 113 to ~94 ms and 2^27 from 816 to
-// <700 ms (bench/gpu/NOTES.md); a 32 GiB PoRep partition peaked at 80 GB of
-// the H200's 150 GB with the 8 GiB arena.
+// arena against 8 GiB took G1 2^24 from 113.0 to 93.9 ms and 2^27 from 814.5
+// to 656.8 ms (bench/gpu/NOTES.md); a 32 GiB PoRep pipeline's device memory
+// peaked at 80 GB of the H200's 150 GB with the 8 GiB arena, 103 GB with 32.
 constexpr std::size_t default_msm_scratch_bytes(std::size_t device_bytes) {
   return std::clamp(device_bytes / 4, kDefaultMsmScratchBytes, std::size_t{32} << 30);
 }
