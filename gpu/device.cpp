@@ -170,9 +170,7 @@ struct Device::Impl {
       msm_tuning.algorithm = *a;
       msm_tuning.g2_algorithm = *a;
     }
-    scratch_limit_from_env = msm_scratch_limit_from_env();
   }
-  std::optional<std::size_t> scratch_limit_from_env;  // read before the device's memory size
   int ordinal;
   DeviceInfo info;
   detail::Stream stream;
@@ -236,7 +234,7 @@ Device::Device(int ordinal) {
   impl_->info.cc_minor = prop.minor;
   impl_->info.global_memory_bytes = prop.totalGlobalMem;
   impl_->msm_tuning.scratch_limit_bytes =
-      impl_->scratch_limit_from_env.value_or(default_msm_scratch_bytes(prop.totalGlobalMem));
+      msm_scratch_limit_from_env().value_or(default_msm_scratch_bytes(prop.totalGlobalMem));
 }
 
 Device::~Device() {
