@@ -450,6 +450,7 @@ void copy_phases(const kernels::MsmPhaseMs& k, const kernels::MsmWindows& w, Dev
   out->reduce_ms = k.reduce_ms;
   out->window_bits = w.window_bits;
   out->chunks = w.chunks;
+  out->reduced_by_trees = w.reduced_by_trees;
 }
 }  // namespace
 

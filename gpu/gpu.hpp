@@ -155,6 +155,7 @@ class Device {
     float reduce_ms = 0;      // buckets to window sums, copied back (the host combines the windows)
     int window_bits = 0;      // the window the plan chose
     std::size_t chunks = 0;   // point chunks the scratch limit required
+    bool reduced_by_trees = false;  // the affine tree reduced its buckets by trees (<= 2 chunks)
   };
   // sum_i scalars[i] * bases[i] over the first scalars.size() bases. Scalars are
   // Fr in Montgomery form (converted on the device).

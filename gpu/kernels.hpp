@@ -166,6 +166,7 @@ struct MsmWindows {
   int window_bits = 0;
   int windows = 0;  // W (0 for n = 0)
   std::size_t chunks = 0;
+  bool reduced_by_trees = false;  // the affine tree's tree reduction (msm::TreeReduceShape)
 };
 MsmWindows msm_g1(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
                   const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases);

@@ -12,7 +12,7 @@
 //        bench_gpu setup [--setup-log K]   (fixed-base G1/G2 of the GPU setup, default 2^24 scalars)
 //        bench_gpu field [--ops-per-thread K] [--waves W] [--reps R]
 //                  (Fp/Fr mul and sqr, CIOS vs even/odd forms: bench/gpu/field_bench.cu)
-//        options [--msm-algos LIST] [--no-ntt]
+//        options [--msm-algos LIST] [--no-ntt] [--msm-window-bits C] (C = 0: the plan's choice)
 //   MSM: 2048 random bases (s_j * G) replicated to N, uniformly random scalars
 //        (sppark's bench method, so sppark's H200 numbers compare directly).
 //        Every accumulation algorithm in LIST (comma separated, "bucket",
@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
   // Line-buffered so that a run killed by a time limit still shows how far it got.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   bool quick = false, setup_mode = false;
-  int max_msm_log = 26, max_ntt_log = 27, setup_log = 24;
+  int max_msm_log = 26, max_ntt_log = 27, setup_log = 24, msm_window_bits = 0;
   std::string ntt_algo_list;  // empty: the Device's default (CUZK_NTT_ALGO or radix2)
   std::string algos = std::getenv("CUZK_MSM_ALGO") != nullptr ? std::getenv("CUZK_MSM_ALGO") : "bucket,balanced";
   for (int i = 1; i < argc; ++i) {
@@ -202,6 +202,7 @@ int main(int argc, char** argv) {
     if (a == "--setup-log" && i + 1 < argc) setup_log = std::atoi(argv[++i]);
     if (a == "--max-msm-log" && i + 1 < argc) max_msm_log = std::atoi(argv[++i]);
     if (a == "--max-ntt-log" && i + 1 < argc) max_ntt_log = std::atoi(argv[++i]);
+    if (a == "--msm-window-bits" && i + 1 < argc) msm_window_bits = std::atoi(argv[++i]);
   }
   std::vector<std::pair<std::string, gpu::MsmAlgorithm>> msm_algos;
   for (std::size_t pos = 0; pos <= algos.size();) {
@@ -315,6 +316,7 @@ int main(int argc, char** argv) {
     gpu::Device::MsmTuning t = dev.msm_tuning();
     t.algorithm = a;
     t.g2_algorithm = a;
+    t.window_bits = msm_window_bits;
     dev.set_msm_tuning(t);
   };
   if (max_msm_log >= 20) {
@@ -347,9 +349,9 @@ int main(int argc, char** argv) {
         gpu::Device::MsmPhaseTimes ph;
         (void)dev.msm(dbases, ds, &ph);
         std::printf("G1 MSM 2^%d %s c=%d chunks=%zu: %.2f ms; phases: digits %.2f, sort %.2f, accumulate %.2f, "
-                    "reduce %.2f ms\n",
+                    "reduce %.2f ms%s\n",
                     log_n, msm_algos[ai].first.c_str(), ph.window_bits, ph.chunks, med, ph.digits_ms, ph.sort_ms,
-                    ph.accumulate_ms, ph.reduce_ms);
+                    ph.accumulate_ms, ph.reduce_ms, ph.reduced_by_trees ? " (by trees)" : "");
         if (ai == 0) first = r;
         const bool agree = ai == 0 || (first.x == r.x && first.y == r.y && first.z == r.z);
         rows.push_back({"G1 MSM " + msm_algos[ai].first + " c=" + std::to_string(ph.window_bits), std::size_t(log_n),
@@ -381,9 +383,9 @@ int main(int argc, char** argv) {
         gpu::Device::MsmPhaseTimes ph;
         (void)dev.msm(dbases, ds, &ph);
         std::printf("G2 MSM 2^%d %s c=%d chunks=%zu: %.2f ms; phases: digits %.2f, sort %.2f, accumulate %.2f, "
-                    "reduce %.2f ms\n",
+                    "reduce %.2f ms%s\n",
                     log_n, msm_algos[ai].first.c_str(), ph.window_bits, ph.chunks, med, ph.digits_ms, ph.sort_ms,
-                    ph.accumulate_ms, ph.reduce_ms);
+                    ph.accumulate_ms, ph.reduce_ms, ph.reduced_by_trees ? " (by trees)" : "");
         if (ai == 0) first = r;
         const bool agree = ai == 0 || (first.x == r.x && first.y == r.y && first.z == r.z);
         rows.push_back({"G2 MSM " + msm_algos[ai].first + " c=" + std::to_string(ph.window_bits), std::size_t(log_n),

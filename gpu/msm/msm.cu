@@ -31,6 +31,9 @@
 //    segment results. The W window sums go back to the host, which combines
 //    them by Horner's rule (c doublings per window): one GPU thread took ~7 ms
 //    for that chain of ~250 dependent doublings, the host takes well under 1 ms.
+//    The affine tree with at most two chunks reduces by trees instead
+//    (msm::TreeReduceShape): the weighted sum splits into group sums of the
+//    affine buckets, leaving 2^h XYZZ points per window for the steps above.
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
@@ -338,6 +341,38 @@ msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmSc
   return p;
 }
 
+// The tree reduction (gpu/msm/msm_tree.hpp): the chunks' affine buckets to
+// 2^h XYZZ points per window whose running-sum reduction is the window's sum;
+// segment sums into segs, returns segments per window.
+template <class F>
+u32 reduce_trees(cudaStream_t s, const msm::Plan& plan, unsigned char* arena, MsmScratch& scratch,
+                 dev::Xyzz<F>* segs) {
+  tree::ReduceArgs t;
+  if (plan.tree_sets > 1) {
+    auto& side = scratch.side();
+    t.side = side.stream.get();
+    t.fork = side.fork.get();
+    t.join = side.join.get();
+  }
+  t.affine_buckets = arena + plan.buckets_off;
+  t.index = reinterpret_cast<u32*>(arena + plan.tree_reduce_index_off);
+  t.e_out = arena + plan.tree_reduce_e_off;
+  t.arena = arena;
+  constexpr bool kG1 = sizeof(F) == sizeof(dev::Fp);
+  if constexpr (kG1) {
+    tree::reduce_g1(s, plan, t);
+  } else {
+    tree::reduce_g2(s, plan, t);
+  }
+  g2smem::ReduceArgs r;
+  r.buckets = t.e_out;
+  r.buckets_per_window = u32(1) << msm::tree_reduce_shape(plan.window_bits, plan.tree_reduce_chunks).h;
+  r.windows = u32(plan.windows);
+  r.segments_max = plan.segments;
+  r.seg_out = segs;
+  return g2smem::reduce_segments(s, r, kG1 ? g2smem::PointGroup::kG1 : g2smem::PointGroup::kG2);
+}
+
 // Segment sums of the reduction into segs; returns segments per window. Under
 // the smem algorithms and the affine tree (G1 and G2): gpu/msm/msm_g2_smem.cu's kernel
 // (accumulator in shared memory, its own segment count); otherwise
@@ -404,7 +439,13 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
     if (phases != nullptr) ev[i].record(s);
   };
 
-  CUZK_CUDA_CHECK(cudaMemsetAsync(buckets, 0, plan.bucket_count * sizeof(Point), s));  // all identity (ZZ = 0)
+  // The affine tree with its tree reduction writes every bucket of every
+  // chunk (affine, one array per chunk); the other paths accumulate into the
+  // XYZZ buckets from the identity.
+  const bool tree_reduce = config.algorithm == MsmAlgorithm::kAffineTree && plan.tree_reduce_chunks > 0;
+  if (!tree_reduce) {
+    CUZK_CUDA_CHECK(cudaMemsetAsync(buckets, 0, plan.bucket_count * sizeof(Point), s));  // all identity (ZZ = 0)
+  }
   for (std::size_t k = 0; k < plan.chunks; ++k) {
     const std::size_t off = k * plan.chunk_points;
     const std::size_t m = std::min(plan.chunk_points, n - off);
@@ -486,6 +527,10 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
       a.chunk_points = m;
       a.buckets = buckets;
       a.arena = arena;
+      if (tree_reduce) {
+        a.affine_buckets = buckets;
+        a.chunk = std::uint32_t(k);
+      }
       if (plan.tree_sets > 1) {
         auto& side = scratch.side();
         a.side = side.stream.get();
@@ -507,12 +552,14 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
   }
 
   mark(4 * plan.chunks);
-  const u32 segs_per_window = reduce_segments<F>(s, plan, config.algorithm, buckets, segs);
+  const u32 segs_per_window = tree_reduce ? reduce_trees<F>(s, plan, arena, scratch, segs)
+                                          : reduce_segments<F>(s, plan, config.algorithm, buckets, segs);
   window_sum_kernel<F><<<unsigned(windows), kWindowSumThreads, 0, s>>>(segs, segs_per_window, window_sums);
   CUZK_CUDA_CHECK_LAUNCH();
   out.window_bits = c;
   out.windows = windows;
   out.chunks = plan.chunks;
+  out.reduced_by_trees = tree_reduce;
   // Enqueued (msm_g1_enqueue): the sums go straight to the caller's pinned
   // buffer and the arena stays busy until the stream gets there (record_use);
   // the caller learns it from a fence. Otherwise into out.sums, and wait.

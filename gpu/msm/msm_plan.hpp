@@ -57,7 +57,9 @@ enum class MsmAlgorithm {
   // added in pairs, round after round, each round one batch of independent
   // affine adds sharing inversions through Montgomery's trick in separate
   // forward / invert / backward kernels (no thread waits for an inversion).
-  // The running buckets stay XYZZ; the reduction is the smem algorithms'.
+  // With at most kTreeReduceMaxChunks chunks the buckets stay affine and the
+  // reduction runs as two more trees (TreeReduceShape); otherwise the running
+  // buckets are XYZZ and the reduction is the smem algorithms'.
   kAffineTree,
 };
 
@@ -223,6 +225,82 @@ inline int tree_rounds(std::uint64_t chunk_points, int c, bool has_top_window) {
   return std::max(1, tree_rounds_for(std::uint64_t(std::ceil(m))));
 }
 
+// ---- Affine tree: the bucket reduction as two more trees --------------------
+// The reduction wants sum_d d B_d over a window's buckets d = 1 .. 2^m
+// (m = c - 1). Write d = a 2^h + b with b < 2^h (h = ceil(m / 2)):
+//   sum_d d B_d = 2^h sum_a a C_a + sum_b b D_b,
+//   C_a = sum_b B_{a 2^h + b}  (a = 1 .. A, A = 2^(m - h)),
+//   D_b = sum_a B_{a 2^h + b}  (b = 1 .. 2^h - 1).
+// C and D are plain group sums: every bucket enters at most two of them, and
+// they run as affine trees (~6 products per add, against the running-sum
+// reduction's two XYZZ adds of 14 products per bucket). What is left,
+// E_k = D_k + 2^h C_k for k = 1 .. 2^h, is a window of 2^h XYZZ buckets for
+// the running-sum reduction. With K chunks (K affine bucket arrays, one per
+// chunk) every group takes each chunk's copy of its buckets.
+// A window's entries: the C groups (a = 1 .. A; 2^h buckets each, a = A only
+// d = 2^m) then the D groups (A buckets each), each group's entries chunk by
+// chunk, contiguous.
+struct TreeReduceShape {
+  int h = 0;                        // low digit bits
+  std::uint32_t a_max = 0;          // A = 2^(m - h)
+  std::uint32_t chunks = 0;         // K
+  std::uint64_t c_entries = 0;      // entries of a window's C groups
+  std::uint64_t window_entries = 0;
+  std::uint32_t window_groups = 0;  // A + 2^h - 1
+  int rounds = 0;                   // tree rounds that bring the longest group to one point
+};
+constexpr TreeReduceShape tree_reduce_shape(int c, std::uint32_t chunks) {
+  TreeReduceShape s;
+  const int m = c - 1;
+  s.h = (m + 1) / 2;
+  s.a_max = std::uint32_t{1} << (m - s.h);
+  s.chunks = chunks;
+  const std::uint64_t low = std::uint64_t{1} << s.h;
+  s.c_entries = std::uint64_t(chunks) * ((s.a_max - 1) * low + 1);
+  s.window_entries = s.c_entries + std::uint64_t(chunks) * s.a_max * (low - 1);
+  s.window_groups = std::uint32_t(s.a_max + low - 1);
+  s.rounds = tree_rounds_for(std::uint64_t(chunks) * low);
+  return s;
+}
+// Group g of a window (g < window_groups): its entries [start, start + len)
+// (window-local) and its weight (a 2^h for C_a, b for D_b).
+struct TreeReduceGroup {
+  std::uint64_t start;
+  std::uint32_t len;
+  std::uint32_t weight;
+};
+CUZK_MSM_HD constexpr TreeReduceGroup tree_reduce_group(const TreeReduceShape& s, std::uint32_t g) {
+  const std::uint32_t low = std::uint32_t{1} << s.h;
+  if (g < s.a_max) {  // C_{g + 1}
+    const std::uint32_t len = g + 1 < s.a_max ? s.chunks * low : s.chunks;
+    return {std::uint64_t(g) * s.chunks * low, len, (g + 1) << s.h};
+  }
+  const std::uint32_t j = g - s.a_max;  // D_{j + 1}
+  return {s.c_entries + std::uint64_t(j) * s.chunks * s.a_max, s.chunks * s.a_max, j + 1};
+}
+// Entry e of a window (e < window_entries): chunk k's bucket d.
+struct TreeReduceEntry {
+  std::uint32_t chunk;
+  std::uint32_t digit;
+};
+CUZK_MSM_HD constexpr TreeReduceEntry tree_reduce_entry(const TreeReduceShape& s, std::uint64_t e) {
+  const std::uint64_t low = std::uint64_t{1} << s.h;
+  if (e < s.c_entries) {
+    const std::uint64_t group_entries = std::uint64_t(s.chunks) * low;
+    const std::uint64_t a = e / group_entries + 1;
+    const std::uint64_t r = e % group_entries;
+    if (a == s.a_max) return {std::uint32_t(r), std::uint32_t(a << s.h)};  // one bucket per chunk
+    return {std::uint32_t(r / low), std::uint32_t((a << s.h) + r % low)};
+  }
+  const std::uint64_t group_entries = std::uint64_t(s.chunks) * s.a_max;
+  const std::uint64_t b = (e - s.c_entries) / group_entries + 1;
+  const std::uint64_t r = (e - s.c_entries) % group_entries;
+  return {std::uint32_t(r / s.a_max), std::uint32_t(((r % s.a_max) << s.h) + b)};
+}
+// The tree reduction keeps each chunk's buckets affine, so at most this many
+// chunks (their affine arrays share the XYZZ buckets' region).
+inline constexpr std::uint32_t kTreeReduceMaxChunks = 2;
+
 // Byte layout of one MSM call in the scratch arena (offsets from its base).
 struct Plan {
   int window_bits = 0;
@@ -260,6 +338,17 @@ struct Plan {
   // overlay the sort keys and CUB's sort scratch.
   int tree_sets = 0;
   std::size_t tree_set_bytes = 0;
+  // Affine tree reduction (tree_reduce_chunks > 0; TreeReduceShape above):
+  // the chunks' affine buckets fill the XYZZ buckets' region, the entries'
+  // bucket indices and the E window go into the dead sort values (vals[0],
+  // vals[1]), the trees run on set 0. 0 when it does not fit (more than
+  // kTreeReduceMaxChunks chunks, or a small MSM whose slab buffers are
+  // smaller than the reduction's groups): the running-sum reduction then.
+  // Its windows run in slabs of tree_reduce_slab_windows on the buffer sets,
+  // alternating like the accumulation's.
+  std::uint32_t tree_reduce_chunks = 0;
+  int tree_reduce_slab_windows = 0;
+  std::size_t tree_reduce_index_off = 0, tree_reduce_e_off = 0;
   std::size_t total_bytes = 0;
 };
 
@@ -276,6 +365,26 @@ inline void set_segments(Plan& p) {
   p.seg_len = 1;
   while (p.seg_len < p.buckets_per_window && p.bucket_count / p.seg_len > kSegmentsTarget) p.seg_len *= 2;
   p.segments = p.bucket_count / p.seg_len;
+}
+
+// Whether the tree reduction fits a tree plan (see Plan::tree_reduce_chunks),
+// and where its arrays go.
+inline void set_tree_reduce(Plan& p, std::size_t chunk_entries, std::size_t xyzz_bytes) {
+  p.tree_reduce_chunks = 0;
+  if (p.chunks == 0 || p.chunks > kTreeReduceMaxChunks || p.window_bits < 3) return;
+  const TreeReduceShape s = tree_reduce_shape(p.window_bits, std::uint32_t(p.chunks));
+  const std::uint64_t entries = s.window_entries * std::uint64_t(p.windows);
+  const std::size_t e_bytes = (std::size_t{1} << s.h) * std::size_t(p.windows) * xyzz_bytes;
+  const std::uint64_t slab = std::min({p.tree_entries / s.window_entries, p.tree_buckets / s.window_groups,
+                                       std::uint64_t(p.windows)});
+  if (slab == 0 || entries * 4 > chunk_entries * 4 || e_bytes > chunk_entries * 4) return;
+  p.tree_reduce_chunks = std::uint32_t(p.chunks);
+  // With two sets, at least two slabs: one's latency-bound steps (each of its
+  // ~10 rounds' inversions and per-group kernels) beside the other's products.
+  const std::uint64_t per_set = (std::uint64_t(p.windows) + p.tree_sets - 1) / std::uint64_t(p.tree_sets);
+  p.tree_reduce_slab_windows = int(std::min(slab, per_set));
+  p.tree_reduce_index_off = p.vals_off[0];
+  p.tree_reduce_e_off = p.vals_off[1];
 }
 
 // Lays out the arena for window c and chunks of `chunk_points`; sort_temp(entries,
@@ -366,6 +475,7 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
     p.tree_set_bytes = off - p.keys_off[0];  // a sum of aligned regions: aligned
     for (int k = 1; k < p.tree_sets; ++k) take(p.tree_set_bytes);
     off = std::max(off, sort_end);
+    set_tree_reduce(p, entries, xyzz_bytes);
   }
   p.staging_bytes = staged_point_bytes * chunk_points;
   if (p.staging_bytes > 0) {

@@ -347,6 +347,98 @@ __global__ void finish_kernel(Source<F, false> src, const u32* len, const u32* s
   slab_buckets[b] = acc;
 }
 
+// The affine value of an XYZZ point (identity -> (0, 0)): one inversion of
+// ZZ ZZZ gives both 1 / ZZ and 1 / ZZZ.
+template <class F>
+__device__ __forceinline__ dev::Affine<F> to_affine(const dev::Xyzz<F>& p) {
+  if (p.is_identity()) return {F::zero(), F::zero()};
+  const F t = inverse(p.zz * p.zzz);
+  return {p.x * (t * p.zzz), p.y * (t * p.zz)};
+}
+
+// finish_kernel for the tree reduction: each bucket's sum stays affine, in
+// this chunk's array. A bucket is done when its list ran out (its point is in
+// sums) or is down to one point; a longer leftover list (rounds too few for a
+// skewed bucket) is summed in XYZZ and brought back by one inversion.
+template <class F>
+__global__ void finish_affine_kernel(Source<F, false> src, const u32* len, const u32* start, u32 buckets,
+                                     const dev::Affine<F>* sums, dev::Affine<F>* out) {
+  const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= buckets) return;
+  const u32 n = len[b];
+  if (n == 0) {
+    out[b] = sums[b];
+  } else if (n == 1) {
+    out[b] = src.point(start[b]);
+  } else {
+    dev::Xyzz<F> acc = dev::Xyzz<F>::identity();
+    for (u32 i = start[b]; i < start[b] + n; ++i) {
+      const dev::Affine<F> p = src.point(i);
+      acc.add_affine(p.x, p.y);
+    }
+    out[b] = to_affine(acc);
+  }
+}
+
+// The reduction's entries: entry e of window w is chunk k's bucket d
+// (msm::tree_reduce_entry), i.e. index k * bucket_count + w * bpw + d - 1 of
+// the chunks' affine arrays.
+__global__ void reduce_index_kernel(msm::TreeReduceShape shape, u32 windows, u64 bucket_count, u32 bpw, u32* index) {
+  const u64 e = u64(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= u64(windows) * shape.window_entries) return;
+  const u64 w = e / shape.window_entries;
+  const msm::TreeReduceEntry x = msm::tree_reduce_entry(shape, e % shape.window_entries);
+  index[e] = u32(x.chunk * bucket_count + w * bpw + x.digit - 1);
+}
+
+// Round 0's lengths and starts of the reduction's groups (window-major).
+template <class F>
+__global__ void reduce_init_kernel(msm::TreeReduceShape shape, u32 groups, u32* len0, u32* start0,
+                                   dev::Affine<F>* sums) {
+  const u32 g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= groups) return;
+  const u32 w = g / shape.window_groups;
+  const msm::TreeReduceGroup grp = msm::tree_reduce_group(shape, g % shape.window_groups);
+  start0[g] = u32(w * shape.window_entries + grp.start);
+  len0[g] = grp.len;
+  sums[g].x = F::zero();
+  sums[g].y = F::zero();
+}
+
+// A group's sum after rounds that suffice for every group (len <= 1 left).
+template <class F>
+__device__ __forceinline__ dev::Affine<F> group_sum(const u32* len, const u32* start, const dev::Affine<F>* list,
+                                                    const dev::Affine<F>* sums, u32 g) {
+  const u32 n = len[g];
+  if (n == 0) return sums[g];
+  if (n != 1) __trap();  // shape.rounds are exact: a longer list is a bug
+  return list[start[g]];
+}
+
+// E_k = D_k + 2^h C_k (k = 1 .. 2^h; D_{2^h} and C_k for k > A absent) into
+// window w's XYZZ bucket k - 1, for the running-sum reduction.
+template <class F>
+__global__ void reduce_combine_kernel(msm::TreeReduceShape shape, u32 windows, const u32* len, const u32* start,
+                                      const dev::Affine<F>* list, const dev::Affine<F>* sums, dev::Xyzz<F>* e_out) {
+  const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= (windows << shape.h)) return;
+  const u32 low = 1u << shape.h;
+  const u32 w = t >> shape.h;
+  const u32 k = (t & (low - 1)) + 1;
+  const u32 g0 = w * shape.window_groups;
+  dev::Xyzz<F> acc = dev::Xyzz<F>::identity();
+  if (k <= shape.a_max) {
+    const dev::Affine<F> c = group_sum(len, start, list, sums, g0 + k - 1);
+    acc.add_affine(c.x, c.y);
+    for (int i = 0; i < shape.h; ++i) acc = acc.dbl();
+  }
+  if (k < low) {
+    const dev::Affine<F> d = group_sum(len, start, list, sums, g0 + shape.a_max + k - 1);
+    acc.add_affine(d.x, d.y);
+  }
+  e_out[t] = acc;
+}
+
 // The arena's tree buffers, typed.
 template <class F>
 struct Buffers {
@@ -429,6 +521,12 @@ void accumulate(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& a) {
   CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
   const auto* bases = static_cast<const dev::Affine<F>*>(a.bases);
   auto* xyzz = static_cast<dev::Xyzz<F>*>(a.buckets);
+  // Tree reduction: this chunk's buckets stay affine, in its own array.
+  dev::Affine<F>* affine = nullptr;
+  if (a.affine_buckets != nullptr) {
+    if (a.chunk >= plan.tree_reduce_chunks) std::abort();
+    affine = static_cast<dev::Affine<F>*>(a.affine_buckets) + u64(a.chunk) * plan.bucket_count;
+  }
   const u32 bpw = u32(plan.buckets_per_window);
   if (sets == 2) {
     CUZK_CUDA_CHECK(cudaEventRecord(a.fork, s));
@@ -462,9 +560,77 @@ void accumulate(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& a) {
       }
       cur = 1 - cur;
     }
-    finish_kernel<F><<<detail::grid_for(buckets, 128), 128, 0, st>>>(
-        Source<F, false>{buf.list[(rounds - 1) % 2], nullptr}, buf.len[cur], buf.start[cur], buckets, buf.sums,
-        slab_buckets);
+    const Source<F, false> last{buf.list[(rounds - 1) % 2], nullptr};
+    if (affine != nullptr) {
+      finish_affine_kernel<F><<<detail::grid_for(buckets, 128), 128, 0, st>>>(
+          last, buf.len[cur], buf.start[cur], buckets, buf.sums, affine + u64(w0) * bpw);
+    } else {
+      finish_kernel<F><<<detail::grid_for(buckets, 128), 128, 0, st>>>(last, buf.len[cur], buf.start[cur], buckets,
+                                                                       buf.sums, slab_buckets);
+    }
+    CUZK_CUDA_CHECK_LAUNCH();
+  }
+  if (sets == 2) {
+    CUZK_CUDA_CHECK(cudaEventRecord(a.join, a.side));
+    CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, a.join, 0));
+  }
+}
+
+template <class F>
+void reduce(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& a) {
+  const msm::TreeReduceShape shape = msm::tree_reduce_shape(plan.window_bits, plan.tree_reduce_chunks);
+  const int slab_windows = plan.tree_reduce_slab_windows;
+  // The plan's fit check (msm::set_tree_reduce) guarantees these.
+  if (plan.tree_reduce_chunks == 0 || slab_windows < 1 ||
+      u64(slab_windows) * shape.window_entries > plan.tree_entries ||
+      u64(slab_windows) * shape.window_groups > plan.tree_buckets) {
+    std::abort();
+  }
+  const int sets = plan.tree_sets;
+  if (sets < 1 || sets > 2 || (sets == 2 && a.side == nullptr)) std::abort();
+  int ordinal = 0, sm_count = 0;
+  CUZK_CUDA_CHECK(cudaGetDevice(&ordinal));
+  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
+  const u32 windows = u32(plan.windows);
+  const u64 all_entries = u64(windows) * shape.window_entries;
+  reduce_index_kernel<<<detail::grid_for(all_entries, 256), 256, 0, s>>>(
+      shape, windows, plan.bucket_count, u32(plan.buckets_per_window), a.index);
+  CUZK_CUDA_CHECK_LAUNCH();
+  if (sets == 2) {
+    CUZK_CUDA_CHECK(cudaEventRecord(a.fork, s));
+    CUZK_CUDA_CHECK(cudaStreamWaitEvent(a.side, a.fork, 0));
+  }
+  const auto* points = static_cast<const dev::Affine<F>*>(a.affine_buckets);
+  auto* e_out = static_cast<dev::Xyzz<F>*>(a.e_out);
+  int slab = 0;
+  for (u32 w0 = 0; w0 < windows; w0 += u32(slab_windows), ++slab) {
+    // As in accumulate: slab i on set i % sets and its stream.
+    const int set = slab % sets;
+    const cudaStream_t st = set == 0 ? s : a.side;
+    Buffers<F> buf(plan, a.arena + std::size_t(set) * plan.tree_set_bytes);
+    const u32 nwin = std::min(u32(slab_windows), windows - w0);
+    const u32 groups = nwin * shape.window_groups;
+    reduce_init_kernel<F><<<detail::grid_for(groups, 256), 256, 0, st>>>(shape, groups, buf.len[0], buf.start[0],
+                                                                        buf.sums);
+    CUZK_CUDA_CHECK_LAUNCH();
+    const Source<F, true> entries{points, a.index + u64(w0) * shape.window_entries};
+    u64 bound = u64(nwin) * shape.window_entries;
+    int cur = 0;
+    for (int r = 0; r < shape.rounds; ++r) {
+      bound = msm::tree_list_max(bound);
+      const Grid grid = grid_for_round(bound, sm_count);
+      const int out_list = r % 2;
+      if (r == 0) {
+        launch_round<F, true>(st, entries, buf, cur, out_list, groups, grid);
+      } else {
+        launch_round<F, false>(st, Source<F, false>{buf.list[1 - out_list], nullptr}, buf, cur, out_list, groups,
+                               grid);
+      }
+      cur = 1 - cur;
+    }
+    reduce_combine_kernel<F><<<detail::grid_for(u64(nwin) << shape.h, 64), 64, 0, st>>>(
+        shape, nwin, buf.len[cur], buf.start[cur], buf.list[(shape.rounds - 1) % 2], buf.sums,
+        e_out + (u64(w0) << shape.h));
     CUZK_CUDA_CHECK_LAUNCH();
   }
   if (sets == 2) {
@@ -482,13 +648,18 @@ std::size_t local_bytes() {
                                   reinterpret_cast<const void*>(&invert_kernel<F>),
                                   reinterpret_cast<const void*>(&backward_kernel<F, true>),
                                   reinterpret_cast<const void*>(&backward_kernel<F, false>),
-                                  reinterpret_cast<const void*>(&finish_kernel<F>)});
+                                  reinterpret_cast<const void*>(&finish_kernel<F>),
+                                  reinterpret_cast<const void*>(&finish_affine_kernel<F>),
+                                  reinterpret_cast<const void*>(&reduce_init_kernel<F>),
+                                  reinterpret_cast<const void*>(&reduce_combine_kernel<F>)});
 }
 
 }  // namespace
 
 void accumulate_g1(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& args) { accumulate<Fp>(s, plan, args); }
 void accumulate_g2(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& args) { accumulate<Fp2>(s, plan, args); }
+void reduce_g1(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& args) { reduce<Fp>(s, plan, args); }
+void reduce_g2(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& args) { reduce<Fp2>(s, plan, args); }
 
 std::size_t scan_temp_bytes(std::uint64_t buckets) {
   std::size_t bytes = 0;

@@ -26,6 +26,11 @@ struct ChunkArgs {
   // back into the MSM's stream by the two events.
   cudaStream_t side = nullptr;
   cudaEvent_t fork = nullptr, join = nullptr;
+  // Tree reduction (plan.tree_reduce_chunks > 0): the chunk's bucket sums go,
+  // affine, into array `chunk` of affine_buckets (plan.bucket_count points
+  // each) instead of into the XYZZ buckets.
+  void* affine_buckets = nullptr;
+  std::uint32_t chunk = 0;
 };
 
 // Adds the chunk's points into the running XYZZ buckets (G1: Fp; G2: Fp2),
@@ -33,6 +38,24 @@ struct ChunkArgs {
 // (and args.side, joined back into s).
 void accumulate_g1(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& args);
 void accumulate_g2(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& args);
+
+// The bucket reduction as trees (msm::TreeReduceShape; needs
+// plan.tree_reduce_chunks > 0 and every chunk accumulated with
+// affine_buckets): sums the groups C and D of the chunks' affine buckets and
+// writes each window's 2^h XYZZ points E (window-major) to e_out, whose
+// running-sum reduction is the window's sum. Windows run in slabs of
+// plan.tree_reduce_slab_windows on the buffer sets and streams as in
+// accumulate. Asynchronous on s (and args.side, joined back into s).
+struct ReduceArgs {
+  const void* affine_buckets = nullptr;  // the chunks' arrays, back to back
+  std::uint32_t* index = nullptr;        // plan: tree_reduce_index_off
+  void* e_out = nullptr;                 // plan: tree_reduce_e_off
+  unsigned char* arena = nullptr;
+  cudaStream_t side = nullptr;           // as ChunkArgs' (plan.tree_sets = 2)
+  cudaEvent_t fork = nullptr, join = nullptr;
+};
+void reduce_g1(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& args);
+void reduce_g2(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& args);
 
 // CUB's scan scratch for the plan's slab (bytes), checked against the plan's
 // reservation; local memory per thread of the kernels (thread stacks).

@@ -162,6 +162,24 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
       regions.push_back({d + p.tree_scan_temp_off, p.tree_scan_temp_bytes, kTree});
     }
   }
+  if (p.tree_reduce_chunks > 0) {
+    // The tree reduction: the chunks' affine buckets fill the XYZZ buckets'
+    // region; its index array and E window fit the dead sort values; its
+    // entries and groups fit set 0's lists and per-bucket arrays.
+    EXPECT_EQ(algorithm, MsmAlgorithm::kAffineTree);
+    EXPECT_EQ(p.tree_reduce_chunks, p.chunks);
+    EXPECT_LE(p.chunks, kTreeReduceMaxChunks);
+    EXPECT_LE(p.chunks * p.bucket_count * (xyzz / 2), p.bucket_count * xyzz);
+    const TreeReduceShape s = tree_reduce_shape(p.window_bits, p.tree_reduce_chunks);
+    EXPECT_GE(p.tree_reduce_slab_windows, 1);
+    EXPECT_LE(p.tree_reduce_slab_windows, p.windows);
+    EXPECT_LE(s.window_entries * std::uint64_t(p.tree_reduce_slab_windows), p.tree_entries);
+    EXPECT_LE(std::uint64_t(s.window_groups) * std::uint64_t(p.tree_reduce_slab_windows), p.tree_buckets);
+    EXPECT_EQ(p.tree_reduce_index_off, p.vals_off[0]);
+    EXPECT_LE(s.window_entries * p.windows * 4, entries * 4);
+    EXPECT_EQ(p.tree_reduce_e_off, p.vals_off[1]);
+    EXPECT_LE((std::size_t{1} << s.h) * p.windows * xyzz, entries * 4);
+  }
   for (std::size_t i = 0; i < regions.size(); ++i) {
     const Region& a = regions[i];
     EXPECT_EQ(a.off % kAlignBytes, 0u) << i;
@@ -439,6 +457,62 @@ TEST(GpuMsmPlan, AffineTreeRoundsAndLayout) {
   EXPECT_LT(p.tree_slab_windows, p.windows);
 }
 
+// The tree reduction's groups (msm::TreeReduceShape): every entry of a
+// window belongs to exactly one group, every chunk's bucket d to the groups
+// whose weights sum to d (so sum_g weight_g * (group sum) = sum_d d B_d), the
+// weights fit the 2^h-bucket E window (C_a at a <= 2^h, scaled by 2^h; D_b at
+// b < 2^h), and the rounds bring the longest group to one point.
+TEST(GpuMsmPlan, AffineTreeReductionWeighsEveryBucketByItsDigit) {
+  for (int c = 3; c <= 22; ++c) {
+    for (std::uint32_t chunks = 1; chunks <= kTreeReduceMaxChunks; ++chunks) {
+      SCOPED_TRACE(::testing::Message() << "c=" << c << " chunks=" << chunks);
+      const TreeReduceShape s = tree_reduce_shape(c, chunks);
+      const std::uint64_t digits = buckets_per_window(c);
+      const std::uint32_t low = std::uint32_t{1} << s.h;
+      ASSERT_LE(s.a_max, low);
+      ASSERT_EQ(s.window_groups, s.a_max + low - 1);
+      std::vector<unsigned char> seen(s.window_entries, 0);
+      std::vector<std::uint64_t> weight(chunks * (digits + 1), 0);
+      std::uint32_t longest = 0;
+      for (std::uint32_t g = 0; g < s.window_groups; ++g) {
+        const TreeReduceGroup grp = tree_reduce_group(s, g);
+        ASSERT_LE(grp.start + grp.len, s.window_entries) << g;
+        ASSERT_GT(grp.len, 0u) << g;
+        longest = std::max(longest, grp.len);
+        // Group g sits at E bucket weight / 2^h (C) or weight (D).
+        if (g < s.a_max) {
+          ASSERT_EQ(grp.weight, (g + 1) << s.h);
+        } else {
+          ASSERT_EQ(grp.weight, g - s.a_max + 1);
+          ASSERT_LT(grp.weight, low);
+        }
+        for (std::uint64_t e = grp.start; e < grp.start + grp.len; ++e) {
+          ASSERT_EQ(seen[e], 0) << "entry " << e << " in two groups";
+          seen[e] = 1;
+          const TreeReduceEntry x = tree_reduce_entry(s, e);
+          ASSERT_LT(x.chunk, chunks);
+          ASSERT_GE(x.digit, 1u);
+          ASSERT_LE(x.digit, digits);
+          weight[x.chunk * (digits + 1) + x.digit] += grp.weight;
+        }
+      }
+      for (std::uint64_t e = 0; e < s.window_entries; ++e) ASSERT_EQ(seen[e], 1) << "entry " << e << " in no group";
+      for (std::uint32_t k = 0; k < chunks; ++k) {
+        for (std::uint64_t d = 1; d <= digits; ++d) ASSERT_EQ(weight[k * (digits + 1) + d], d) << "d=" << d;
+      }
+      EXPECT_EQ(s.rounds, tree_rounds_for(longest));
+    }
+  }
+  // c = 20 (the bench's 2^24..2^27): 2^20 entries and 1535 groups per window
+  // for one chunk, against 2^19 buckets reduced by two XYZZ adds each.
+  const TreeReduceShape s20 = tree_reduce_shape(20, 1);
+  EXPECT_EQ(s20.h, 10);
+  EXPECT_EQ(s20.a_max, 512u);
+  EXPECT_EQ(s20.window_groups, 1535u);
+  EXPECT_EQ(s20.window_entries, (std::uint64_t{1} << 20) - 1024 - 512 + 1);
+  EXPECT_EQ(s20.rounds, 10);
+}
+
 // The H200's default arena (32 GiB): G1 2^24 runs 4-window slabs on two
 // buffer sets, and 2^27 (the H MSM) keeps both sets in two chunks. The sets
 // overlay the sort keys: the plan is smaller than the regions laid end to end.
@@ -458,6 +532,19 @@ TEST(GpuMsmPlan, AffineTreeTwoSetsInTheH200Arena) {
   check_layout(p27, h, kG1Xyzz, limit, MsmAlgorithm::kAffineTree);
   EXPECT_EQ(p27.chunks, 2u);
   EXPECT_EQ(p27.tree_sets, 2);
+  // Both reduce by trees (one and two chunks of affine buckets); G2 2^25 too.
+  EXPECT_EQ(p24.tree_reduce_chunks, 1u);
+  EXPECT_EQ(p27.tree_reduce_chunks, 2u);
+  const Plan g2 = plan(std::size_t{1} << 25, kG2Xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads,
+                       fake_sort_temp);
+  check_layout(g2, std::size_t{1} << 25, kG2Xyzz, limit, MsmAlgorithm::kAffineTree);
+  EXPECT_EQ(g2.tree_reduce_chunks, g2.chunks);
+  // Three chunks keep the XYZZ buckets and the running-sum reduction.
+  const Plan p27_8 = plan(h, kG1Xyzz, 0, MsmAlgorithm::kAffineTree, kDefaultMsmScratchBytes, kH200Threads,
+                          fake_sort_temp);
+  check_layout(p27_8, h, kG1Xyzz, kDefaultMsmScratchBytes, MsmAlgorithm::kAffineTree);
+  EXPECT_GT(p27_8.chunks, 2u);
+  EXPECT_EQ(p27_8.tree_reduce_chunks, 0u);
   // GpuMsm.AffineTreeSlabsOnTwoStreams' shape (c = 4, 2^20 + 7 points, the
   // 8 GiB test arena): several slabs on two sets, G1 and G2.
   for (std::size_t xyzz : {kG1Xyzz, kG2Xyzz}) {

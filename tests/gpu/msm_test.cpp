@@ -13,6 +13,7 @@
 // (kBalancedSmem: doubling, P + (-P), identity points in its XYZZ add).
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -331,6 +332,49 @@ TEST(GpuMsm, AffineTreeSlabsOnTwoStreams) {
                     &Device::upload_g1_bases);
   check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, (std::size_t{1} << 20) + 7, 256,
                      &Device::upload_g2_bases);
+}
+
+// The tree reduction (msm::TreeReduceShape) over one and two chunks of affine
+// buckets, and the running-sum reduction the tree keeps for three or more
+// chunks: c = 12 under scratch limits from 32 to 192 MiB (host model of these
+// plans: 200003 G1 points take 5, 3, 2 and 1 chunks; 120001 G2 points 4, 2
+// and 1 from 48 MiB up).
+TEST(GpuMsm, AffineTreeReductionByChunks) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(33);
+  auto dev = test::make_device();
+  std::set<std::pair<std::size_t, bool>> g1_seen, g2_seen;
+  const G1Bases g1_gens = dev->upload_g1_bases(std::vector<ec::G1Affine>(200003, ec::kG1Generator));
+  const G2Bases g2_gens = dev->upload_g2_bases(std::vector<ec::G2Affine>(120001, ec::kG2Generator));
+  for (std::size_t mib : {32, 48, 64, 96, 192}) {
+    set_tuning(*dev, MsmAlgorithm::kAffineTree, 12, mib << 20);
+    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 200003, 1024, &Device::upload_g1_bases);
+    // sum_i a_i G = (sum_i a_i) G, with the plan's chunks and reduction.
+    const std::vector<Fr> a = make_scalars(rng, 200003);
+    Fr a_sum = Fr::zero();
+    for (const Fr& x : a) a_sum += x;
+    Device::MsmPhaseTimes ph;
+    EXPECT_TRUE(ref::eq(dev->msm(g1_gens, dev->upload(a), &ph),
+                        ref::mul(ref::from_affine(ec::kG1Generator), a_sum.to_int())))
+        << mib << " MiB";
+    EXPECT_EQ(ph.reduced_by_trees, ph.chunks <= 2) << mib << " MiB, chunks " << ph.chunks;
+    g1_seen.insert({std::min<std::size_t>(ph.chunks, 3), ph.reduced_by_trees});
+    if (mib < 48) continue;  // 120001 G2 points need more
+    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 120001, 256, &Device::upload_g2_bases);
+    const std::vector<Fr> b(a.begin(), a.begin() + 120001);
+    Fr b_sum = Fr::zero();
+    for (const Fr& x : b) b_sum += x;
+    EXPECT_TRUE(ref::eq(dev->msm(g2_gens, dev->upload(b), &ph),
+                        ref::mul(ref::from_affine(ec::kG2Generator), b_sum.to_int())))
+        << mib << " MiB";
+    EXPECT_EQ(ph.reduced_by_trees, ph.chunks <= 2) << mib << " MiB, chunks " << ph.chunks;
+    g2_seen.insert({std::min<std::size_t>(ph.chunks, 3), ph.reduced_by_trees});
+  }
+  for (const auto& seen : {g1_seen, g2_seen}) {
+    EXPECT_TRUE(seen.count({1, true})) << "no one-chunk tree reduction";
+    EXPECT_TRUE(seen.count({2, true})) << "no two-chunk tree reduction";
+    EXPECT_TRUE(seen.count({3, false})) << "no running-sum reduction for 3+ chunks";
+  }
 }
 
 // All-identity bases, all-zero scalars and a single point: the identity or
