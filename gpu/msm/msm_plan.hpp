@@ -155,6 +155,33 @@ inline double model_cost(std::uint64_t n, int c, std::uint64_t chunks, double re
   return accumulate + reduce + sort + chunking;
 }
 
+// The affine tree's run time in units of one tree add (H200, G1 0.338 ns and
+// G2 1.08 ns per add at 2^24..2^27), from the session-8 measurements
+// (bench/gpu/NOTES.md, "The bucket reduction as two more trees"):
+// - accumulation: one unit per entry, n W; a long bucket costs rounds, not
+//   one thread's time, so no heaviest-bucket term;
+// - sort: per radix pass (8 key bits each) and entry, G1 0.0225, G2 0.0072
+//   (20.4 ms for 3 passes over 872M entries; 23.9 ms for 4 over 805M);
+// - reduction by trees (tree_reduce): G1 2.1, G2 2.8 per bucket and chunk
+//   (c = 22: 19.3 ms for 25.2M buckets) plus ~3 ms; else the running-sum
+//   reduction, G1 5.1 and G2 5.5 per bucket (11.7 / 40.7 ms at c = 20);
+// - per chunk after the first: 0.1 per bucket.
+// G1 2^26: c = 20 325.2 ms, c = 22 316.1 (this model: 322.6 / 317.3); 2^24:
+// c = 20 87.8, c = 22 99.9 (86.5 / 94.7).
+inline double tree_model_cost(std::uint64_t n, int c, std::uint64_t chunks, bool tree_reduce, bool g2) {
+  const double add_ns = g2 ? 1.08 : 0.338;
+  const double work = double(n) * double(windows_for(c));
+  const double buckets = double(windows_for(c)) * double(buckets_per_window(c));
+  const double passes = double((key_bits(c) + 7) / 8);
+  const double sort = (g2 ? 0.0072 : 0.0225) * passes * work;
+  const double reduce = tree_reduce ? (g2 ? 2.8 : 2.1) * buckets * double(chunks) + 3e6 / add_ns
+                                    : (g2 ? 5.5 : 5.1) * buckets;
+  const double chunking = 0.1 * double(chunks - 1) * buckets;
+  return work + sort + reduce + chunking;
+}
+// The tree model is measured from 2^22 points up; below, model_cost decides.
+inline constexpr std::uint64_t kTreeModelMinPoints = std::uint64_t{1} << 22;
+
 // ---- Balanced runs: the index decisions of the kernels ----------------------
 // A chunk's sorted entries are cut into runs [lo, hi) of run_len entries; a
 // bucket occupies the entries [s, e). Shared by the kernels (gpu/msm/msm.cu)
@@ -550,7 +577,9 @@ Plan plan(std::size_t n, std::size_t xyzz_bytes, int window_bits, MsmAlgorithm a
     if (std::uint64_t(windows_for(c)) * buckets_per_window(c) * xyzz_bytes > limit_bytes) continue;
     const Plan p = fit_chunks(c, n, xyzz_bytes, algorithm, limit_bytes, sort_temp, staged_point_bytes);
     if (p.total_bytes == 0) continue;
-    const double cost = model_cost(n, c, p.chunks, resident_threads);
+    const double cost = algorithm == MsmAlgorithm::kAffineTree && n >= kTreeModelMinPoints
+                            ? tree_model_cost(n, c, p.chunks, p.tree_reduce_chunks > 0, xyzz_bytes > 192)
+                            : model_cost(n, c, p.chunks, resident_threads);
     if (cost < best_cost) {
       best_cost = cost;
       best = p;

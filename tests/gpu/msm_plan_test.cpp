@@ -513,6 +513,33 @@ TEST(GpuMsmPlan, AffineTreeReductionWeighsEveryBucketByItsDigit) {
   EXPECT_EQ(s20.rounds, 10);
 }
 
+// The tree's window model (tree_model_cost, from 2^22 points): in the H200's
+// 32 GiB arena G1 2^24 keeps c = 20 (measured 87.8 ms vs 99.9 at c = 22),
+// G1 2^26 takes c = 22 (316.1 vs 325.2 ms: a window fewer outweighs 4x the
+// buckets once they are reduced by trees), G2 2^25 keeps c = 20; without the
+// tree reduction (3+ chunks) the running-sum reduction's cost keeps c small.
+TEST(GpuMsmPlan, AffineTreeWindowModel) {
+  const std::size_t limit = std::size_t{32} << 30;
+  const auto pick = [&](std::size_t n, std::size_t xyzz) {
+    return plan(n, xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads, fake_sort_temp).window_bits;
+  };
+  EXPECT_EQ(pick(std::size_t{1} << 24, kG1Xyzz), 20);
+  EXPECT_EQ(pick(std::size_t{1} << 26, kG1Xyzz), 22);
+  EXPECT_EQ(pick(std::size_t{1} << 25, kG2Xyzz), 20);
+  // The model's own ordering at the measured points.
+  EXPECT_LT(tree_model_cost(std::size_t{1} << 24, 20, 1, true, false),
+            tree_model_cost(std::size_t{1} << 24, 22, 1, true, false));
+  EXPECT_LT(tree_model_cost(std::size_t{1} << 26, 22, 1, true, false),
+            tree_model_cost(std::size_t{1} << 26, 20, 1, true, false));
+  // c = 22 with the running-sum reduction (25M XYZZ buckets) loses to c = 20 reduced by trees.
+  EXPECT_LT(tree_model_cost(std::size_t{1} << 26, 20, 1, true, false),
+            tree_model_cost(std::size_t{1} << 26, 22, 3, false, false));
+  // Below kTreeModelMinPoints the old model decides (unchanged choices).
+  EXPECT_EQ(pick(std::size_t{1} << 20, kG1Xyzz),
+            plan(std::size_t{1} << 20, kG1Xyzz, 0, MsmAlgorithm::kBalancedRuns, limit, kH200Threads, fake_sort_temp)
+                .window_bits);
+}
+
 // The H200's default arena (32 GiB): G1 2^24 runs 4-window slabs on two
 // buffer sets, and 2^27 (the H MSM) keeps both sets in two chunks. The sets
 // overlay the sort keys: the plan is smaller than the regions laid end to end.
