@@ -512,6 +512,37 @@ void launch_round(cudaStream_t s, Source<F, kFromBases> src, Buffers<F>& buf, in
   CUZK_CUDA_CHECK_LAUNCH();
 }
 
+// The planned rounds of one slab on its stream and buffer set: round 0 reads
+// `first` (entries through their bucket order), later rounds the previous
+// round's list. `entries` bounds the slab's inputs. Returns which len / start
+// pair holds the lengths after the last round (its list: list[(rounds - 1) % 2]).
+template <class F>
+int run_rounds(cudaStream_t st, Source<F, true> first, Buffers<F>& buf, u32 buckets, u64 entries, int rounds,
+               int sm_count) {
+  u64 bound = entries;
+  int cur = 0;
+  for (int r = 0; r < rounds; ++r) {
+    bound = msm::tree_list_max(bound);
+    const Grid grid = grid_for_round(bound, sm_count);
+    const int out_list = r % 2;
+    if (r == 0) {
+      launch_round<F, true>(st, first, buf, cur, out_list, buckets, grid);
+    } else {
+      launch_round<F, false>(st, Source<F, false>{buf.list[1 - out_list], nullptr}, buf, cur, out_list, buckets,
+                             grid);
+    }
+    cur = 1 - cur;
+  }
+  return cur;
+}
+
+int current_sm_count() {
+  int ordinal = 0, sm_count = 0;
+  CUZK_CUDA_CHECK(cudaGetDevice(&ordinal));
+  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
+  return sm_count;
+}
+
 template <class F>
 void accumulate(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& a) {
   if (plan.tree_slab_windows <= 0 || a.chunk_points == 0) return;
@@ -520,9 +551,7 @@ void accumulate(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& a) {
   if (scan_temp_bytes(buckets_max) > plan.tree_scan_temp_bytes) std::abort();
   const int sets = plan.tree_sets;
   if (sets < 1 || sets > 2 || (sets == 2 && a.side == nullptr)) std::abort();
-  int ordinal = 0, sm_count = 0;
-  CUZK_CUDA_CHECK(cudaGetDevice(&ordinal));
-  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
+  const int sm_count = current_sm_count();
   const auto* bases = static_cast<const dev::Affine<F>*>(a.bases);
   auto* xyzz = static_cast<dev::Xyzz<F>*>(a.buckets);
   // Tree reduction: this chunk's buckets stay affine, in its own array.
@@ -550,20 +579,9 @@ void accumulate(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& a) {
     init_kernel<F><<<detail::grid_for(buckets, 256), 256, 0, st>>>(a.start, a.end, plan.window_bits, bpw, u32(w0),
                                                                 buckets, buf.len[0], buf.start[0], buf.sums);
     CUZK_CUDA_CHECK_LAUNCH();
-    u64 bound = u64(nwin) * a.chunk_points;  // entries of the slab, at most
-    int cur = 0;
-    for (int r = 0; r < rounds; ++r) {
-      bound = msm::tree_list_max(bound);
-      const Grid grid = grid_for_round(bound, sm_count);
-      const int out_list = r % 2;
-      if (r == 0) {
-        launch_round<F, true>(st, Source<F, true>{bases, a.vals}, buf, cur, out_list, buckets, grid);
-      } else {
-        launch_round<F, false>(st, Source<F, false>{buf.list[1 - out_list], nullptr}, buf, cur, out_list, buckets,
-                               grid);
-      }
-      cur = 1 - cur;
-    }
+    // The slab's entries: at most its windows times the chunk's points.
+    const int cur = run_rounds<F>(st, Source<F, true>{bases, a.vals}, buf, buckets, u64(nwin) * a.chunk_points,
+                                  rounds, sm_count);
     const Source<F, false> last{buf.list[(rounds - 1) % 2], nullptr};
     if (affine != nullptr) {
       finish_affine_kernel<F><<<detail::grid_for(buckets, 128), 128, 0, st>>>(
@@ -592,9 +610,7 @@ void reduce(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& a) {
   }
   const int sets = plan.tree_sets;
   if (sets < 1 || sets > 2 || (sets == 2 && a.side == nullptr)) std::abort();
-  int ordinal = 0, sm_count = 0;
-  CUZK_CUDA_CHECK(cudaGetDevice(&ordinal));
-  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, ordinal));
+  const int sm_count = current_sm_count();
   const u32 windows = u32(plan.windows);
   const u64 all_entries = u64(windows) * shape.window_entries;
   reduce_index_kernel<<<detail::grid_for(all_entries, 256), 256, 0, s>>>(
@@ -618,20 +634,7 @@ void reduce(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& a) {
                                                                         buf.sums);
     CUZK_CUDA_CHECK_LAUNCH();
     const Source<F, true> entries{points, a.index + u64(w0) * shape.window_entries};
-    u64 bound = u64(nwin) * shape.window_entries;
-    int cur = 0;
-    for (int r = 0; r < shape.rounds; ++r) {
-      bound = msm::tree_list_max(bound);
-      const Grid grid = grid_for_round(bound, sm_count);
-      const int out_list = r % 2;
-      if (r == 0) {
-        launch_round<F, true>(st, entries, buf, cur, out_list, groups, grid);
-      } else {
-        launch_round<F, false>(st, Source<F, false>{buf.list[1 - out_list], nullptr}, buf, cur, out_list, groups,
-                               grid);
-      }
-      cur = 1 - cur;
-    }
+    const int cur = run_rounds<F>(st, entries, buf, groups, u64(nwin) * shape.window_entries, shape.rounds, sm_count);
     reduce_combine_kernel<F><<<detail::grid_for(u64(nwin) << shape.h, 64), 64, 0, st>>>(
         shape, nwin, buf.len[cur], buf.start[cur], buf.list[(shape.rounds - 1) % 2], buf.sums,
         e_out + (u64(w0) << shape.h));
