@@ -16,16 +16,37 @@
 
 namespace cuzk::gpu::groth16_kernels {
 
+// How sum_points adds: kXyzz, one XYZZ mixed add per point in per-thread
+// partials; kTree, pairwise affine adds in batches on the MSM tree's round
+// kernels (tree::sum_list: ~6 products per add instead of ~10, and every add
+// of a round independent), in the MSM arena; kAuto, the tree for lists of at
+// least kTreeSumMinPoints when the arena can hold a piece, else XYZZ.
+enum class PointSumMethod { kAuto, kXyzz, kTree };
+inline constexpr std::size_t kTreeSumMinPoints = std::size_t{1} << 16;
+struct PointSumOptions {
+  kernels::MsmScratch* arena = nullptr;  // null: kXyzz
+  // The arena's bound (the MSM's scratch limit): the tree sums in pieces
+  // when the list does not fit it, or the free device memory.
+  std::size_t arena_limit_bytes = 0;
+  PointSumMethod method = PointSumMethod::kAuto;
+};
+
 // Queues sum_i bases[idx[i]] for i < count on the stream without waiting;
 // the sum reaches host_out (pinned: the copy is asynchronous) as one XYZZ
 // point, x, y, zz, zzz of 12 limbs each for G1, 24 for G2, when the stream
 // gets there (count = 0: the identity, written at once). scratch: device
 // memory for the partial sums, grown here when too small (growing frees it,
 // which waits for the device) and reused by later sums on the same stream.
-void sum_points_g1(cudaStream_t stream, const std::uint32_t* bases, const std::uint32_t* idx, std::size_t count,
-                   detail::DeviceBuffer<unsigned char>& scratch, std::uint32_t* host_out);
-void sum_points_g2(cudaStream_t stream, const std::uint32_t* bases, const std::uint32_t* idx, std::size_t count,
-                   detail::DeviceBuffer<unsigned char>& scratch, std::uint32_t* host_out);
+// The tree's use of the arena is ordered like an MSM's (after_last_use /
+// record_use on the stream). Indices must be below 2^31. Returns how it
+// adds (kTree or kXyzz): kTree falls back to kXyzz when the arena cannot
+// hold one group.
+PointSumMethod sum_points_g1(cudaStream_t stream, const std::uint32_t* bases, const std::uint32_t* idx,
+                             std::size_t count, detail::DeviceBuffer<unsigned char>& scratch,
+                             const PointSumOptions& options, std::uint32_t* host_out);
+PointSumMethod sum_points_g2(cudaStream_t stream, const std::uint32_t* bases, const std::uint32_t* idx,
+                             std::size_t count, detail::DeviceBuffer<unsigned char>& scratch,
+                             const PointSumOptions& options, std::uint32_t* host_out);
 
 // out[i] = bases[idx[i]] for i < count; points of limbs_per_point limbs (24 or 48).
 void gather_points(cudaStream_t stream, const std::uint32_t* bases, const std::uint32_t* idx, std::size_t count,

@@ -136,15 +136,23 @@ void upload(cudaStream_t s, void* dst, const void* src, std::size_t bytes) {
   if (bytes > 0) CUZK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
 }
 
+// The ones' sums use the MSM arena for their tree (on the MSM's stream, before it).
+groth16_kernels::PointSumOptions sum_options(Device& device) {
+  groth16_kernels::PointSumOptions o;
+  o.arena = &device.msm_scratch();
+  o.arena_limit_bytes = device.msm_tuning().scratch_limit_bytes;
+  return o;
+}
+
 // Per group: packed point size, the point sum and the MSM, both queued.
 template <class F>
 struct Group;
 template <>
 struct Group<ff::Fp> {
   static constexpr std::size_t kPointLimbs = 24;
-  static void sum(cudaStream_t s, const u32* bases, const u32* idx, std::size_t n, DeviceBuffer<unsigned char>& scratch,
-                  u32* out) {
-    groth16_kernels::sum_points_g1(s, bases, idx, n, scratch, out);
+  static void sum(Device& device, cudaStream_t s, const u32* bases, const u32* idx, std::size_t n,
+                  DeviceBuffer<unsigned char>& scratch, u32* out) {
+    groth16_kernels::sum_points_g1(s, bases, idx, n, scratch, sum_options(device), out);
   }
   static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
                                  std::size_t n,
@@ -156,9 +164,9 @@ struct Group<ff::Fp> {
 template <>
 struct Group<ff::Fp2> {
   static constexpr std::size_t kPointLimbs = 48;
-  static void sum(cudaStream_t s, const u32* bases, const u32* idx, std::size_t n, DeviceBuffer<unsigned char>& scratch,
-                  u32* out) {
-    groth16_kernels::sum_points_g2(s, bases, idx, n, scratch, out);
+  static void sum(Device& device, cudaStream_t s, const u32* bases, const u32* idx, std::size_t n,
+                  DeviceBuffer<unsigned char>& scratch, u32* out) {
+    groth16_kernels::sum_points_g2(s, bases, idx, n, scratch, sum_options(device), out);
   }
   static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
                                  std::size_t n,
@@ -178,7 +186,7 @@ void queue_witness_msm(Device& device, GpuProver::Impl& d, cudaStream_t s, const
   kernels::MsmWindows w;
   if (host.counts.split) {
     if (bases.on_device(host.n)) {
-      Group<F>::sum(s, bases.device, dev.ones.get(), host.counts.ones, d.sum_scratch, slot + staging::kSumOffsetLimbs);
+      Group<F>::sum(device, s, bases.device, dev.ones.get(), host.counts.ones, d.sum_scratch, slot + staging::kSumOffsetLimbs);
       if (host.counts.tail > 0) {
         groth16_kernels::gather_points(s, bases.device, dev.tail_idx.get(), host.counts.tail, Group<F>::kPointLimbs,
                                        d.gathered.get());

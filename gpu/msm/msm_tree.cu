@@ -327,17 +327,33 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// A bucket the planned rounds left longer than this (skewed scalars: many
+// equal digits, e.g. a witness full of 2s) is not summed by its own thread
+// but by a block of finish_long_kernel: one thread adding thousands of points
+// in a row kept the whole GPU waiting (H200, the partition bench's L tail,
+// where ~208k scalars equal 2: ~30 ms).
+constexpr u32 kSerialLeftover = 16;
+
+// Defers bucket b to finish_long_kernel when its leftover list is long.
+__device__ __forceinline__ bool defer_long(u32 n, u32 b, u32* long_list, u32* long_count) {
+  if (n <= kSerialLeftover) return false;
+  long_list[atomicAdd(long_count, 1u)] = b;
+  return true;
+}
+
 // After the last round: each bucket's final point, and whatever is left of
 // its list when the rounds did not suffice, go into the running XYZZ bucket
 // (one mixed add each; a copy into an empty bucket, as in the first chunk).
 template <class F>
 __global__ void finish_kernel(Source<F, false> src, const u32* len, const u32* start, u32 buckets,
-                              const dev::Affine<F>* sums, dev::Xyzz<F>* slab_buckets) {
+                              const dev::Affine<F>* sums, dev::Xyzz<F>* slab_buckets, u32* long_list,
+                              u32* long_count) {
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= buckets) return;
   const u32 n = len[b];
   const dev::Affine<F> sum = sums[b];
   if (n == 0 && sum.is_identity()) return;
+  if (defer_long(n, b, long_list, long_count)) return;
   dev::Xyzz<F> acc = slab_buckets[b];
   acc.add_affine(sum.x, sum.y);  // the identity adds nothing
   for (u32 i = start[b]; i < start[b] + n; ++i) {
@@ -362,7 +378,8 @@ __device__ __forceinline__ dev::Affine<F> to_affine(const dev::Xyzz<F>& p) {
 // skewed bucket) is summed in XYZZ and brought back by one inversion.
 template <class F>
 __global__ void finish_affine_kernel(Source<F, false> src, const u32* len, const u32* start, u32 buckets,
-                                     const dev::Affine<F>* sums, dev::Affine<F>* out) {
+                                     const dev::Affine<F>* sums, dev::Affine<F>* out, u32* long_list,
+                                     u32* long_count) {
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= buckets) return;
   const u32 n = len[b];
@@ -370,13 +387,58 @@ __global__ void finish_affine_kernel(Source<F, false> src, const u32* len, const
     out[b] = sums[b];
   } else if (n == 1) {
     out[b] = src.point(start[b]);
-  } else {
+  } else if (!defer_long(n, b, long_list, long_count)) {
     dev::Xyzz<F> acc = dev::Xyzz<F>::identity();
     for (u32 i = start[b]; i < start[b] + n; ++i) {
       const dev::Affine<F> p = src.point(i);
       acc.add_affine(p.x, p.y);
     }
     out[b] = to_affine(acc);
+  }
+}
+
+// The deferred long buckets, a block each: the threads sum strided parts of
+// the list in XYZZ, a shared-memory tree folds them, and thread 0 completes
+// the bucket as the finish kernel would (kAffine: into out, affine; else
+// into the running XYZZ bucket).
+constexpr unsigned kLongThreads = 64;
+template <class F, bool kAffine>
+__global__ void __launch_bounds__(kLongThreads)
+    finish_long_kernel(Source<F, false> src, const u32* len, const u32* start, const dev::Affine<F>* sums,
+                       const u32* long_list, const u32* long_count, dev::Xyzz<F>* slab_buckets,
+                       dev::Affine<F>* out) {
+  __shared__ dev::Xyzz<F> part[kLongThreads];
+  const u32 count = *long_count;
+  for (u32 k = blockIdx.x; k < count; k += gridDim.x) {
+    const u32 b = long_list[k];
+    const u32 s = start[b], e = start[b] + len[b];
+    dev::Xyzz<F> acc = dev::Xyzz<F>::identity();
+    for (u32 i = s + threadIdx.x; i < e; i += kLongThreads) {
+      const dev::Affine<F> p = src.point(i);
+      acc.add_affine(p.x, p.y);
+    }
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned stride = kLongThreads / 2; stride > 0; stride /= 2) {
+      if (threadIdx.x < stride) {
+        dev::Xyzz<F> a = part[threadIdx.x];
+        a.add(part[threadIdx.x + stride]);
+        part[threadIdx.x] = a;
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      dev::Xyzz<F> r = part[0];
+      r.add_affine(sums[b].x, sums[b].y);  // the identity unless the list also ran down once
+      if constexpr (kAffine) {
+        out[b] = to_affine(r);
+      } else {
+        dev::Xyzz<F> bucket = slab_buckets[b];
+        bucket.add(r);
+        slab_buckets[b] = bucket;
+      }
+    }
+    __syncthreads();  // part is reused by the next bucket
   }
 }
 
@@ -439,6 +501,52 @@ __global__ void reduce_combine_kernel(msm::TreeReduceShape shape, u32 windows, c
   e_out[t] = acc;
 }
 
+// List sums (sum_list): group g of a piece holds its entries
+// [g 2^log, min((g + 1) 2^log, entries)), round 0's lengths and starts.
+template <class F>
+__global__ void list_init_kernel(u64 entries, int group_log, u32 groups, u32* len0, u32* start0,
+                                 dev::Affine<F>* sums) {
+  const u32 g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= groups) return;
+  const u64 s = u64(g) << group_log;
+  start0[g] = u32(s);
+  len0[g] = u32(min(entries - s, u64(1) << group_log));
+  sums[g].x = F::zero();
+  sums[g].y = F::zero();
+}
+
+// After the rounds (exact for every group): each group's sum to out[g].
+template <class F>
+__global__ void list_collect_kernel(const u32* len, const u32* start, const dev::Affine<F>* list,
+                                    const dev::Affine<F>* sums, u32 groups, dev::Affine<F>* out) {
+  const u32 g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= groups) return;
+  out[g] = group_sum(len, start, list, sums, g);
+}
+
+// Where one buffer set's arrays lie, from the start of the set.
+struct SetOffsets {
+  std::size_t list[2], pair_in[2], len[2], start[2];
+  std::size_t output_prefix, sums, slot_product, prefix, scan_temp, scan_temp_bytes;
+};
+
+SetOffsets offsets_of(const msm::Plan& p) {
+  SetOffsets o{};
+  for (int i = 0; i < 2; ++i) {
+    o.list[i] = p.tree_list_off[i];
+    o.pair_in[i] = p.tree_pair_in_off[i];
+    o.len[i] = p.tree_len_off[i];
+    o.start[i] = p.tree_start_off[i];
+  }
+  o.output_prefix = p.tree_output_prefix_off;
+  o.sums = p.tree_sums_off;
+  o.slot_product = p.tree_slot_off;
+  o.prefix = p.tree_prefix_off;
+  o.scan_temp = p.tree_scan_temp_off;
+  o.scan_temp_bytes = p.tree_scan_temp_bytes;
+  return o;
+}
+
 // The arena's tree buffers, typed.
 template <class F>
 struct Buffers {
@@ -453,21 +561,22 @@ struct Buffers {
   void* scan_temp;
   std::size_t scan_temp_bytes;
 
-  // arena: the base of the set's buffers (the scratch arena plus the set's stride).
-  Buffers(const msm::Plan& p, unsigned char* arena) {
+  // base: where the set starts (the scratch arena plus the set's stride).
+  Buffers(const SetOffsets& o, unsigned char* base) {
     for (int i = 0; i < 2; ++i) {
-      list[i] = reinterpret_cast<dev::Affine<F>*>(arena + p.tree_list_off[i]);
-      pair_in[i] = reinterpret_cast<u32*>(arena + p.tree_pair_in_off[i]);
-      len[i] = reinterpret_cast<u32*>(arena + p.tree_len_off[i]);
-      start[i] = reinterpret_cast<u32*>(arena + p.tree_start_off[i]);
+      list[i] = reinterpret_cast<dev::Affine<F>*>(base + o.list[i]);
+      pair_in[i] = reinterpret_cast<u32*>(base + o.pair_in[i]);
+      len[i] = reinterpret_cast<u32*>(base + o.len[i]);
+      start[i] = reinterpret_cast<u32*>(base + o.start[i]);
     }
-    output_prefix = reinterpret_cast<F*>(arena + p.tree_output_prefix_off);
-    sums = reinterpret_cast<dev::Affine<F>*>(arena + p.tree_sums_off);
-    slot_product = reinterpret_cast<F*>(arena + p.tree_slot_off);
-    prefix = reinterpret_cast<F*>(arena + p.tree_prefix_off);
-    scan_temp = arena + p.tree_scan_temp_off;
-    scan_temp_bytes = p.tree_scan_temp_bytes;
+    output_prefix = reinterpret_cast<F*>(base + o.output_prefix);
+    sums = reinterpret_cast<dev::Affine<F>*>(base + o.sums);
+    slot_product = reinterpret_cast<F*>(base + o.slot_product);
+    prefix = reinterpret_cast<F*>(base + o.prefix);
+    scan_temp = base + o.scan_temp;
+    scan_temp_bytes = o.scan_temp_bytes;
   }
+  Buffers(const msm::Plan& p, unsigned char* base) : Buffers(offsets_of(p), base) {}
 };
 
 struct Grid {
@@ -583,12 +692,23 @@ void accumulate(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& a) {
     const int cur = run_rounds<F>(st, Source<F, true>{bases, a.vals}, buf, buckets, u64(nwin) * a.chunk_points,
                                   rounds, sm_count);
     const Source<F, false> last{buf.list[(rounds - 1) % 2], nullptr};
+    // The previous round's lengths and starts are dead: they hold the long
+    // buckets' count and list.
+    u32* long_count = buf.len[1 - cur];
+    u32* long_list = buf.start[1 - cur];
+    CUZK_CUDA_CHECK(cudaMemsetAsync(long_count, 0, sizeof(u32), st));
     if (affine != nullptr) {
       finish_affine_kernel<F><<<detail::grid_for(buckets, 128), 128, 0, st>>>(
-          last, buf.len[cur], buf.start[cur], buckets, buf.sums, affine + u64(w0) * bpw);
+          last, buf.len[cur], buf.start[cur], buckets, buf.sums, affine + u64(w0) * bpw, long_list, long_count);
+      CUZK_CUDA_CHECK_LAUNCH();
+      finish_long_kernel<F, true><<<unsigned(sm_count) * 4, kLongThreads, 0, st>>>(
+          last, buf.len[cur], buf.start[cur], buf.sums, long_list, long_count, nullptr, affine + u64(w0) * bpw);
     } else {
       finish_kernel<F><<<detail::grid_for(buckets, 128), 128, 0, st>>>(last, buf.len[cur], buf.start[cur], buckets,
-                                                                       buf.sums, slab_buckets);
+                                                                       buf.sums, slab_buckets, long_list, long_count);
+      CUZK_CUDA_CHECK_LAUNCH();
+      finish_long_kernel<F, false><<<unsigned(sm_count) * 4, kLongThreads, 0, st>>>(
+          last, buf.len[cur], buf.start[cur], buf.sums, long_list, long_count, slab_buckets, nullptr);
     }
     CUZK_CUDA_CHECK_LAUNCH();
   }
@@ -646,6 +766,74 @@ void reduce(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& a) {
   }
 }
 
+constexpr std::size_t align_256(std::size_t b) { return (b + 255) / 256 * 256; }
+
+// One list-sum piece's buffer set for `entries` (groups of 2^kListGroupLog),
+// placed after `base_off` bytes; returns the end. Round 0 writes list 0 (at
+// most entries / 2 + groups outputs: one odd point per group), round 1 list
+// 1 (half that, + groups), later rounds less.
+std::size_t list_set_offsets(std::uint64_t entries, std::size_t affine_bytes, std::size_t base_off,
+                             SetOffsets& o) {
+  const u64 groups = (entries + (u64(1) << kListGroupLog) - 1) >> kListGroupLog;
+  const u64 out0 = entries / 2 + groups;
+  const u64 lens[2] = {out0, out0 / 2 + groups};
+  const std::size_t field_bytes = affine_bytes / 2;
+  std::size_t off = base_off;
+  const auto take = [&off](std::size_t bytes) {
+    const std::size_t at = off;
+    off += align_256(bytes);
+    return at;
+  };
+  for (int i = 0; i < 2; ++i) {
+    o.list[i] = take(lens[i] * affine_bytes);
+    o.pair_in[i] = take(lens[i] * 4);
+    o.len[i] = take((groups + 1) * 4);
+    o.start[i] = take((groups + 1) * 4);
+  }
+  o.output_prefix = take(out0 * field_bytes);
+  o.sums = take(groups * affine_bytes);
+  o.slot_product = take(msm::tree_slots(out0) * field_bytes);
+  o.prefix = take(msm::tree_slots(out0) * field_bytes);
+  o.scan_temp_bytes = align_256(scan_temp_bytes(groups));
+  o.scan_temp = take(o.scan_temp_bytes);
+  return off;
+}
+
+// The arena's layout for a list sum in pieces of piece_entries: the group
+// sums of the whole list, then one buffer set (offsets from the arena's start).
+std::size_t list_layout(std::uint64_t count, std::uint64_t piece_entries, std::size_t affine_bytes,
+                        SetOffsets& set) {
+  const std::size_t sums_bytes = align_256(list_sum_groups(count) * affine_bytes);
+  return list_set_offsets(std::min<u64>(count, piece_entries), affine_bytes, sums_bytes, set);
+}
+
+template <class F>
+const void* sum_list(cudaStream_t s, const ListSumArgs& a) {
+  const u64 piece = list_piece_entries(sizeof(F) != sizeof(Fp), a.count, a.arena_bytes);
+  if (a.count == 0 || piece == 0) std::abort();  // the caller sizes the arena for at least one piece
+  SetOffsets set{};
+  if (list_layout(a.count, piece, sizeof(dev::Affine<F>), set) > a.arena_bytes) std::abort();
+  Buffers<F> buf(set, a.arena);
+  auto* group_sums = reinterpret_cast<dev::Affine<F>*>(a.arena);
+  const auto* bases = static_cast<const dev::Affine<F>*>(a.bases);
+  const int sm_count = current_sm_count();
+  for (u64 lo = 0; lo < a.count; lo += piece) {
+    const u64 n = std::min(piece, a.count - lo);
+    const u32 groups = u32(list_sum_groups(n));
+    list_init_kernel<F><<<detail::grid_for(groups, 256), 256, 0, s>>>(n, kListGroupLog, groups, buf.len[0],
+                                                                     buf.start[0], buf.sums);
+    CUZK_CUDA_CHECK_LAUNCH();
+    // At least one round: it moves a lone point into sums.
+    const int rounds = std::max(1, msm::tree_rounds_for(std::min<u64>(n, u64(1) << kListGroupLog)));
+    const int cur = run_rounds<F>(s, Source<F, true>{bases, a.idx + lo}, buf, groups, n, rounds, sm_count);
+    list_collect_kernel<F><<<detail::grid_for(groups, 128), 128, 0, s>>>(
+        buf.len[cur], buf.start[cur], buf.list[(rounds - 1) % 2], buf.sums, groups,
+        group_sums + (lo >> kListGroupLog));
+    CUZK_CUDA_CHECK_LAUNCH();
+  }
+  return group_sums;
+}
+
 template <class F>
 std::size_t local_bytes() {
   return detail::max_local_bytes({reinterpret_cast<const void*>(&map_kernel<F, true>),
@@ -657,8 +845,12 @@ std::size_t local_bytes() {
                                   reinterpret_cast<const void*>(&backward_kernel<F, false>),
                                   reinterpret_cast<const void*>(&finish_kernel<F>),
                                   reinterpret_cast<const void*>(&finish_affine_kernel<F>),
+                                  reinterpret_cast<const void*>(&finish_long_kernel<F, true>),
+                                  reinterpret_cast<const void*>(&finish_long_kernel<F, false>),
                                   reinterpret_cast<const void*>(&reduce_init_kernel<F>),
-                                  reinterpret_cast<const void*>(&reduce_combine_kernel<F>)});
+                                  reinterpret_cast<const void*>(&reduce_combine_kernel<F>),
+                                  reinterpret_cast<const void*>(&list_init_kernel<F>),
+                                  reinterpret_cast<const void*>(&list_collect_kernel<F>)});
 }
 
 }  // namespace
@@ -667,6 +859,35 @@ void accumulate_g1(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& args)
 void accumulate_g2(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& args) { accumulate<Fp2>(s, plan, args); }
 void reduce_g1(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& args) { reduce<Fp>(s, plan, args); }
 void reduce_g2(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& args) { reduce<Fp2>(s, plan, args); }
+
+std::uint64_t list_sum_groups(std::uint64_t count) {
+  return (count + (std::uint64_t{1} << kListGroupLog) - 1) >> kListGroupLog;
+}
+
+std::size_t list_sum_bytes(bool g2, std::uint64_t count, std::uint64_t piece_entries) {
+  SetOffsets set{};
+  return list_layout(count, piece_entries, g2 ? sizeof(dev::Affine<Fp2>) : sizeof(dev::Affine<Fp>), set);
+}
+
+std::uint64_t list_piece_entries(bool g2, std::uint64_t count, std::size_t arena_bytes) {
+  if (count == 0) return 0;
+  if (list_sum_bytes(g2, count, count) <= arena_bytes) return count;
+  // The largest number of whole groups that fits (the layout grows with the piece).
+  const u64 group = u64(1) << kListGroupLog;
+  u64 lo = 0, hi = count / group;  // lo groups fit (0: vacuously); more than hi would be the whole list
+  while (lo < hi) {
+    const u64 mid = (lo + hi + 1) / 2;
+    if (list_sum_bytes(g2, count, mid * group) <= arena_bytes) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo * group;
+}
+
+const void* sum_list_g1(cudaStream_t s, const ListSumArgs& args) { return sum_list<Fp>(s, args); }
+const void* sum_list_g2(cudaStream_t s, const ListSumArgs& args) { return sum_list<Fp2>(s, args); }
 
 std::size_t scan_temp_bytes(std::uint64_t buckets) {
   std::size_t bytes = 0;

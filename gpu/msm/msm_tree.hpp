@@ -57,6 +57,31 @@ struct ReduceArgs {
 void reduce_g1(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& args);
 void reduce_g2(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& args);
 
+// Sum of a long list of affine points picked by index (the witness MSMs'
+// "scalar = 1" bases, gpu/groth16/point_sum.cu) on the same round kernels:
+// the list in groups of 2^kListGroupLog entries, each summed exactly by
+// kListGroupLog rounds of pairwise affine adds (~6 products per add where an
+// XYZZ mixed add takes 10), in pieces that fit the arena. The group sums
+// (affine, list_sum_groups(count) points at the arena's start) are left for
+// the caller to fold. Asynchronous on s; the arena is the caller's until s
+// passes.
+inline constexpr int kListGroupLog = 9;
+struct ListSumArgs {
+  const void* bases = nullptr;          // packed affine points
+  const std::uint32_t* idx = nullptr;   // count indices into bases, each < 2^31
+  std::uint64_t count = 0;
+  unsigned char* arena = nullptr;
+  std::size_t arena_bytes = 0;          // at least list_sum_bytes(g2, count, 2^kListGroupLog)
+};
+std::uint64_t list_sum_groups(std::uint64_t count);
+// Arena bytes for a list of count entries summed in pieces of piece_entries.
+std::size_t list_sum_bytes(bool g2, std::uint64_t count, std::uint64_t piece_entries);
+// The largest piece (whole groups, or the whole list) that fits arena_bytes; 0 if none.
+std::uint64_t list_piece_entries(bool g2, std::uint64_t count, std::size_t arena_bytes);
+// Returns the group sums (device, in the arena).
+const void* sum_list_g1(cudaStream_t s, const ListSumArgs& args);
+const void* sum_list_g2(cudaStream_t s, const ListSumArgs& args);
+
 // CUB's scan scratch for the plan's slab (bytes), checked against the plan's
 // reservation; local memory per thread of the kernels (thread stacks).
 std::size_t scan_temp_bytes(std::uint64_t buckets);

@@ -336,7 +336,7 @@ TEST(GpuMsm, AffineTreeSlabsOnTwoStreams) {
 
 // The tree reduction (msm::TreeReduceShape) over one and two chunks of affine
 // buckets, and the running-sum reduction the tree keeps for three or more
-// chunks: c = 12 under scratch limits from 32 to 192 MiB (host model of these
+// chunks, with uniform and with skewed scalars: c = 12 under scratch limits from 32 to 192 MiB (host model of these
 // plans: 200003 G1 points take 5, 3, 2 and 1 chunks; 120001 G2 points 4, 2
 // and 1 from 48 MiB up).
 TEST(GpuMsm, AffineTreeReductionByChunks) {
@@ -349,6 +349,9 @@ TEST(GpuMsm, AffineTreeReductionByChunks) {
   for (std::size_t mib : {32, 48, 64, 96, 192}) {
     set_tuning(*dev, MsmAlgorithm::kAffineTree, 12, mib << 20);
     check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 200003, 1024, &Device::upload_g1_bases);
+    // Skewed scalars: buckets far longer than the planned rounds, summed by
+    // finish_long_kernel into affine (1-2 chunks) or XYZZ buckets (3+).
+    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 200003, 1024, &Device::upload_g1_bases, 3);
     // sum_i a_i G = (sum_i a_i) G, with the plan's chunks and reduction.
     const std::vector<Fr> a = make_scalars(rng, 200003);
     Fr a_sum = Fr::zero();
@@ -361,6 +364,7 @@ TEST(GpuMsm, AffineTreeReductionByChunks) {
     g1_seen.insert({std::min<std::size_t>(ph.chunks, 3), ph.reduced_by_trees});
     if (mib < 48) continue;  // 120001 G2 points need more
     check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 120001, 256, &Device::upload_g2_bases);
+    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 120001, 256, &Device::upload_g2_bases, 2);
     const std::vector<Fr> b(a.begin(), a.begin() + 120001);
     Fr b_sum = Fr::zero();
     for (const Fr& x : b) b_sum += x;
