@@ -129,6 +129,12 @@ constexpr int key_bits(int c) {
   for (std::uint64_t k = sentinel_key(c); k != 0; k >>= 1) ++b;
   return b;
 }
+// Whether the affine tree sorts each window's entries on their own, on the
+// digit's c bits: when that takes fewer radix passes (8 bits each) than one
+// sort of all entries on key_bits (c = 22: 3 instead of 4; c = 16: 2 instead
+// of 3). Otherwise the per-window calls only add launches (H200, G1 2^24 at c
+// = 20: sort 5.2 -> 6.1 ms).
+constexpr bool tree_sorts_by_window(int c) { return (c + 7) / 8 < (key_bits(c) + 7) / 8; }
 
 // Modelled run time of the MSM in units of "one mixed add on every resident
 // thread" (resident_threads = SMs * 384 for the G1 kernel), for choosing c:
@@ -161,7 +167,8 @@ inline double model_cost(std::uint64_t n, int c, std::uint64_t chunks, double re
 // - accumulation: one unit per entry, n W; a long bucket costs rounds, not
 //   one thread's time, so no heaviest-bucket term;
 // - sort: per radix pass (8 key bits each) and entry, G1 0.0225, G2 0.0072
-//   (20.4 ms for 3 passes over 872M entries; 23.9 ms for 4 over 805M);
+//   (20.4 ms for 3 passes over 872M entries; 23.9 ms for 4 over 805M),
+//   ceil(c / 8) passes when the windows are sorted one by one;
 // - reduction by trees (tree_reduce): G1 2.1, G2 2.8 per bucket and chunk
 //   (c = 22: 19.3 ms for 25.2M buckets) plus ~3 ms; else the running-sum
 //   reduction, G1 5.1 and G2 5.5 per bucket (11.7 / 40.7 ms at c = 20);
@@ -172,7 +179,7 @@ inline double tree_model_cost(std::uint64_t n, int c, std::uint64_t chunks, bool
   const double add_ns = g2 ? 1.08 : 0.338;
   const double work = double(n) * double(windows_for(c));
   const double buckets = double(windows_for(c)) * double(buckets_per_window(c));
-  const double passes = double((key_bits(c) + 7) / 8);
+  const double passes = double(((tree_sorts_by_window(c) ? c : key_bits(c)) + 7) / 8);
   const double sort = (g2 ? 0.0072 : 0.0225) * passes * work;
   const double reduce = tree_reduce ? (g2 ? 2.8 : 2.1) * buckets * double(chunks) + 3e6 / add_ns
                                     : (g2 ? 5.5 : 5.1) * buckets;
@@ -467,6 +474,11 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
       p.chunks == 0 ? 0 : (n - (p.chunks - 1) * chunk_points) * std::size_t(p.windows);
   p.sort_temp_bytes =
       entries == 0 ? 0 : std::max(sort_temp(entries, key_bits(c)), sort_temp(last_entries, key_bits(c)));
+  if (algorithm == MsmAlgorithm::kAffineTree && entries > 0 && tree_sorts_by_window(c)) {
+    // Each window's entries sorted on their own, on the digit's c bits.
+    const std::size_t last_points = n - (p.chunks - 1) * chunk_points;
+    p.sort_temp_bytes = std::max(sort_temp(chunk_points, c), sort_temp(last_points, c));
+  }
   p.sort_temp_off = take(p.sort_temp_bytes);
   if (algorithm == MsmAlgorithm::kAffineTree && chunk_points > 0) {
     const std::size_t sort_end = off;

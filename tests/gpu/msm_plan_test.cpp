@@ -540,6 +540,26 @@ TEST(GpuMsmPlan, AffineTreeWindowModel) {
                 .window_bits);
 }
 
+// The tree sorts window by window only where that saves radix passes, and
+// then reserves CUB's scratch for one window's entries, not all of them.
+TEST(GpuMsmPlan, AffineTreeSortsByWindowWhereItSavesPasses) {
+  EXPECT_TRUE(tree_sorts_by_window(22));   // 22 bits: 3 passes; 26 key bits: 4
+  EXPECT_TRUE(tree_sorts_by_window(16));   // 2 against 3
+  EXPECT_TRUE(tree_sorts_by_window(12));   // 2 against 3 (22 windows: 17 key bits)
+  EXPECT_FALSE(tree_sorts_by_window(20));  // 3 either way
+  EXPECT_FALSE(tree_sorts_by_window(17));  // 3 either way (21 key bits)
+  const std::size_t limit = std::size_t{32} << 30;
+  const std::size_t n = std::size_t{1} << 26;
+  for (int c : {20, 22}) {
+    const Plan tree = plan(n, kG1Xyzz, c, MsmAlgorithm::kAffineTree, limit, kH200Threads, fake_sort_temp);
+    const Plan runs = plan(n, kG1Xyzz, c, MsmAlgorithm::kBalancedRuns, limit, kH200Threads, fake_sort_temp);
+    ASSERT_EQ(tree.chunks, 1u);
+    ASSERT_EQ(runs.chunks, 1u);
+    EXPECT_EQ(runs.sort_temp_bytes, fake_sort_temp(n * std::size_t(runs.windows), key_bits(c)));
+    EXPECT_EQ(tree.sort_temp_bytes, tree_sorts_by_window(c) ? fake_sort_temp(n, c) : runs.sort_temp_bytes) << c;
+  }
+}
+
 // The H200's default arena (32 GiB): G1 2^24 runs 4-window slabs on two
 // buffer sets, and 2^27 (the H MSM) keeps both sets in two chunks. The sets
 // overlay the sort keys: the plan is smaller than the regions laid end to end.
