@@ -179,8 +179,12 @@ __device__ __forceinline__ Pair pair_of(u64 o, const u32* pair_in) {
   return {v & ~kHasPair, (v & kHasPair) != 0};
 }
 
+// G2's forward kernel is built for 4 blocks per SM (128 registers, 16-44 B
+// of spill; unbounded it took 152-154, 3 blocks): H200, G2 2^25 488.6 ->
+// 484.9 ms, 2^23 unchanged. (The backward kernel at 3 blocks spilled 492 B
+// and lost 7% at 2^23.)
 template <class F, bool kFromBases>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, sizeof(F) == sizeof(Fp) ? 1 : 4)
     forward_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
                    F* output_prefix, F* slot_product) {
   const u64 outputs = start_next[buckets];
