@@ -115,14 +115,18 @@ inline SrsPlacement place_srs(const SrsPoints& points, std::size_t device_budget
 //     per tail entry, so at most 36 B per point), the tail's gathered bases
 //     (the tail is at most half the points when the split runs; unsplit the
 //     scalars take 32 B per point instead: the split bound covers it), the
-//     MSM scratch and the split pass's two staging chunks of G2 points.
+//     MSM scratch and the split pass's two staging chunks of G2 points;
+// plus, in every phase, the Device's NTT tables for the domain, which stay
+// resident: the twiddles (m / 2 Fr, 2 GiB at m = 2^27) and the coset tables
+// (3 pairs of ~2^(log m / 2) Fr: a few MiB; counted as m / 64 Fr, at least 4096).
 inline std::size_t prover_working_bytes(std::size_t m, std::size_t witness_points_max, std::size_t msm_scratch_bytes,
                                         std::size_t split_staging_bytes) {
   const std::size_t h_stage = 4 * m * 32;
   const std::size_t h_msm = m * 32 + msm_scratch_bytes;
   const std::size_t witness =
       witness_points_max * 36 + witness_points_max / 2 * kSrsG2PointBytes + msm_scratch_bytes + split_staging_bytes;
-  return std::max({h_stage, h_msm, witness});
+  const std::size_t ntt_tables = m / 2 * 32 + std::max<std::size_t>(m / 64, 4096) * 32;
+  return std::max({h_stage, h_msm, witness}) + ntt_tables;
 }
 
 // The device budget of an SRS of srs_total_bytes. requested_bytes is the

@@ -94,6 +94,10 @@ TEST(SrsPlacement, AutoBudgetKeepsTheWholePorepSrsOnAnH200) {
   const std::size_t work =
       prover_working_bytes(std::size_t{1} << 27, 130'169'893, std::size_t{8} << 30, std::size_t{384} << 20);
   EXPECT_GT(work, 3 * (std::size_t{1} << 27) * 32);  // at least a, b, c
+  // The resident NTT tables (2 GiB of twiddles at 2^27) come on top of every phase.
+  EXPECT_GE(work - prover_working_bytes(std::size_t{1} << 26, 130'169'893, std::size_t{8} << 30,
+                                        std::size_t{384} << 20),
+            std::size_t{1} << 30);
   EXPECT_LT(work, 30 * kGiB);
   // H200: ~139 GiB, less the CUDA reserve: everything on the device.
   EXPECT_EQ(srs_device_budget(total, kSrsDeviceBudgetAuto, 138 * kGiB, work), total);
