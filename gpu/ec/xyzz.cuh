@@ -174,4 +174,21 @@ struct Xyzz {
   }
 };
 
+// Folds one XYZZ point per thread of a block of kThreads (a power of two)
+// into part[0]: each thread stores its own point in part[threadIdx.x], then
+// every thread of the block calls this (it holds barriers: before the tree,
+// and after each level, so part[0] is ready for all threads on return).
+template <unsigned kThreads, class F>
+__device__ __forceinline__ void block_fold(Xyzz<F>* part) {
+  __syncthreads();
+  for (unsigned stride = kThreads / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) {
+      Xyzz<F> a = part[threadIdx.x];
+      a.add(part[threadIdx.x + stride]);
+      part[threadIdx.x] = a;
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace cuzk::gpu::dev

@@ -61,15 +61,7 @@ __global__ void __launch_bounds__(kFoldThreads) fold_kernel(const dev::Xyzz<F>* 
   dev::Xyzz<F> acc = dev::Xyzz<F>::identity();
   for (u64 j = threadIdx.x; j < count; j += kFoldThreads) acc.add(partials[j]);
   folded[threadIdx.x] = acc;
-  __syncthreads();
-  for (unsigned stride = kFoldThreads / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride) {
-      dev::Xyzz<F> a = folded[threadIdx.x];
-      a.add(folded[threadIdx.x + stride]);
-      folded[threadIdx.x] = a;
-    }
-    __syncthreads();
-  }
+  dev::block_fold<kFoldThreads>(folded);
   if (threadIdx.x == 0) out[0] = folded[0];
 }
 

@@ -250,15 +250,7 @@ __global__ void window_sum_kernel(const dev::Xyzz<F>* segs, u32 segs_per_window,
   dev::Xyzz<F> acc = dev::Xyzz<F>::identity();
   for (u32 j = threadIdx.x; j < segs_per_window; j += kWindowSumThreads) acc.add(segs[u64(w) * segs_per_window + j]);
   partial[threadIdx.x] = acc;
-  __syncthreads();
-  for (u32 stride = kWindowSumThreads / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride) {
-      dev::Xyzz<F> a = partial[threadIdx.x];
-      a.add(partial[threadIdx.x + stride]);
-      partial[threadIdx.x] = a;
-    }
-    __syncthreads();
-  }
+  dev::block_fold<kWindowSumThreads>(partial);
   if (threadIdx.x == 0) window_out[w] = partial[0];
 }
 

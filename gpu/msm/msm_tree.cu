@@ -422,15 +422,7 @@ __global__ void __launch_bounds__(kLongThreads)
       acc.add_affine(p.x, p.y);
     }
     part[threadIdx.x] = acc;
-    __syncthreads();
-    for (unsigned stride = kLongThreads / 2; stride > 0; stride /= 2) {
-      if (threadIdx.x < stride) {
-        dev::Xyzz<F> a = part[threadIdx.x];
-        a.add(part[threadIdx.x + stride]);
-        part[threadIdx.x] = a;
-      }
-      __syncthreads();
-    }
+    dev::block_fold<kLongThreads>(part);
     if (threadIdx.x == 0) {
       dev::Xyzz<F> r = part[0];
       r.add_affine(sums[b].x, sums[b].y);  // the identity unless the list also ran down once

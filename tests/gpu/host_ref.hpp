@@ -4,6 +4,8 @@
 // field types.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -66,6 +68,18 @@ Jacobian<F> mul(const Jacobian<F>& p, const ff::BigInt<M>& k) {
 }
 
 // Projective equality: X1 Z2^2 = X2 Z1^2 and Y1 Z2^3 = Y2 Z1^3.
+// A device XYZZ point as the GPU writes it (x, y, zz, zzz: sizeof(F) / 4
+// limbs each) as Jacobian: x = X/ZZ, y = Y/ZZZ, so Z' = ZZ ZZZ,
+// X' = X ZZ ZZZ^2, Y' = Y ZZ^3 ZZZ^2; ZZ = 0 is the identity.
+template <class F>
+Jacobian<F> from_xyzz(const std::uint32_t* limbs) {
+  F c[4];
+  std::memcpy(static_cast<void*>(c), limbs, sizeof(c));
+  if (c[2].is_zero()) return Jacobian<F>::identity();
+  const F zzz2 = c[3].square();
+  return {c[0] * c[2] * zzz2, c[1] * c[2].square() * c[2] * zzz2, c[2] * c[3]};
+}
+
 template <class F>
 bool eq(const Jacobian<F>& a, const Jacobian<F>& b) {
   if (a.is_identity() || b.is_identity()) return a.is_identity() == b.is_identity();

@@ -28,17 +28,6 @@ template <class F>
 using Bases = testing::KnownBases<F>;
 using testing::make_known_bases;
 
-// One XYZZ point (x, y, zz, zzz limbs) as Jacobian: x = X/ZZ, y = Y/ZZZ, so
-// Z' = ZZ ZZZ, X' = X ZZ ZZZ^2, Y' = Y ZZ^3 ZZZ^2.
-template <class F>
-ec::Jacobian<F> from_xyzz(const u32* limbs) {
-  F c[4];
-  std::memcpy(static_cast<void*>(c), limbs, sizeof(c));
-  if (c[2].is_zero()) return ec::Jacobian<F>::identity();
-  const F zzz2 = c[3].square();
-  return {c[0] * c[2] * zzz2, c[1] * c[2].square() * c[2] * zzz2, c[2] * c[3]};
-}
-
 // sum_w 2^(w c) S_w by Horner's rule from the top window.
 template <class F>
 ec::Jacobian<F> combine(const kernels::MsmWindows& w) {
@@ -46,7 +35,7 @@ ec::Jacobian<F> combine(const kernels::MsmWindows& w) {
   ec::Jacobian<F> acc = ec::Jacobian<F>::identity();
   for (std::size_t k = w.sums.size() / kXyzzLimbs; k-- > 0;) {
     for (int i = 0; i < w.window_bits; ++i) acc = ref::dbl(acc);
-    acc = ref::add(acc, from_xyzz<F>(w.sums.data() + k * kXyzzLimbs));
+    acc = ref::add(acc, ref::from_xyzz<F>(w.sums.data() + k * kXyzzLimbs));
   }
   return acc;
 }
@@ -207,7 +196,7 @@ void check_split_passes(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& 
     groth16_kernels::sum_and_gather_streamed_g2(p, sum_scratch, sum_out.get());
   }
   stream.sync();
-  const ec::Jacobian<F> sum = from_xyzz<F>(sum_out.get());
+  const ec::Jacobian<F> sum = ref::from_xyzz<F>(sum_out.get());
   EXPECT_TRUE(ref::eq(sum, ref::mul(ref::from_affine(g), ones_log.to_int())));
   std::vector<u32> got(tail.size() * kLimbs);
   CUZK_CUDA_CHECK(cudaMemcpy(got.data(), gathered.get(), got.size() * 4, cudaMemcpyDeviceToHost));

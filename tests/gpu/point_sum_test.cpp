@@ -25,16 +25,6 @@ using ff::Fr;
 using groth16_kernels::PointSumMethod;
 using u32 = std::uint32_t;
 
-// One XYZZ point (x, y, zz, zzz limbs) as Jacobian (as in msm_streamed_test).
-template <class F>
-ec::Jacobian<F> from_xyzz(const u32* limbs) {
-  F c[4];
-  std::memcpy(static_cast<void*>(c), limbs, sizeof(c));
-  if (c[2].is_zero()) return ec::Jacobian<F>::identity();
-  const F zzz2 = c[3].square();
-  return {c[0] * c[2] * zzz2, c[1] * c[2].square() * c[2] * zzz2, c[2] * c[3]};
-}
-
 // Known bases with point 5 = -point 2 (and point 1 the identity).
 template <class F>
 testing::KnownBases<F> bases_with_negation(std::mt19937_64& rng, const ec::Affine<F>& g, std::size_t n) {
@@ -88,7 +78,7 @@ void check_sum(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& g, std::s
   }
   stream.sync();
   EXPECT_EQ(int(ran), int(expect));
-  EXPECT_TRUE(ref::eq(from_xyzz<F>(out.get()), ref::mul(ref::from_affine(g), log_sum.to_int())));
+  EXPECT_TRUE(ref::eq(ref::from_xyzz<F>(out.get()), ref::mul(ref::from_affine(g), log_sum.to_int())));
 }
 
 template <class F>
