@@ -91,11 +91,11 @@ dev::Xyzz<F>* sum_scratch(detail::DeviceBuffer<unsigned char>& scratch, u64 part
   return reinterpret_cast<dev::Xyzz<F>*>(scratch.get());
 }
 
-// The arena for a tree sum of count points (room for at least one piece),
-// or {null, 0} for the XYZZ path. The
-// arena is taken as it is when the list fits it (no reallocation, which
-// waits for the device); else grown within its limit and the free memory
-// (less the CUDA reserve and the tree kernels' thread stacks).
+// The arena for a tree sum of count points (room for at least one piece), or
+// {null, 0} for the XYZZ path. The arena is taken as it is when the list fits
+// it (no reallocation, which waits for the device); else grown within its
+// limit and the free memory (less the CUDA reserve and the tree kernels'
+// thread stacks).
 template <class F>
 std::pair<unsigned char*, std::size_t> tree_arena(cudaStream_t s, std::size_t count, const PointSumOptions& o) {
   if (o.arena == nullptr || o.method == PointSumMethod::kXyzz) return {nullptr, 0};
@@ -129,7 +129,8 @@ std::pair<unsigned char*, std::size_t> tree_arena(cudaStream_t s, std::size_t co
 
 template <class F>
 PointSumMethod sum_points(cudaStream_t s, const u32* bases_raw, const u32* idx, std::size_t count,
-                detail::DeviceBuffer<unsigned char>& scratch, const PointSumOptions& options, u32* host_out) {
+                          detail::DeviceBuffer<unsigned char>& scratch, const PointSumOptions& options,
+                          u32* host_out) {
   using Point = dev::Xyzz<F>;
   if (count == 0) {
     std::memset(host_out, 0, sizeof(Point));  // zz = 0: the identity

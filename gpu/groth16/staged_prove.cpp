@@ -186,7 +186,8 @@ void queue_witness_msm(Device& device, GpuProver::Impl& d, cudaStream_t s, const
   kernels::MsmWindows w;
   if (host.counts.split) {
     if (bases.on_device(host.n)) {
-      Group<F>::sum(device, s, bases.device, dev.ones.get(), host.counts.ones, d.sum_scratch, slot + staging::kSumOffsetLimbs);
+      Group<F>::sum(device, s, bases.device, dev.ones.get(), host.counts.ones, d.sum_scratch,
+                    slot + staging::kSumOffsetLimbs);
       if (host.counts.tail > 0) {
         groth16_kernels::gather_points(s, bases.device, dev.tail_idx.get(), host.counts.tail, Group<F>::kPointLimbs,
                                        d.gathered.get());

@@ -249,8 +249,8 @@ constexpr int tree_rounds_for(std::uint64_t len) {
 // Rounds the host launches for a slab: enough for the largest bucket that
 // uniformly random scalars make likely (mean + 5 standard deviations of the
 // Poisson count; the top window's few digits hold ~n / (0.4534 2^t) points
-// each). Buckets still longer after them are summed one by one by the finish
-// kernel: exact for every input, slow only for skewed scalars.
+// each). Buckets still longer after them are summed by the finish kernels
+// (one thread each, or a block for a long leftover): exact for every input.
 inline int tree_rounds(std::uint64_t chunk_points, int c, bool has_top_window) {
   const double mean_regular = double(chunk_points) / double(buckets_per_window(c));
   const double top_digits = std::max(1.0, 0.4534 * double(std::uint64_t{1} << top_window_bits(c)));

@@ -27,7 +27,8 @@
 //               affine add (or doubling) completes into the output list.
 // After the planned rounds (msm::tree_rounds: enough for the longest bucket
 // random scalars make likely) a finish kernel adds whatever is left of each
-// bucket into it one by one: exact for every input, slow only for skewed ones.
+// bucket into it one by one, and a bucket with more than kSerialLeftover
+// points left (skewed scalars) by a block of threads: exact for every input.
 //
 // Round 0 reads the sorted entries' points from the bases (sign applied) in
 // place; rounds >= 1 read the previous round's list. The windows run in slabs
