@@ -213,6 +213,11 @@ struct Device::Impl {
     t.coset_ninv_hi = upload_fr(s, hi, "ntt coset table");
     t.coset_ninv_lo = upload_fr(s, lo, "ntt coset table");
     t.vanishing_inv = (g.pow(std::uint64_t(n)) - ff::Fr::one()).inverse();
+    // The H stage's two scalings with 1/Z folded in (hi tables only: the low
+    // factors g^-i are coset_inv_lo's).
+    t.n_inv_z = upload_fr(s, {n_inv * t.vanishing_inv}, "ntt 1/(n Z)");
+    power_tables(g.inverse(), n_inv * t.vanishing_inv, n, t.coset_lo_bits, hi, lo);
+    t.coset_inv_z_hi = upload_fr(s, hi, "ntt coset table");
     return ntt_tables.emplace(log_n, std::move(t)).first->second;
   }
 };
@@ -332,10 +337,11 @@ void Device::ntt(DeviceFrVector& values, NttDirection direction, NttDomain domai
       impl_->ntt_scratch.reset();
       impl_->ntt_scratch = DeviceBuffer<u32>(n * 8, "ntt scratch");
     }
-    const kernels::NttScaleTable load = !inverse && coset ? t.coset() : kernels::NttScaleTable{};
-    const kernels::NttScaleTable store = !inverse ? kernels::NttScaleTable{} : coset ? t.coset_inv() : t.inv_size();
-    kernels::ntt_lean_dif(s, data, t.twiddles.get(), log_n, inverse, load, lean_blocks, impl_->ntt_scratch.get(),
-                          store);
+    kernels::LeanNttIo io;
+    if (!inverse && coset) io.load_scale = t.coset();
+    io.out = impl_->ntt_scratch.get();
+    if (inverse) io.store_scale = coset ? t.coset_inv() : t.inv_size();
+    kernels::ntt_lean_dif(s, data, t.twiddles.get(), log_n, inverse, lean_blocks, io);
     std::swap(values.impl_->limbs, impl_->ntt_scratch);
     return;
   }

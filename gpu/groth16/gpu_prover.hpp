@@ -198,7 +198,7 @@ struct GpuProveStats {
   // host, enqueue(): queueing the device work (growing device buffers included)
   double enqueue_ms = 0;
   // device
-  double h_ms = 0;         // from the first upload of a, b, c to the end of the quotient (uploads, 7 NTTs)
+  double h_ms = 0;         // from the first upload of a, b, c to the end of H (uploads, 6 or 7 NTTs)
   double h_upload_ms = 0;  // the a, b, c uploads (copy stream); kDevice: witness upload + device mat-vec
   double h_gpu_ms = 0;     // the NTTs + quotient (compute stream; includes waiting for b, c
                            // unless h_uploads_first)

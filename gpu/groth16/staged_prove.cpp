@@ -9,7 +9,8 @@
 //                                 the splits' count passes, a wait for their
 //                                 totals, the fill passes, then the mat-vec and
 //                                 its satisfaction check);
-//                                 compute stream: 7 NTTs + quotient, the H MSM,
+//                                 compute stream: H (6 NTTs; 7 + quotient off
+//                                 the lean path), the H MSM,
 //                                 L, A, B_G1, B_G2 (point sum of the ones,
 //                                 gather + MSM of the tail), each MSM's window
 //                                 sums and each point sum downloaded to pinned
@@ -750,24 +751,46 @@ const u32* GpuProver::queue_h(u32* abc_dev, int log_m, ProveStaging& staging) {
   u32 z_inv[8];
   std::memcpy(z_inv, &t.vanishing_inv, sizeof(z_inv));
   if (h_stage_out_of_place(device_, log_m)) {
-    // Lean radix-4 passes, each transform's bit reversal and scaling fused
-    // into its last pass, out of place between v[k] and the workspace's
-    // fourth vector: 7 transforms of 3 passes at 2^27 and the quotient, no
-    // separate bit-reversal pass (the in-place path below runs 7 of them,
-    // ~8 ms each at 2^27 on the H200).
+    // Lean radix-4 passes out of place between v[k] and the workspace's fourth
+    // vector, each transform's bit reversal and scaling fused into its last
+    // pass (no bit-reversal pass: the in-place path below runs 7, ~8 ms each
+    // at 2^27 on the H200).
+    // Six transforms, not seven: Z is the constant g^m - 1 on the coset and
+    // the coset iNTT is linear, so H = iNTT_g(A B) / Z - iNTT_g(C) / Z, and
+    // iNTT_g of c's coset evaluations is c's coefficients, iNTT(c). c needs
+    // no coset evaluations then (one transform of 3 passes less at 2^27, and
+    // no quotient pass); the product rides on the coset iNTT's first load,
+    // the subtraction on its last store.
     const int blocks = detail::lean_min_blocks(algorithm);
     u32* spare = abc_dev + 3 * m * kFrLimbs;
-    for (int k = 0; k < 3; ++k) {
+    const u32* tw = t.twiddles.get();
+    for (int k = 0; k < 2; ++k) {
       CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(StageEvent(kUploadedA + k)), 0));
       // iNTT: coefficient j, times m^-1 g^j (the coset's shift), into spare;
       // then the forward NTT: the evaluations on g<w>, natural order, back in v[k].
-      kernels::ntt_lean_dif(s, v[k], t.twiddles.get(), log_m, /*inverse=*/true, {}, blocks, spare, t.coset_ninv());
-      kernels::ntt_lean_dif(s, spare, t.twiddles.get(), log_m, /*inverse=*/false, {}, blocks, v[k]);
+      kernels::LeanNttIo to_spare;
+      to_spare.out = spare;
+      to_spare.store_scale = t.coset_ninv();
+      kernels::ntt_lean_dif(s, v[k], tw, log_m, /*inverse=*/true, blocks, to_spare);
+      kernels::LeanNttIo back;
+      back.out = v[k];
+      kernels::ntt_lean_dif(s, spare, tw, log_m, /*inverse=*/false, blocks, back);
     }
-    groth16_kernels::quotient_on_coset(s, v[0], v[1], v[2], z_inv, m);
-    // Coset iNTT: back to coefficients, scaled by m^-1 g^-j.
-    kernels::ntt_lean_dif(s, v[0], t.twiddles.get(), log_m, /*inverse=*/true, {}, blocks, spare, t.coset_inv());
-    return spare;
+    CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(kUploadedC), 0));
+    // c's coefficients over Z into spare.
+    kernels::LeanNttIo c_io;
+    c_io.out = spare;
+    c_io.store_scale = t.inv_size_z();
+    kernels::ntt_lean_dif(s, v[2], tw, log_m, /*inverse=*/true, blocks, c_io);
+    // H: A B loaded, the coset iNTT scaled by (m Z)^-1 g^-j, minus c / Z,
+    // into v[1] (its first pass has read B before the last one writes).
+    kernels::LeanNttIo h_io;
+    h_io.load_mul = v[1];
+    h_io.out = v[1];
+    h_io.store_scale = t.coset_inv_z();
+    h_io.store_sub = spare;
+    kernels::ntt_lean_dif(s, v[0], tw, log_m, /*inverse=*/true, blocks, h_io);
+    return v[1];
   }
   if (!detail::is_fused(algorithm)) {
     // Radix-2 or lean radix-4 DIF passes (detail::ntt_dif picks by algorithm).

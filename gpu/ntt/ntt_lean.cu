@@ -34,6 +34,7 @@ struct LeanPassParams {
   const u32* sc_hi;
   const u32* sc_lo;
   int sc_lo_bits;
+  const u32* ld_mul;  // first pass: then x_i *= ld_mul[i]
   // Bottom pass only, when out is set: element i goes to out[bitrev(i)],
   // scaled by st_hi[j >> st_lo_bits] * st_lo[j mod 2^st_lo_bits] (or st_hi[0])
   // at its natural position j = bitrev(i) when st_hi is set.
@@ -41,6 +42,7 @@ struct LeanPassParams {
   const u32* st_hi;
   const u32* st_lo;
   int st_lo_bits;
+  const u32* st_sub;  // then out[j] -= st_sub[j]
 };
 
 __device__ __forceinline__ Fr table_factor(const u32* hi, const u32* lo, int lo_bits, u64 i) {
@@ -76,6 +78,7 @@ __global__ void __launch_bounds__(nl::kThreads, kMinBlocks) lean_dif_pass_kernel
     const u64 gi = nl::global_index(base, e, p.s_lo, p.o_pos);
     Fr v = ld_fr(p.data, gi);
     if (p.sc_hi != nullptr) v = v * table_factor(p.sc_hi, p.sc_lo, p.sc_lo_bits, gi);
+    if (p.ld_mul != nullptr) v = v * ld_fr(p.ld_mul, gi);
     tile_st(e, v);
   }
   __syncthreads();
@@ -106,6 +109,7 @@ __global__ void __launch_bounds__(nl::kThreads, kMinBlocks) lean_dif_pass_kernel
     } else {
       const u64 j = nl::bit_reverse(gi, p.log_n);
       if (p.st_hi != nullptr) v = v * table_factor(p.st_hi, p.st_lo, p.st_lo_bits, j);
+      if (p.st_sub != nullptr) v = v - ld_fr(p.st_sub, j);
       st_fr(p.out, j, v);
     }
   }
@@ -130,11 +134,12 @@ int ntt_lean_passes(int log_n) {
   return nl::plan(log_n, plan);
 }
 
-void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse, const NttScaleTable& load_scale,
-                  int min_blocks_per_sm, u32* out, const NttScaleTable& store_scale) {
+void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse, int min_blocks_per_sm,
+                  const LeanNttIo& io) {
   // Shapes the kernel cannot run are caller bugs (Device::ntt checks sizes).
-  if (log_n < nl::kLogMin || log_n > 32 || load_scale.bitrev_index || store_scale.bitrev_index) std::abort();
-  if (out == data || (out == nullptr && store_scale.hi != nullptr)) std::abort();
+  if (log_n < nl::kLogMin || log_n > 32 || io.load_scale.bitrev_index || io.store_scale.bitrev_index) std::abort();
+  if (io.out == data || (io.out == nullptr && (io.store_scale.hi != nullptr || io.store_sub != nullptr))) std::abort();
+  if (io.load_mul == data || io.store_sub == data) std::abort();  // data is rewritten pass by pass
   if (min_blocks_per_sm != 2 && min_blocks_per_sm != 3) std::abort();
   nl::Pass plan[8];
   const int passes = nl::plan(log_n, plan);
@@ -146,17 +151,19 @@ void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inve
     p.log_n = log_n;
     p.s_lo = plan[i].s_lo;
     p.k = plan[i].k;
-    p.o_pos = nl::other_pos(p.s_lo, p.k, log_n, i == 0 && out != nullptr);
+    p.o_pos = nl::other_pos(p.s_lo, p.k, log_n, i == 0 && io.out != nullptr);
     if (i == passes - 1) {
-      p.sc_hi = load_scale.hi;
-      p.sc_lo = load_scale.lo;
-      p.sc_lo_bits = load_scale.lo_bits;
+      p.sc_hi = io.load_scale.hi;
+      p.sc_lo = io.load_scale.lo;
+      p.sc_lo_bits = io.load_scale.lo_bits;
+      p.ld_mul = io.load_mul;
     }
     if (i == 0) {  // the bottom pass, last to run (at least 2 passes: not the top one)
-      p.out = out;
-      p.st_hi = store_scale.hi;
-      p.st_lo = store_scale.lo;
-      p.st_lo_bits = store_scale.lo_bits;
+      p.out = io.out;
+      p.st_hi = io.store_scale.hi;
+      p.st_lo = io.store_scale.lo;
+      p.st_lo_bits = io.store_scale.lo_bits;
+      p.st_sub = io.store_sub;
     }
     if (min_blocks_per_sm == 3) {
       inverse ? launch_pass<3, true>(s, p) : launch_pass<3, false>(s, p);

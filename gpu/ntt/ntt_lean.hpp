@@ -7,21 +7,34 @@
 
 namespace cuzk::gpu::kernels {
 
+// What the lean passes do beside the transform; every field is optional.
+struct LeanNttIo {
+  // First pass: element i is scaled by load_scale(i) as it is loaded (the
+  // coset's g^i; bitrev_index must be false), then multiplied by load_mul[i]
+  // (a pointwise product fused into the load: A.B on the coset for H).
+  NttScaleTable load_scale;
+  const u32* load_mul = nullptr;
+  // When out is set (!= data) the last pass writes natural order into out
+  // instead (the bit reversal fused, out of place; data is left partly
+  // transformed): the element at natural position j scaled by store_scale(j)
+  // when store_scale.hi is set (1/n, or n^-1 g^-j for the coset inverse),
+  // minus store_sub[j] when that is set. load_mul and store_sub may be out
+  // (the first pass has read load_mul before the last pass writes).
+  u32* out = nullptr;
+  NttScaleTable store_scale;
+  const u32* store_sub = nullptr;
+};
+
 // All log_n decimation-in-frequency stages in place, natural order in,
 // bit-reversed out: the same contract as ntt_dif (tw holds w^j for j < n/2;
-// the inverse uses w^-1 and omits 1/n), for ntt_lean::kLogMin <= log_n <= 32.
-// When load_scale.hi is set the first pass scales element i by load_scale(i)
-// as it loads it (the coset's g^i; bitrev_index must be false).
-// When out is set (!= data) the last pass writes natural order into out
-// instead (the bit reversal fused, out of place; data is left partly
-// transformed), the element at natural position j scaled by store_scale(j)
-// when store_scale.hi is set (1/n, or n^-1 g^-j for the coset inverse).
+// the inverse uses w^-1 and omits 1/n), for ntt_lean::kLogMin <= log_n <= 32,
+// with io's fused loads and stores.
 // min_blocks_per_sm (2 or 3) is the kernel's __launch_bounds__ occupancy:
 // 3 caps it at 80 registers (24 warps per SM, ptxas spills 32 B),
 // 2 at 128 (16 warps, no spill); bench/gpu/NOTES.md "NTT v6" has both.
 // Runs ntt_lean_passes(log_n) kernels on s.
-void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse, const NttScaleTable& load_scale,
-                  int min_blocks_per_sm, u32* out = nullptr, const NttScaleTable& store_scale = {});
+void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse, int min_blocks_per_sm,
+                  const LeanNttIo& io = {});
 int ntt_lean_passes(int log_n);
 
 }  // namespace cuzk::gpu::kernels

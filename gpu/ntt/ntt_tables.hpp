@@ -23,6 +23,8 @@ struct NttTables {
   DeviceBuffer<kernels::u32> coset_hi, coset_lo;          // g^i
   DeviceBuffer<kernels::u32> coset_inv_hi, coset_inv_lo;  // n^-1 g^-i
   DeviceBuffer<kernels::u32> coset_ninv_hi, coset_ninv_lo;  // n^-1 g^i
+  DeviceBuffer<kernels::u32> coset_inv_z_hi;  // (n Z)^-1 g^-i, high factors (low: coset_inv_lo)
+  DeviceBuffer<kernels::u32> n_inv_z;         // (n Z)^-1 (one element)
   int coset_lo_bits = 0;
   ff::Fr vanishing_inv;  // (g^n - 1)^-1: 1/Z(x) on the coset g<w>
 
@@ -32,6 +34,12 @@ struct NttTables {
     return {coset_ninv_hi.get(), coset_ninv_lo.get(), coset_lo_bits, false};
   }
   kernels::NttScaleTable inv_size() const { return {n_inv.get(), nullptr, 0, false}; }
+  // The H stage's iNTT of c and coset iNTT of a b, each divided by Z (the
+  // constant g^n - 1 on the coset) as well: (n Z)^-1, (n Z)^-1 g^-i.
+  kernels::NttScaleTable inv_size_z() const { return {n_inv_z.get(), nullptr, 0, false}; }
+  kernels::NttScaleTable coset_inv_z() const {
+    return {coset_inv_z_hi.get(), coset_inv_lo.get(), coset_lo_bits, false};
+  }
 };
 
 // The tables of size 2^log_n (1 <= log_n <= 32) of `device`.
@@ -60,7 +68,9 @@ inline int lean_min_blocks(NttAlgorithm algorithm) {
 inline void ntt_dif(NttAlgorithm algorithm, cudaStream_t s, kernels::u32* data, const kernels::u32* twiddles,
                     int log_n, bool inverse, const kernels::NttScaleTable& load_scale = {}) {
   if (lean_min_blocks(algorithm) != 0 && log_n >= ntt_lean::kLogMin) {
-    kernels::ntt_lean_dif(s, data, twiddles, log_n, inverse, load_scale, lean_min_blocks(algorithm));
+    kernels::LeanNttIo io;
+    io.load_scale = load_scale;
+    kernels::ntt_lean_dif(s, data, twiddles, log_n, inverse, lean_min_blocks(algorithm), io);
     return;
   }
   if (load_scale.hi != nullptr) {

@@ -200,6 +200,57 @@ TEST(NttLeanEmulation, PassesMatchCpuNttOnEverySize) {
   }
 }
 
+// The GPU prover's H stage (GpuProver::queue_h, lean path) runs six
+// transforms: A and B on the coset as before, c only back to coefficients, and
+// H = iNTT_g(A B) / Z - iNTT(c) / Z with the product on the coset iNTT's first
+// load and the subtraction after its last store. Emulated pass by pass here,
+// it must equal the CPU prover's seven-transform quotient (src/groth16
+// compute_h: (A B - C) / Z on the coset, back to coefficients) for vectors
+// that satisfy nothing: the identity is linear algebra, not divisibility.
+TEST(NttLeanEmulation, HStageOfSixTransformsEqualsTheSevenTransformQuotient) {
+  auto rng = test::seeded_rng(22);
+  ThreadPool pool(0);
+  for (int log_n = 6; log_n <= 12; log_n += 3) {
+    const std::size_t n = std::size_t{1} << log_n;
+    const ntt::Domain domain(static_cast<unsigned>(log_n));
+    const std::vector<Fr> tw = powers(domain.omega(), n / 2);
+    const Fr z_inv = ntt::vanishing_on_coset_inv(domain);
+    std::vector<Fr> coset_ninv = powers(domain.coset_gen(), n), coset_inv_z = powers(domain.coset_gen_inv(), n);
+    for (Fr& v : coset_ninv) v = v * domain.size_inv();
+    for (Fr& v : coset_inv_z) v = v * domain.size_inv() * z_inv;
+    const std::vector<Fr> inv_size_z(n, domain.size_inv() * z_inv);
+    std::vector<Fr> abc[3];
+    for (auto& v : abc) {
+      v.resize(n);
+      for (Fr& x : v) x = Fr::random(rng);
+    }
+
+    std::vector<Fr> expect[3] = {abc[0], abc[1], abc[2]};
+    for (auto& v : expect) {
+      ntt::intt(domain, v, pool);
+      ntt::coset_ntt(domain, v, pool);
+    }
+    for (std::size_t i = 0; i < n; ++i) expect[0][i] = (expect[0][i] * expect[1][i] - expect[2][i]) * z_inv;
+    ntt::coset_intt(domain, expect[0], pool);
+
+    Findings f;
+    std::vector<Fr> on_coset[2];
+    for (int k = 0; k < 2; ++k) {
+      std::vector<Fr> x = abc[k];
+      std::vector<Fr> coefficients = emulate(x, log_n, /*inverse=*/true, tw, {}, true, coset_ninv, f);
+      on_coset[k] = emulate(coefficients, log_n, /*inverse=*/false, tw, {}, true, {}, f);
+    }
+    std::vector<Fr> c = abc[2];
+    const std::vector<Fr> c_over_z = emulate(c, log_n, /*inverse=*/true, tw, {}, true, inv_size_z, f);
+    // load_mul is a load scaling by a full vector: the emulation's `scale`.
+    std::vector<Fr> a_on_coset = on_coset[0];
+    std::vector<Fr> h = emulate(a_on_coset, log_n, /*inverse=*/true, tw, on_coset[1], true, coset_inv_z, f);
+    for (std::size_t j = 0; j < n; ++j) h[j] = h[j] - c_over_z[j];
+    EXPECT_EQ(f.coverage + f.bad_twiddle, 0u) << "log_n=" << log_n;
+    for (std::size_t j = 0; j < n; ++j) ASSERT_EQ(h[j], expect[0][j]) << "log_n=" << log_n << " j=" << j;
+  }
+}
+
 // The production shapes (2^24: 8+8+8, 2^27: 9+9+9): index math only. Every
 // round covers its tile once without bank conflicts; at 2^24 every global
 // index is loaded (and stored) exactly once per pass (2^27 has the same
