@@ -186,7 +186,7 @@ class Device {
     // Device scratch of one MSM (sort pairs, buckets, bounds), allocated once
     // per Device and reused; larger MSMs are processed in chunks of points
     // that fit. The MSM also stays within the free device memory. A Device
-    // starts with default_msm_scratch_bytes(its memory) (8..32 GiB).
+    // starts with default_msm_scratch_bytes(its memory) (8..64 GiB).
     std::size_t scratch_limit_bytes = kDefaultMsmScratchBytes;
   };
   void set_msm_tuning(const MsmTuning& tuning);

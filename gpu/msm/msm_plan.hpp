@@ -65,12 +65,18 @@ enum class MsmAlgorithm {
 
 inline constexpr std::size_t kDefaultMsmScratchBytes = std::size_t{8} << 30;
 // The scratch limit a Device of device_bytes gets by default: a quarter of
-// its memory, at least kDefaultMsmScratchBytes and at most 32 GiB (an H200:
-// 32 GiB). The affine tree turns memory into speed: on the H200 a 32 GiB
-// arena against 8 GiB took G1 2^24 from 113.0 to 93.9 ms and 2^27 from 814.5
-// to 656.8 ms (bench/gpu/NOTES.md); a 32 GiB PoRep pipeline's device memory
-// peaked at 80 GB of the H200's 150 GB with the 8 GiB arena, 103 GB with 32.
+// its memory, at least kDefaultMsmScratchBytes and at most 32 GiB; from
+// kLargeDeviceBytes on, 5/12 of it up to 64 GiB (an H200, 139.8 GiB: 58.2).
+// The affine tree turns memory into speed: on the H200 a 32 GiB arena
+// against 8 GiB took G1 2^24 from 113.0 to 93.9 ms and 2^27 from 814.5 to
+// 656.8 ms, and 2^27 in one chunk (54.1 GiB: two buffer sets of one 2^27-entry
+// window each) against two (32 GiB) from 619.3 to 585.4 ms (bench/gpu/NOTES.md).
+// A 32 GiB PoRep pipeline's device memory peaked at 104.2 GiB with the 32 GiB
+// arena; the larger one leaves a whole PoRep SRS resident beside it only on
+// the large devices, hence the step (smaller ones would stream more of it).
+inline constexpr std::size_t kLargeDeviceBytes = std::size_t{128} << 30;
 constexpr std::size_t default_msm_scratch_bytes(std::size_t device_bytes) {
+  if (device_bytes >= kLargeDeviceBytes) return std::min(device_bytes / 12 * 5, std::size_t{64} << 30);
   return std::clamp(device_bytes / 4, kDefaultMsmScratchBytes, std::size_t{32} << 30);
 }
 

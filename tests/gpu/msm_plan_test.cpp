@@ -560,12 +560,16 @@ TEST(GpuMsmPlan, AffineTreeSortsByWindowWhereItSavesPasses) {
   }
 }
 
-// The H200's default arena (32 GiB): G1 2^24 runs 4-window slabs on two
-// buffer sets, and 2^27 (the H MSM) keeps both sets in two chunks. The sets
-// overlay the sort keys: the plan is smaller than the regions laid end to end.
+// A 32 GiB arena (the default of devices under kLargeDeviceBytes): G1 2^24
+// runs 4-window slabs on two buffer sets, and 2^27 (the H MSM) keeps both sets
+// in two chunks. The sets overlay the sort keys: the plan is smaller than the
+// regions laid end to end. The H200's own default (58.2 GiB) takes 2^27 in one
+// chunk on two sets (54.1 GiB with CUB's sort temp; H200: 585.4 against 619.3 ms).
 TEST(GpuMsmPlan, AffineTreeTwoSetsInTheH200Arena) {
-  const std::size_t limit = default_msm_scratch_bytes(std::size_t{150} << 30);
-  EXPECT_EQ(limit, std::size_t{32} << 30);
+  const std::size_t h200_bytes = std::size_t{143155} << 20;  // 139.8 GiB (cudaDeviceProp::totalGlobalMem)
+  const std::size_t h200_limit = default_msm_scratch_bytes(h200_bytes);
+  EXPECT_EQ(h200_limit, h200_bytes / 12 * 5);
+  const std::size_t limit = std::size_t{32} << 30;
   const Plan p24 = plan(std::size_t{1} << 24, kG1Xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads,
                         fake_sort_temp);
   check_layout(p24, std::size_t{1} << 24, kG1Xyzz, limit, MsmAlgorithm::kAffineTree);
@@ -602,9 +606,20 @@ TEST(GpuMsmPlan, AffineTreeTwoSetsInTheH200Arena) {
     EXPECT_EQ(q.tree_sets, 2);
     EXPECT_GT(q.windows, 2 * q.tree_slab_windows);
   }
-  // Smaller cards keep the 8 GiB floor; a quarter of the memory in between.
+  // The H200 default: the H MSM in one chunk, both sets, one chunk of affine
+  // buckets for the reduction.
+  const Plan p27_h200 = plan(h, kG1Xyzz, 0, MsmAlgorithm::kAffineTree, h200_limit, kH200Threads, fake_sort_temp);
+  check_layout(p27_h200, h, kG1Xyzz, h200_limit, MsmAlgorithm::kAffineTree);
+  EXPECT_EQ(p27_h200.chunks, 1u);
+  EXPECT_EQ(p27_h200.tree_sets, 2);
+  EXPECT_EQ(p27_h200.tree_reduce_chunks, 1u);
+  EXPECT_GT(p27_h200.total_bytes, limit + (std::size_t{16} << 30));  // why the 32 GiB arena splits it
+  // Smaller cards keep the 8 GiB floor; a quarter of the memory up to 32 GiB
+  // below kLargeDeviceBytes; 5/12 from there, up to 64 GiB.
   EXPECT_EQ(default_msm_scratch_bytes(std::size_t{16} << 30), kDefaultMsmScratchBytes);
   EXPECT_EQ(default_msm_scratch_bytes(std::size_t{80} << 30), std::size_t{20} << 30);
+  EXPECT_EQ(default_msm_scratch_bytes(kLargeDeviceBytes - 1), (kLargeDeviceBytes - 1) / 4);
+  EXPECT_EQ(default_msm_scratch_bytes(std::size_t{192} << 30), std::size_t{64} << 30);
 }
 
 }  // namespace
