@@ -232,6 +232,8 @@ void fill(wire::DeviceStatus::Builder b, const engine::DeviceWorkerView& d) {
   b.setResidentSrs(d.resident_srs);
   b.setResidentSrsBytes(d.resident_srs_bytes);
   b.setR1csMatricesBytes(d.r1cs_matrices_bytes);
+  b.setMsmScratchBytes(d.msm_scratch_bytes);
+  b.setMsmScratchLimitBytes(d.msm_scratch_limit_bytes);
   b.setMemoryTotalBytes(d.memory_total_bytes);
   b.setMemoryFreeBytes(d.memory_free_bytes);
   b.setProverStage(d.prover_stage);
@@ -257,6 +259,8 @@ engine::DeviceWorkerView read(wire::DeviceStatus::Reader r) {
   v.resident_srs = r.getResidentSrs().cStr();
   v.resident_srs_bytes = r.getResidentSrsBytes();
   v.r1cs_matrices_bytes = r.getR1csMatricesBytes();  // 0 from a daemon that predates the field
+  v.msm_scratch_bytes = r.getMsmScratchBytes();             // 0 from a daemon that predates the field
+  v.msm_scratch_limit_bytes = r.getMsmScratchLimitBytes();  // 0 from a daemon that predates the field
   v.memory_total_bytes = r.getMemoryTotalBytes();
   v.memory_free_bytes = r.getMemoryFreeBytes();
   v.prover_stage = r.getProverStage().cStr();

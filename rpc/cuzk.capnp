@@ -219,6 +219,8 @@ struct DeviceStatus {
   proverStreams @17 :UInt32;   # CUDA streams the prover owns (0: unknown)
   proverEvents @18 :UInt32;    # CUDA events the prover owns (0: unknown)
   r1csMatricesBytes @19 :UInt64;  # device bytes of R1CS matrices kept for a, b, c on the device (0: none)
+  msmScratchBytes @20 :UInt64;    # device bytes the GPU's MSM scratch arena holds now (0: none, or the CPU)
+  msmScratchLimitBytes @21 :UInt64;  # the limit that arena may grow to (0: the CPU)
 }
 
 struct SrsResidency {

@@ -413,8 +413,9 @@ class GpuProver final : public groth16::Prover {
   // CUDA host callbacks (stage reports and fences) queued on the prover's
   // streams and not yet reached by the device. Thread-safe.
   std::uint32_t callbacks_in_flight() const { return callbacks_->in_flight(); }
-  // Frees the prover's reused device buffers (a, b, c; splits; gathers),
-  // after waiting for the device; the next enqueue allocates them again.
+  // Frees the prover's reused device buffers (a, b, c; splits; gathers) and
+  // the Device's MSM arena, after waiting for the device; the next enqueue
+  // allocates them again.
   void release_workspace();
 
   // Stages 2 and 3 (H, then the MSMs H, L, A, B_G1, B_G2) without an R1CS or

@@ -438,6 +438,11 @@ void GpuProver::release_workspace() {
   for (auto& s : impl_->split) s = Impl::SplitDevice{};
   impl_->gathered.reset();
   impl_->sum_scratch.reset();
+  // The Device's MSM arena too: a new SRS's device budget (srs_device_budget_for)
+  // counts the arena's limit as working memory, so an arena still held would
+  // count twice: on an H200 ~54 GiB held against a 58.2 GiB limit left a 44 GiB
+  // PoRep SRS ~8 GiB of device budget. The next MSM grows it again.
+  device_.release_msm_scratch();
 }
 
 void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, ProveStaging& staging,

@@ -7,6 +7,7 @@
 
 #include "gpu/gpu.hpp"
 #include "gpu/groth16/gpu_prover.hpp"
+#include "gpu/kernels.hpp"
 #include "groth16/setup.hpp"
 
 // gpu/setup (the GPU development setup) is another library of this tree; the
@@ -103,7 +104,9 @@ void GpuBackend::release_resident_srs() {
   state_->prover.release_cached_srs();  // the R1CS matrices too (the workspace)
   note_resident_srs();
   note_abc_matrices();
-  // Nothing of the prover's is on the device now: the next upload's budget starts from here.
+  note_msm_scratch();
+  // Nothing of the prover's is on the device now (the MSM arena went with the
+  // workspace): the next upload's budget starts from here.
   free_bytes_ = state_->device.free_memory_bytes();
   clean_free_bytes_ = free_bytes_.load();
 }
@@ -122,6 +125,12 @@ void GpuBackend::note_abc_matrices() {
   if (bytes != before && options_.log != nullptr) {
     options_.log->info("r1cs matrices on device", {{"device", name_}, {"bytes", bytes}, {"before_bytes", before}});
   }
+}
+
+void GpuBackend::note_msm_scratch() {
+  // The Device's own arena: every MSM the prover runs on this device grows it
+  // (kernels::MsmScratch::reserve) and keeps it until release_msm_scratch.
+  msm_scratch_bytes_ = state_->device.msm_scratch().capacity_bytes();
 }
 
 engine::ResidentSrsSplit GpuBackend::resident_srs_split() const {
@@ -189,6 +198,7 @@ void GpuBackend::start(engine::InstanceStaging& staging, std::function<void(std:
   note_resident_srs();
   const gpu::Fence fence = state_->prover.enqueue(srs, g.staging);
   note_abc_matrices();
+  note_msm_scratch();
   if (g.staging.stats().abc_fallback && options_.log != nullptr) {
     // The witness was staged for the device evaluation, but the matrices do
     // not fit this device beside the SRS and the workspace.
@@ -268,6 +278,7 @@ std::vector<groth16::Proof> GpuBackend::prove(const groth16::Parameters& params,
   std::vector<groth16::Proof> proofs = state_->prover.prove(params, r1cs, witnesses, blinding);
   note_resident_srs();
   note_abc_matrices();
+  note_msm_scratch();
   free_bytes_ = state_->device.free_memory_bytes();
   if (breakdown) *breakdown = breakdown_of(state_->prover.last_stats(), state_->prover.srs_uploads() != uploads_before);
   return proofs;

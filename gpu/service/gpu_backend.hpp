@@ -80,8 +80,11 @@ class GpuBackend final : public engine::DeviceBackend {
   // updates it after each start / prove / release).
   std::uint64_t abc_matrices_device_bytes() const override { return abc_matrices_bytes_.load(); }
   bool abc_on_device() const { return options_.abc_on_device; }
-  // The prover's MSM scratch limit (bytes), as set at open.
-  std::uint64_t msm_scratch_limit_bytes() const { return msm_scratch_limit_bytes_; }
+  // The device's MSM scratch arena (gpu::Device::msm_scratch, used by the
+  // prover's MSMs): its bytes now, cached on the device thread after each
+  // start / prove / release, and its limit as set at open. Thread-safe.
+  std::uint64_t msm_scratch_device_bytes() const override { return msm_scratch_bytes_.load(); }
+  std::uint64_t msm_scratch_limit_bytes() const override { return msm_scratch_limit_bytes_; }
   std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
                                     std::span<const groth16::Witness> witnesses,
                                     std::span<const groth16::Blinding> blinding,
@@ -116,6 +119,8 @@ class GpuBackend final : public engine::DeviceBackend {
   // After each enqueue on the device thread: the matrices' bytes (logged when
   // they change) and, from the staging's stats, a host fallback.
   void note_abc_matrices();
+  // On the device thread, beside note_abc_matrices: the arena's bytes now.
+  void note_msm_scratch();
 
   int ordinal_;
   ThreadPool& math_;
@@ -135,6 +140,7 @@ class GpuBackend final : public engine::DeviceBackend {
   std::uint64_t srs_total_bytes_ = 0;                 // guarded by srs_mu_: both tiers
   std::atomic<std::uint64_t> clean_free_bytes_{0};   // free device memory with no SRS or workspace held
   std::uint64_t msm_scratch_limit_bytes_ = 0;         // the device's MSM tuning, read at open
+  std::atomic<std::uint64_t> msm_scratch_bytes_{0};   // the arena's capacity (note_msm_scratch)
   mutable std::mutex stage_mu_;               // CUDA's callback thread writes, status() reads
   std::optional<engine::ProverStage> stage_;  // the device's stage; guarded by stage_mu_
 };

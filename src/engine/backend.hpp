@@ -112,6 +112,11 @@ class DeviceBackend {
   // are device memory the SRS figures do not show. Thread-safe (a cached
   // value); the default reports none.
   virtual std::uint64_t abc_matrices_device_bytes() const { return 0; }
+  // Device bytes the back end's MSM scratch arena holds now (grown on demand,
+  // kept between proofs: ~54 GiB on an H200 after a 32 GiB PoRep), and the
+  // limit it may grow to. Status only; thread-safe (cached values); 0 for the CPU.
+  virtual std::uint64_t msm_scratch_device_bytes() const { return 0; }
+  virtual std::uint64_t msm_scratch_limit_bytes() const { return 0; }
   // Host bytes one prove() call allocates per instance besides the witness
   // (the GPU prover's a, b, c evaluations: 3 x domain x 32 B), for the
   // engine's memory budget.

@@ -273,6 +273,8 @@ std::vector<DeviceWorkerView> DeviceSet::views() const {
     v.resident_srs = s.resident_srs;
     v.resident_srs_bytes = s.resident_srs_bytes;
     v.r1cs_matrices_bytes = s.backend->abc_matrices_device_bytes();
+    v.msm_scratch_bytes = s.backend->msm_scratch_device_bytes();
+    v.msm_scratch_limit_bytes = s.backend->msm_scratch_limit_bytes();
     BackendMemory m = s.backend->memory();
     v.memory_total_bytes = m.total_bytes;
     v.memory_free_bytes = m.free_bytes;

@@ -75,6 +75,10 @@ struct DeviceWorkerView {
   // The R1CS matrices kept on the device beside the SRS for the device
   // evaluation of a, b, c (DeviceBackend::abc_matrices_device_bytes; 0: none).
   std::uint64_t r1cs_matrices_bytes = 0;
+  // The GPU's MSM scratch arena: the device bytes it holds now and the limit
+  // it may grow to (DeviceBackend::msm_scratch_device_bytes and
+  // msm_scratch_limit_bytes; 0 for the CPU).
+  std::uint64_t msm_scratch_bytes = 0, msm_scratch_limit_bytes = 0;
   std::uint64_t memory_total_bytes = 0, memory_free_bytes = 0;  // device memory (0 for the CPU)
   // The GPU prover's own stage inside a prove ("evaluate", "h_ntt", "h_msm",
   // "l_msm", "a_msm", "b_msm"...; "" when none is running or the back end

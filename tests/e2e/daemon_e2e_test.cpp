@@ -467,10 +467,16 @@ TEST_F(DaemonE2E, CuzkctlProvesVerifiesAndReportsTypedErrors) {
   EXPECT_NE(status.out.find("\"schema_version\":1"), std::string::npos) << status.out;
   // Device R1CS matrices travel daemon -> wire -> cuzkctl (the CPU back end keeps none).
   EXPECT_NE(status.out.find("\"r1cs_matrices_bytes\":0"), std::string::npos) << status.out;
+  // So does the MSM scratch arena and its limit (none on the CPU).
+  EXPECT_NE(status.out.find("\"msm_scratch_bytes\":0"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("\"msm_scratch_limit_bytes\":0"), std::string::npos) << status.out;
   CliRun metrics = run_cuzkctl(a + "metrics");
   EXPECT_EQ(metrics.status, 0);
   EXPECT_NE(metrics.out.find("cuzk_jobs_finished_total{outcome=\"done\"}"), std::string::npos);
   EXPECT_NE(metrics.out.find("cuzk_device_r1cs_matrices_bytes{device=\"cpu\"} 0"), std::string::npos) << metrics.out;
+  EXPECT_NE(metrics.out.find("cuzk_device_msm_scratch_bytes{device=\"cpu\"} 0"), std::string::npos) << metrics.out;
+  EXPECT_NE(metrics.out.find("cuzk_device_msm_scratch_limit_bytes{device=\"cpu\"} 0"), std::string::npos)
+      << metrics.out;
   CliRun nowhere = run_cuzkctl("--addr unix://" + (*dir_ / "nobody.sock").string() + " status");
   EXPECT_EQ(nowhere.status, 3);
   EXPECT_EQ(nowhere.out.rfind("error: unavailable: ", 0), 0u) << nowhere.out;

@@ -104,6 +104,7 @@ TEST(GpuService, ReportsTheStreamedSrsSplit) {
   EXPECT_EQ(split.device_bytes, 0u);
   EXPECT_EQ(split.pinned_host_bytes, total_bytes);
   EXPECT_EQ(gpu.srs_device_bytes(d.params), 0u);
+  EXPECT_GT(gpu.msm_scratch_device_bytes(), 0u);
   std::promise<void> released;
   asio::post(gpu.runner().executor(), [&] {
     gpu.release_resident_srs();
@@ -112,6 +113,9 @@ TEST(GpuService, ReportsTheStreamedSrsSplit) {
   released.get_future().get();
   split = gpu.resident_srs_split();
   EXPECT_EQ(split.device_bytes + split.pinned_host_bytes, 0u);
+  // The MSM arena went with the workspace: a next SRS's budget counts the
+  // arena's limit as working memory and must not find it held as well.
+  EXPECT_EQ(gpu.msm_scratch_device_bytes(), 0u);
 }
 
 // The stage observer sees every stage of each instance in order, device
@@ -309,6 +313,9 @@ TEST(GpuService, EnginePipelineWithAbcOnDeviceChecksOnTheDevice) {
   }
   EXPECT_EQ(good->value().cpu_retries, 0u);
   EXPECT_EQ(rig.gpu->abc_matrices_device_bytes(), cuzk::gpu::DeviceR1cs::bytes_for(demo.r1cs));
+  // The proofs' MSMs grew the device's arena, within its limit; it stays for the next proof.
+  EXPECT_GT(rig.gpu->msm_scratch_device_bytes(), 0u);
+  EXPECT_LE(rig.gpu->msm_scratch_device_bytes(), rig.gpu->msm_scratch_limit_bytes());
 
   auto bad = run(2, 2u);
   ASSERT_TRUE(bad.has_value());

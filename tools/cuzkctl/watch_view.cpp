@@ -162,12 +162,14 @@ void render_devices(std::vector<std::string>& out, const eng::EngineStatus& e) {
   out.push_back("  " + pad_left("#", 2) + "  " + pad_right("DEVICE", 24) + " " + pad_left("JOB", 6) + " " +
                 pad_left("PART", 4) + "  " + pad_right("STAGE", 8) + " " + pad_left("PLACED", 6) + " " +
                 pad_left("PROOFS", 7) + " " + pad_left("VFAIL", 5) + "  " + pad_right("SRS ON DEVICE", 24) + " " +
-                pad_left("R1CS", 10) + "  " + "DEVICE MEMORY USED");
+                pad_left("R1CS", 10) + " " + pad_left("MSM ARENA", 10) + "  " + "DEVICE MEMORY USED");
   for (const auto& d : e.devices) {
     std::string srs = d.resident_srs.empty() ? "-" : d.resident_srs + " " + format_bytes(d.resident_srs_bytes);
     // The circuit's matrices kept beside the SRS for a, b, c on the device:
     // part of the memory used, not of the SRS.
     std::string r1cs = d.r1cs_matrices_bytes == 0 ? "-" : format_bytes(d.r1cs_matrices_bytes);
+    // The MSM scratch arena, kept between proofs: also part of the memory used.
+    std::string arena = d.msm_scratch_bytes == 0 ? "-" : format_bytes(d.msm_scratch_bytes);
     std::string mem = "-";
     if (d.memory_total_bytes > 0) {
       const std::uint64_t used = d.memory_total_bytes - std::min(d.memory_free_bytes, d.memory_total_bytes);
@@ -179,7 +181,7 @@ void render_devices(std::vector<std::string>& out, const eng::EngineStatus& e) {
                   pad_right(d.stage.empty() ? "idle" : d.stage, 8) + " " + pad_left(std::to_string(d.jobs_placed), 6) +
                   " " + pad_left(std::to_string(d.proofs_done), 7) + " " +
                   pad_left(std::to_string(d.verify_failures), 5) + "  " + pad_right(srs, 24) + " " +
-                  pad_left(r1cs, 10) + "  " + mem);
+                  pad_left(r1cs, 10) + " " + pad_left(arena, 10) + "  " + mem);
     // The GPU prover's own stage, under its device's line, while it runs.
     if (!d.prover_stage.empty()) {
       std::string line = "      prover stage " + d.prover_stage + " for " + std::to_string(d.prover_stage_ms) + " ms on ";
@@ -304,6 +306,13 @@ std::string status_device_line(const eng::DeviceWorkerView& d) {
   if (d.r1cs_matrices_bytes != 0) {
     std::snprintf(buf, sizeof buf, "; r1cs matrices %.2f GiB (%llu bytes)", gib(d.r1cs_matrices_bytes),
                   static_cast<unsigned long long>(d.r1cs_matrices_bytes));
+    line += buf;
+  }
+  // The arena against its limit: how far it may still grow (an H200 after a
+  // 32 GiB PoRep: ~54 of 58.2 GiB).
+  if (d.msm_scratch_bytes != 0) {
+    std::snprintf(buf, sizeof buf, "; msm scratch %.2f / %.2f GiB", gib(d.msm_scratch_bytes),
+                  gib(d.msm_scratch_limit_bytes));
     line += buf;
   }
   return line;

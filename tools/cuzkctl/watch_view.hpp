@@ -63,7 +63,8 @@ struct StageProgress {
 StageProgress stage_progress(cuzk::engine::JobState state, const std::string& stage);
 
 // `cuzkctl status`'s line for one proving back end (no newline): what it
-// does, its counters, device memory, and the R1CS matrices kept on it.
+// does, its counters, device memory, the R1CS matrices kept on it and its
+// MSM scratch arena against the arena's limit.
 std::string status_device_line(const cuzk::engine::DeviceWorkerView& d);
 
 // Human sizes and durations used in the frame: "1.5 GiB", "812 ms", "3.2 s", "4m05s", "2h03m".

@@ -86,6 +86,11 @@ class FakeBackend final : public DeviceBackend {
   // kept on the device), as set: status only, nothing allocates it.
   std::atomic<std::uint64_t> r1cs_matrices_bytes{0};
   std::uint64_t abc_matrices_device_bytes() const override { return r1cs_matrices_bytes.load(); }
+  // What msm_scratch_device_bytes / msm_scratch_limit_bytes report (a GPU
+  // back end's MSM scratch arena and its limit), as set: status only.
+  std::atomic<std::uint64_t> msm_scratch_bytes{0}, msm_scratch_limit{0};
+  std::uint64_t msm_scratch_device_bytes() const override { return msm_scratch_bytes.load(); }
+  std::uint64_t msm_scratch_limit_bytes() const override { return msm_scratch_limit.load(); }
 
   std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
                                     std::span<const groth16::Witness> witnesses,

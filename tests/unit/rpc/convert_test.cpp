@@ -25,6 +25,8 @@ engine::DeviceWorkerView sample_gpu() {
   d.resident_srs = "porep-32g";
   d.resident_srs_bytes = 47'350'000'000;
   d.r1cs_matrices_bytes = 7'340'032'000;  // a 32 GiB PoRep's matrices
+  d.msm_scratch_bytes = 58'091'372'544;        // its MSM arena on an H200 (~54.1 GiB)
+  d.msm_scratch_limit_bytes = 62'491'774'976;  // ~58.2 GiB
   d.memory_total_bytes = 150'000'000'000;
   d.memory_free_bytes = 80'000'000'000;
   d.prover_stage = "h_msm";
@@ -54,6 +56,9 @@ TEST(RpcConvert, DeviceStatusRoundTripsThroughTheWire) {
   ASSERT_EQ(devices.size(), 2u);
   EXPECT_EQ(devices[0].getR1csMatricesBytes(), 7'340'032'000u);
   EXPECT_EQ(devices[1].getR1csMatricesBytes(), 0u);
+  EXPECT_EQ(devices[0].getMsmScratchBytes(), 58'091'372'544u);
+  EXPECT_EQ(devices[0].getMsmScratchLimitBytes(), 62'491'774'976u);
+  EXPECT_EQ(devices[1].getMsmScratchBytes(), 0u);
 
   const engine::DeviceWorkerView want = sample_gpu();
   engine::DeviceWorkerView got = read(devices[0]);
@@ -69,6 +74,8 @@ TEST(RpcConvert, DeviceStatusRoundTripsThroughTheWire) {
   EXPECT_EQ(got.resident_srs, want.resident_srs);
   EXPECT_EQ(got.resident_srs_bytes, want.resident_srs_bytes);
   EXPECT_EQ(got.r1cs_matrices_bytes, want.r1cs_matrices_bytes);
+  EXPECT_EQ(got.msm_scratch_bytes, want.msm_scratch_bytes);
+  EXPECT_EQ(got.msm_scratch_limit_bytes, want.msm_scratch_limit_bytes);
   EXPECT_EQ(got.memory_total_bytes, want.memory_total_bytes);
   EXPECT_EQ(got.memory_free_bytes, want.memory_free_bytes);
   EXPECT_EQ(got.prover_stage, want.prover_stage);
@@ -77,12 +84,14 @@ TEST(RpcConvert, DeviceStatusRoundTripsThroughTheWire) {
   EXPECT_EQ(got.prover_streams, want.prover_streams);
   EXPECT_EQ(got.prover_events, want.prover_events);
 
-  // An idle back end: no job, and the CPU's matrices stay 0.
+  // An idle back end: no job, and the CPU's matrices and arena stay 0.
   engine::DeviceWorkerView idle = read(devices[1]);
   EXPECT_FALSE(idle.job.has_value());
   EXPECT_FALSE(idle.partition.has_value());
   EXPECT_EQ(idle.name, "cpu");
   EXPECT_EQ(idle.r1cs_matrices_bytes, 0u);
+  EXPECT_EQ(idle.msm_scratch_bytes, 0u);
+  EXPECT_EQ(idle.msm_scratch_limit_bytes, 0u);
 }
 
 }  // namespace

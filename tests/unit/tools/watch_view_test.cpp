@@ -208,9 +208,10 @@ TEST(WatchView, DevicesBudgetAndSrs) {
   EXPECT_NE(line_with(lines, "devices (").find("1 of 2 busy; GPU proofs re-proved on the CPU: 4"), std::string::npos);
   std::string g = line_with(lines, "cuda:0 NVIDIA H200");
   EXPECT_NE(g.find("porep-32g 45.0 GiB"), std::string::npos) << g;
-  EXPECT_NE(line_with(lines, "  #  DEVICE").find("SRS ON DEVICE                  R1CS  DEVICE MEMORY USED"),
+  EXPECT_NE(line_with(lines, "  #  DEVICE").find("SRS ON DEVICE                  R1CS  MSM ARENA  DEVICE MEMORY USED"),
             std::string::npos);
-  EXPECT_NE(g.find("porep-32g 45.0 GiB                -  70.0 GiB"), std::string::npos) << g;  // no matrices
+  EXPECT_NE(g.find("porep-32g 45.0 GiB                -          -  70.0 GiB"), std::string::npos)
+      << g;  // no matrices, no arena
   EXPECT_NE(g.find("70.0 GiB / 140.0 GiB [#####.....]"), std::string::npos) << g;
   EXPECT_NE(g.find("   7    3  prove"), std::string::npos) << g;  // job, partition, stage
   EXPECT_NE(g.find("    12     340     1"), std::string::npos) << g;
@@ -230,15 +231,32 @@ TEST(WatchView, DevicesBudgetAndSrs) {
   e.devices[0].r1cs_matrices_bytes = 7'340'032'000;  // 6.8 GiB: a 32 GiB PoRep's
   lines = render_watch(WatchInput{"a", s, nullptr, 0}, {});
   g = line_with(lines, "cuda:0 NVIDIA H200");
-  EXPECT_NE(g.find("porep-32g 45.0 GiB          6.8 GiB  70.0 GiB / 140.0 GiB"), std::string::npos) << g;
+  EXPECT_NE(g.find("porep-32g 45.0 GiB          6.8 GiB          -  70.0 GiB / 140.0 GiB"), std::string::npos) << g;
   c = line_with(lines, "  1  cpu");
   EXPECT_EQ(c.find("GiB"), std::string::npos) << c;  // the CPU keeps none
   EXPECT_EQ(status_device_line(e.devices[0]),
             "device 0 cuda:0 NVIDIA H200: job 7 partition 3 prove; jobs 12, proofs 340, verify failures 1; "
             "memory 70.0/140.0 GiB free; r1cs matrices 6.84 GiB (7340032000 bytes)");
   EXPECT_EQ(status_device_line(e.devices[1]), "device 1 cpu: idle; jobs 0, proofs 0, verify failures 0");
+
+  // The MSM scratch arena: its own column after the matrices, and against
+  // its limit in the status line (an H200 after a 32 GiB PoRep).
+  e.devices[0].msm_scratch_bytes = 58'091'372'544;        // 54.1 GiB
+  e.devices[0].msm_scratch_limit_bytes = 62'491'774'976;  // 58.2 GiB
+  lines = render_watch(WatchInput{"a", s, nullptr, 0}, {});
+  g = line_with(lines, "cuda:0 NVIDIA H200");
+  EXPECT_NE(g.find("porep-32g 45.0 GiB          6.8 GiB   54.1 GiB  70.0 GiB / 140.0 GiB"), std::string::npos) << g;
+  c = line_with(lines, "  1  cpu");
+  EXPECT_EQ(c.find("GiB"), std::string::npos) << c;  // nor an arena
+  EXPECT_EQ(status_device_line(e.devices[0]),
+            "device 0 cuda:0 NVIDIA H200: job 7 partition 3 prove; jobs 12, proofs 340, verify failures 1; "
+            "memory 70.0/140.0 GiB free; r1cs matrices 6.84 GiB (7340032000 bytes); msm scratch 54.10 / 58.20 GiB");
   e.devices[0].r1cs_matrices_bytes = 0;
   EXPECT_EQ(status_device_line(e.devices[0]).find("r1cs"), std::string::npos);
+  EXPECT_NE(status_device_line(e.devices[0]).find("; msm scratch 54.10 / 58.20 GiB"), std::string::npos);
+  e.devices[0].msm_scratch_bytes = 0;  // released, or no MSM yet: hidden, the limit alone says nothing
+  EXPECT_EQ(status_device_line(e.devices[0]).find("msm scratch"), std::string::npos);
+  e.devices[0].msm_scratch_limit_bytes = 0;
 
   // No prover stage reported: no stage line.
   for (const auto& l : lines) EXPECT_EQ(l.find("prover stage"), std::string::npos) << l;

@@ -342,8 +342,9 @@ void status(Context& ctx, const DaemonArgs& a) {
                          {"jobs_placed", d.jobs_placed}, {"proofs_done", d.proofs_done},
                          {"verify_failures", d.verify_failures}, {"resident_srs", d.resident_srs},
                          {"resident_srs_bytes", d.resident_srs_bytes},
-                         {"r1cs_matrices_bytes", d.r1cs_matrices_bytes}, {"memory_total_bytes", d.memory_total_bytes},
-                         {"memory_free_bytes", d.memory_free_bytes}});
+                         {"r1cs_matrices_bytes", d.r1cs_matrices_bytes}, {"msm_scratch_bytes", d.msm_scratch_bytes},
+                         {"msm_scratch_limit_bytes", d.msm_scratch_limit_bytes},
+                         {"memory_total_bytes", d.memory_total_bytes}, {"memory_free_bytes", d.memory_free_bytes}});
     }
     json srs = json::array();
     for (const auto& r : e.srs)
