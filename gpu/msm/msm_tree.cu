@@ -24,7 +24,9 @@
 //  5. invert:   the slots' products, a few hundred per warp, by one more
 //               prefix product and one inversion (binary Euclid) per warp;
 //  6. backward: each slot walks its outputs back: 1/d = inv * prefix, and the
-//               affine add (or doubling) completes into the output list.
+//               affine add (or doubling) completes into the output list (G2:
+//               the walk and the adds as two kernels, inverse_walk_kernel
+//               and point_kernel, for register room).
 // After the planned rounds (msm::tree_rounds: enough for the longest bucket
 // random scalars make likely) a finish kernel adds whatever is left of each
 // bucket into it one by one, and a bucket with more than kSerialLeftover
@@ -285,6 +287,85 @@ __global__ void __launch_bounds__(kThreads) invert_kernel(const u32* start_next,
   slot_product[lo] = inv;
 }
 
+// Output (a, b) of kind `kind` once 1 / d is known (inv_d; unused unless kAdd / kDbl).
+template <class F>
+__device__ __forceinline__ dev::Affine<F> complete(Kind kind, const dev::Affine<F>& a, const dev::Affine<F>& b,
+                                                   const F& inv_d) {
+  if (kind == Kind::kTake1) return a;
+  if (kind == Kind::kTake2) return b;
+  dev::Affine<F> r;
+  if (kind == Kind::kZero) {
+    r.x = F::zero();
+    r.y = F::zero();
+    return r;
+  }
+  F num;
+  if (kind == Kind::kDbl) {
+    const F xx = a.x.sqr();
+    num = xx.dbl() + xx;  // 3 x^2 (curve a = 0)
+  } else {
+    num = b.y - a.y;
+  }
+  const F lambda = num * inv_d;
+  r.x = lambda.sqr() - a.x - b.x;  // b.x = a.x when doubling
+  r.y = lambda * (a.x - r.x) - a.y;
+  return r;
+}
+
+// G2's backward step as two kernels: the slot's inverse walk alone, writing
+// 1 / d of each output over its prefix, then each output's point on a thread
+// of its own. One G2 backward kernel holds both points, the running inverse
+// and the prefix at once: 254 registers, 8 warps per SM. Split, each half
+// runs at 3 blocks of 128 per SM (168 registers; 144 B of stack for the
+// point kernel, 40-48 for the walk): H200, G2 2^25 487.4 -> 467.9 ms, 2^23
+// 143.3 -> 137.2, for ~380 B more memory traffic per add (the x's read
+// twice, 1 / d written and read back). The
+// point kernel at 2 blocks (no spill) gave 480.6; G1 split too lost (G1
+// 2^27 588 -> 640 ms: its one kernel already runs 16 warps), so G1 keeps
+// backward_kernel.
+template <class F, bool kFromBases>
+__global__ void __launch_bounds__(kThreads, 3)
+    inverse_walk_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
+                        F* output_prefix, const F* slot_inverse) {
+  const u64 outputs = start_next[buckets];
+  const u64 slots = msm::tree_slots(outputs);
+  for (u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x; t < slots; t += u64(gridDim.x) * blockDim.x) {
+    F inv = slot_inverse[t];
+#pragma unroll 1
+    for (int k = kOutputs - 1; k >= 0; --k) {
+      const u64 o = msm::tree_output(t, k);
+      if (o >= outputs) continue;
+      const Pair p = pair_of(o, pair_in);
+      const F x1 = src.x(p.i1);
+      const F x2 = p.has2 ? src.x(p.i1 + 1) : x1;
+      F d;
+      const Kind kind = classify(x1, x2, p.has2, [&] { return src.y(p.i1); }, [&] { return src.y(p.i1 + 1); }, d);
+      if (!needs_inverse(kind)) continue;
+      F inv_d = inv;
+      if (k > 0) {
+        inv_d = inv * output_prefix[msm::tree_output(t, k - 1)];
+        inv = inv * d;
+      }
+      output_prefix[o] = inv_d;  // o's own prefix was read at output k + 1
+    }
+  }
+}
+
+template <class F, bool kFromBases>
+__global__ void __launch_bounds__(kThreads, 3)
+    point_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
+                 const F* inverse_of, dev::Affine<F>* out) {
+  const u64 outputs = start_next[buckets];
+  for (u64 o = u64(blockIdx.x) * blockDim.x + threadIdx.x; o < outputs; o += u64(gridDim.x) * blockDim.x) {
+    const Pair p = pair_of(o, pair_in);
+    const dev::Affine<F> a = src.point(p.i1);
+    const dev::Affine<F> b = p.has2 ? src.point(p.i1 + 1) : a;
+    F d;
+    const Kind kind = classify(a.x, b.x, p.has2, [&] { return a.y; }, [&] { return b.y; }, d);
+    out[o] = complete(kind, a, b, needs_inverse(kind) ? inverse_of[o] : F::zero());
+  }
+}
+
 template <class F, bool kFromBases>
 __global__ void __launch_bounds__(kThreads)
     backward_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
@@ -302,32 +383,12 @@ __global__ void __launch_bounds__(kThreads)
       const dev::Affine<F> b = p.has2 ? src.point(p.i1 + 1) : a;
       F d;
       const Kind kind = classify(a.x, b.x, p.has2, [&] { return a.y; }, [&] { return b.y; }, d);
-      dev::Affine<F> r;
-      if (kind == Kind::kTake1) {
-        r = a;
-      } else if (kind == Kind::kTake2) {
-        r = b;
-      } else if (kind == Kind::kZero) {
-        r.x = F::zero();
-        r.y = F::zero();
-      } else {
-        F inv_d = inv;
-        if (k > 0) {
-          inv_d = inv * output_prefix[msm::tree_output(t, k - 1)];  // the prefix before o
-          inv = inv * d;
-        }
-        F num;
-        if (kind == Kind::kDbl) {
-          const F xx = a.x.sqr();
-          num = xx.dbl() + xx;  // 3 x^2 (curve a = 0)
-        } else {
-          num = b.y - a.y;
-        }
-        const F lambda = num * inv_d;
-        r.x = lambda.sqr() - a.x - b.x;  // b.x = a.x when doubling
-        r.y = lambda * (a.x - r.x) - a.y;
+      F inv_d = inv;
+      if (needs_inverse(kind) && k > 0) {
+        inv_d = inv * output_prefix[msm::tree_output(t, k - 1)];  // the prefix before o
+        inv = inv * d;
       }
-      out[o] = r;
+      out[o] = complete(kind, a, b, inv_d);
     }
   }
 }
@@ -579,6 +640,7 @@ struct Buffers {
 struct Grid {
   unsigned per_output;  // blocks of kThreads for the forward / backward kernels
   unsigned invert;      // blocks of kThreads for the invert kernel
+  unsigned per_point;   // blocks of kThreads for G2's point_kernel (a thread per output)
 };
 
 // Grids for a round whose list has at most `outputs` elements: grid-stride
@@ -593,7 +655,8 @@ Grid grid_for_round(u64 outputs, int sm_count) {
   // fewer inversions than at 64 (H200, with the grid above: G1 2^26 314.7 ->
   // 314.2 ms, 2^24 87.2 -> 86.8).
   const u64 inv_warps = std::clamp<u64>(slots / 128, 1, u64(sm_count) * 16);
-  return {unsigned(blocks), unsigned(detail::grid_for(inv_warps * 32, kThreads))};
+  const u64 point_blocks = std::max<u64>(1, std::min<u64>(detail::grid_for(outputs, kThreads), cap));
+  return {unsigned(blocks), unsigned(detail::grid_for(inv_warps * 32, kThreads)), unsigned(point_blocks)};
 }
 
 template <class F, bool kFromBases>
@@ -613,8 +676,16 @@ void launch_round(cudaStream_t s, Source<F, kFromBases> src, Buffers<F>& buf, in
   CUZK_CUDA_CHECK_LAUNCH();
   invert_kernel<F><<<grid.invert, kThreads, 0, s>>>(buf.start[nxt], buckets, buf.slot_product, buf.prefix);
   CUZK_CUDA_CHECK_LAUNCH();
-  backward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
-      src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.list[out_list], buf.slot_product);
+  if constexpr (sizeof(F) == sizeof(Fp)) {
+    backward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
+        src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.list[out_list], buf.slot_product);
+  } else {
+    inverse_walk_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
+        src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.slot_product);
+    CUZK_CUDA_CHECK_LAUNCH();
+    point_kernel<F, kFromBases><<<grid.per_point, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt],
+                                                                   buckets, buf.output_prefix, buf.list[out_list]);
+  }
   CUZK_CUDA_CHECK_LAUNCH();
 }
 
@@ -833,21 +904,30 @@ const void* sum_list(cudaStream_t s, const ListSumArgs& a) {
 
 template <class F>
 std::size_t local_bytes() {
-  return detail::max_local_bytes({reinterpret_cast<const void*>(&map_kernel<F, true>),
-                                  reinterpret_cast<const void*>(&map_kernel<F, false>),
-                                  reinterpret_cast<const void*>(&forward_kernel<F, true>),
-                                  reinterpret_cast<const void*>(&forward_kernel<F, false>),
-                                  reinterpret_cast<const void*>(&invert_kernel<F>),
-                                  reinterpret_cast<const void*>(&backward_kernel<F, true>),
-                                  reinterpret_cast<const void*>(&backward_kernel<F, false>),
-                                  reinterpret_cast<const void*>(&finish_kernel<F>),
-                                  reinterpret_cast<const void*>(&finish_affine_kernel<F>),
-                                  reinterpret_cast<const void*>(&finish_long_kernel<F, true>),
-                                  reinterpret_cast<const void*>(&finish_long_kernel<F, false>),
-                                  reinterpret_cast<const void*>(&reduce_init_kernel<F>),
-                                  reinterpret_cast<const void*>(&reduce_combine_kernel<F>),
-                                  reinterpret_cast<const void*>(&list_init_kernel<F>),
-                                  reinterpret_cast<const void*>(&list_collect_kernel<F>)});
+  // The backward step: one kernel for G1, two for G2 (launch_round).
+  std::size_t backward = 0;
+  if constexpr (sizeof(F) == sizeof(Fp)) {
+    backward = detail::max_local_bytes({reinterpret_cast<const void*>(&backward_kernel<F, true>),
+                                        reinterpret_cast<const void*>(&backward_kernel<F, false>)});
+  } else {
+    backward = detail::max_local_bytes({reinterpret_cast<const void*>(&inverse_walk_kernel<F, true>),
+                                        reinterpret_cast<const void*>(&inverse_walk_kernel<F, false>),
+                                        reinterpret_cast<const void*>(&point_kernel<F, true>),
+                                        reinterpret_cast<const void*>(&point_kernel<F, false>)});
+  }
+  return std::max(backward, detail::max_local_bytes({reinterpret_cast<const void*>(&map_kernel<F, true>),
+                                                     reinterpret_cast<const void*>(&map_kernel<F, false>),
+                                                     reinterpret_cast<const void*>(&forward_kernel<F, true>),
+                                                     reinterpret_cast<const void*>(&forward_kernel<F, false>),
+                                                     reinterpret_cast<const void*>(&invert_kernel<F>),
+                                                     reinterpret_cast<const void*>(&finish_kernel<F>),
+                                                     reinterpret_cast<const void*>(&finish_affine_kernel<F>),
+                                                     reinterpret_cast<const void*>(&finish_long_kernel<F, true>),
+                                                     reinterpret_cast<const void*>(&finish_long_kernel<F, false>),
+                                                     reinterpret_cast<const void*>(&reduce_init_kernel<F>),
+                                                     reinterpret_cast<const void*>(&reduce_combine_kernel<F>),
+                                                     reinterpret_cast<const void*>(&list_init_kernel<F>),
+                                                     reinterpret_cast<const void*>(&list_collect_kernel<F>)}));
 }
 
 }  // namespace
