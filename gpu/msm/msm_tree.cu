@@ -182,6 +182,17 @@ __device__ __forceinline__ Pair pair_of(u64 o, const u32* pair_in) {
   return {v & ~kHasPair, (v & kHasPair) != 0};
 }
 
+// Output o's kind and, for kAdd / kDbl, its denominator d, from its inputs'
+// x (y only where the decision needs it): the forward pass and G2's inverse
+// walk, which decide as the passes that hold whole points do.
+template <class F, bool kFromBases>
+__device__ __forceinline__ Kind classify_output(const Source<F, kFromBases>& src, u64 o, const u32* pair_in, F& d) {
+  const Pair p = pair_of(o, pair_in);
+  const F x1 = src.x(p.i1);
+  const F x2 = p.has2 ? src.x(p.i1 + 1) : x1;
+  return classify(x1, x2, p.has2, [&] { return src.y(p.i1); }, [&] { return src.y(p.i1 + 1); }, d);
+}
+
 // G2's forward kernel is built for 4 blocks per SM (128 registers, 16-44 B
 // of spill; unbounded it took 152-154, 3 blocks): H200, G2 2^25 488.6 ->
 // 484.9 ms, 2^23 unchanged. (The backward kernel at 3 blocks spilled 492 B
@@ -199,11 +210,8 @@ __global__ void __launch_bounds__(kThreads, sizeof(F) == sizeof(Fp) ? 1 : 4)
     for (int k = 0; k < kOutputs; ++k) {
       const u64 o = msm::tree_output(t, k);
       if (o >= outputs) break;
-      const Pair p = pair_of(o, pair_in);
-      const F x1 = src.x(p.i1);
-      const F x2 = p.has2 ? src.x(p.i1 + 1) : x1;
       F d;
-      const Kind kind = classify(x1, x2, p.has2, [&] { return src.y(p.i1); }, [&] { return src.y(p.i1 + 1); }, d);
+      const Kind kind = classify_output(src, o, pair_in, d);
       if (needs_inverse(kind)) {
         run = any ? run * d : d;
         any = true;
@@ -335,11 +343,8 @@ __global__ void __launch_bounds__(kThreads, 3)
     for (int k = kOutputs - 1; k >= 0; --k) {
       const u64 o = msm::tree_output(t, k);
       if (o >= outputs) continue;
-      const Pair p = pair_of(o, pair_in);
-      const F x1 = src.x(p.i1);
-      const F x2 = p.has2 ? src.x(p.i1 + 1) : x1;
       F d;
-      const Kind kind = classify(x1, x2, p.has2, [&] { return src.y(p.i1); }, [&] { return src.y(p.i1 + 1); }, d);
+      const Kind kind = classify_output(src, o, pair_in, d);
       if (!needs_inverse(kind)) continue;
       F inv_d = inv;
       if (k > 0) {
