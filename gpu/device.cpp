@@ -442,6 +442,7 @@ int Device::msm_window_bits(std::size_t n) {
 void Device::set_msm_tuning(const MsmTuning& tuning) { impl_->msm_tuning = tuning; }
 const Device::MsmTuning& Device::msm_tuning() const { return impl_->msm_tuning; }
 kernels::MsmScratch& Device::msm_scratch() { return impl_->msm_scratch; }
+std::size_t Device::msm_scratch_bytes() const { return impl_->msm_scratch.capacity_bytes(); }
 void Device::release_msm_scratch() {
   DeviceGuard guard(impl_->ordinal);
   impl_->msm_scratch.release();

@@ -196,6 +196,8 @@ class Device {
   // or with the Device.
   kernels::MsmScratch& msm_scratch();
   void release_msm_scratch();
+  // Device bytes the arena holds now (0 after release_msm_scratch).
+  std::size_t msm_scratch_bytes() const;
 
   // Internal state (defined in device.cpp); for cuzk_gpu's own code.
   struct Impl;

@@ -7,7 +7,6 @@
 
 #include "gpu/gpu.hpp"
 #include "gpu/groth16/gpu_prover.hpp"
-#include "gpu/kernels.hpp"
 #include "groth16/setup.hpp"
 
 // gpu/setup (the GPU development setup) is another library of this tree; the
@@ -129,8 +128,8 @@ void GpuBackend::note_abc_matrices() {
 
 void GpuBackend::note_msm_scratch() {
   // The Device's own arena: every MSM the prover runs on this device grows it
-  // (kernels::MsmScratch::reserve) and keeps it until release_msm_scratch.
-  msm_scratch_bytes_ = state_->device.msm_scratch().capacity_bytes();
+  // and keeps it until release_msm_scratch.
+  msm_scratch_bytes_ = state_->device.msm_scratch_bytes();
 }
 
 engine::ResidentSrsSplit GpuBackend::resident_srs_split() const {
