@@ -218,6 +218,9 @@ struct Device::Impl {
     t.n_inv_z = upload_fr(s, {n_inv * t.vanishing_inv}, "ntt 1/(n Z)");
     power_tables(g.inverse(), n_inv * t.vanishing_inv, n, t.coset_lo_bits, hi, lo);
     t.coset_inv_z_hi = upload_fr(s, hi, "ntt coset table");
+    t.neg_n_inv_z = upload_fr(s, {-(n_inv * t.vanishing_inv)}, "ntt -1/(n Z)");
+    power_tables(g.inverse(), -(n_inv * t.vanishing_inv), n, t.coset_lo_bits, hi, lo);
+    t.neg_coset_inv_z_hi = upload_fr(s, hi, "ntt coset table");
     return ntt_tables.emplace(log_n, std::move(t)).first->second;
   }
 };

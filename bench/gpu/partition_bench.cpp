@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -66,6 +67,8 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
   double full_width_percent = 10;
   std::string srs_mode = "resident";
   std::size_t srs_device_mib = 0;
+  bool compact_h = false;
+  double free_gib = 0;  // > 0: hold the rest of the device's memory (a smaller card's room)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--srs" && i + 1 < argc) srs_mode = argv[++i];
@@ -73,10 +76,25 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
     if (a == "--log-domain" && i + 1 < argc) log_domain = std::atoi(argv[++i]);
     if (a == "--full-width-percent" && i + 1 < argc) full_width_percent = std::atof(argv[++i]);
     if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    if (a == "--compact-h") compact_h = true;
+    if (a == "--free-gib" && i + 1 < argc) free_gib = std::atof(argv[++i]);
+  }
+  // --free-gib N: a ballast allocation leaves N GiB of the device free before
+  // anything else (SRS placement, prover buffers), to run the shape as on a
+  // smaller card (the prover's two-vector H stage and streamed SRS).
+  std::optional<gpu::detail::DeviceBuffer<std::uint32_t>> ballast;
+  if (free_gib > 0) {
+    const std::size_t keep = std::size_t(free_gib * double(1ull << 30));
+    const std::size_t free_now = device.free_memory_bytes();
+    if (free_now > keep) ballast.emplace((free_now - keep) / 4, "bench ballast");
+    std::printf("device memory: %.1f GiB free of the device's, %.1f GiB held by a ballast\n",
+                double(device.free_memory_bytes()) / double(1ull << 30),
+                double(free_now > keep ? free_now - keep : 0) / double(1ull << 30));
   }
   if (log_domain < 10 || log_domain > 27 || full_width_percent < 0 || full_width_percent > 100 ||
       (srs_mode != "resident" && srs_mode != "streamed")) {
-    std::printf("bench_gpu partition: --log-domain 10..27, --full-width-percent 0..100, --srs resident|streamed\n");
+    std::printf("bench_gpu partition: --log-domain 10..27, --full-width-percent 0..100, --srs resident|streamed, "
+                "--srs-device-mib N, --reps N, --compact-h, --free-gib N\n");
     return 2;
   }
   using Clock = std::chrono::steady_clock;
@@ -153,6 +171,7 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
   ThreadPool pool;
   gpu::GpuProverOptions options;
   options.h_uploads_first = true;  // h_gpu_ms = the NTT pipeline alone
+  options.compact_h_stage = compact_h;
   gpu::GpuProver prover(device, pool, options);
   const gpu::DeviceStageInputs in{log_domain, abc, inputs, aux, &a_aux, &b_input, &b_aux};
   (void)prover.device_stages(srs.bases(), in);  // warm-up: NTT tables, MSM scratch, pinned buffers
@@ -200,6 +219,8 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
   split("L scalars", s.l);
   split("A scalars", s.a);
   split("B scalars", s.b);
+  std::printf("H stage: %s\n", s.compact_h ? "two device vectors (uploads of b and c after the transforms free room)"
+                                          : "four device vectors");
   std::printf("SRS bases: %s (%.1f GiB streamed from pinned host memory per run)\n",
               placed.all_on_device() ? "resident on the device" : "streamed from host",
               double(placed.host_bytes()) / double(1ull << 30));

@@ -161,6 +161,12 @@ struct GpuProverOptions {
   // (benchmarks: h_gpu_ms is then the NTT pipeline alone). Default: the NTTs
   // of a overlap the uploads of b and c.
   bool h_uploads_first = false;
+  // The H stage in two device vectors of m Fr instead of four (8.6 GB less at
+  // m = 2^27, for devices of 16-24 GB): a, b, c uploaded one after another
+  // as the transforms free room (no overlap of b's and c's uploads with the
+  // NTTs, and a, b, c evaluated on the host). enqueue() takes it by itself
+  // when the four vectors do not fit; true forces it (tests, benches).
+  bool compact_h_stage = false;
   // a, b, c on the host (default) or from a device-resident R1CS (A/B switch).
   AbcSource abc_source = AbcSource::kHost;
   // prove(): kCheck checks every constraint where a, b, c are evaluated
@@ -188,6 +194,9 @@ struct GpuProveStats {
   // device, so enqueue() evaluated a, b, c on the host (a transient
   // pageable buffer of 3 m Fr outside the staging; evaluate_ms counts it).
   bool abc_fallback = false;
+  // The H stage ran in two device vectors (GpuProverOptions::compact_h_stage,
+  // forced or because the four did not fit).
+  bool compact_h = false;
   double l_host_ms = 0, a_host_ms = 0, b_host_ms = 0;  // selection + split of the witness MSMs' scalars
   // kDevice: the selection + split ran on the device (enqueue), from the
   // witness the mat-vec reads; split_wait_ms is enqueue's wait for the
@@ -199,7 +208,8 @@ struct GpuProveStats {
   double enqueue_ms = 0;
   // device
   double h_ms = 0;         // from the first upload of a, b, c to the end of H (uploads, 6 or 7 NTTs)
-  double h_upload_ms = 0;  // the a, b, c uploads (copy stream); kDevice: witness upload + device mat-vec
+  double h_upload_ms = 0;  // the a, b, c uploads (copy stream); kDevice: witness upload + device mat-vec;
+                           // compact_h: b's and c's wait for the transforms, so most of the H stage
   double h_gpu_ms = 0;     // the NTTs + quotient (compute stream; includes waiting for b, c
                            // unless h_uploads_first)
   double h_msm_ms = 0;     // H MSM
@@ -466,6 +476,8 @@ class GpuProver final : public groth16::Prover {
                             const groth16::BitVec& b_aux_density, ProveStaging& staging) const;
   ProveStaging& own_staging();
   const std::uint32_t* queue_h(std::uint32_t* abc_dev, int log_m, ProveStaging& staging);
+  const std::uint32_t* queue_h_compact(std::uint32_t* abc_dev, int log_m, const ff::Fr* abc_host,
+                                       ProveStaging& staging);
 
   Device& device_;
   ThreadPool& pool_;

@@ -573,8 +573,23 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   // Every device buffer first: running out of memory leaves nothing queued.
   // AbcSource::kDevice: the witness buffer and the matrices after the workspace.
   const bool witness_staged = st.abc == nullptr && st.r1cs != nullptr;
-  const std::size_t abc_vectors = h_stage_out_of_place(device_, log_m) ? 4 : 3;
-  u32* abc_dev = grow_device(d.abc, abc_vectors * m * kFrLimbs, "a, b, c");
+  // The H stage in three or four vectors of m Fr, or in two (queue_h_compact)
+  // when asked to or when those do not fit (grow_device frees the old buffer
+  // before it tries, so the fallback finds that room too).
+  const bool compact_possible = m > 1 && log_m >= ntt_lean::kLogMin;
+  bool compact = compact_possible && options_.compact_h_stage;
+  u32* abc_dev = nullptr;
+  if (!compact) {
+    const std::size_t abc_vectors = h_stage_out_of_place(device_, log_m) ? 4 : 3;
+    try {
+      abc_dev = grow_device(d.abc, abc_vectors * m * kFrLimbs, "a, b, c");
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kOutOfDeviceMemory || !compact_possible) throw;
+      compact = true;
+    }
+  }
+  if (compact) abc_dev = grow_device(d.abc, 2 * m * kFrLimbs, "a, b, c (two-vector H stage)");
+  st.stats.compact_h = compact;
   // A split on the device sizes its buffers once counted (mid-enqueue).
   if (!st.split_on_device) grow_split_buffers(d, st);
   // The witness buffer and the matrices (normally resident already), after
@@ -588,8 +603,13 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   const DeviceR1cs* r1cs_dev = nullptr;
   u32* witness_dev = nullptr;
   std::unique_ptr<Fr[]> fallback_abc;
+  const Fr* abc_host = nullptr;  // a, b, c on the host, when uploaded from there
   if (witness_staged) {
-    if (d.device_r1cs_unfit.load(std::memory_order_relaxed) != st.r1cs) {
+    // The device evaluation writes a, b, c at once: not in two vectors. Later
+    // prepares of this R1cs evaluate on the host then (in prepare, off the
+    // device thread), until release_workspace.
+    if (compact) d.device_r1cs_unfit.store(st.r1cs, std::memory_order_relaxed);
+    if (!compact && d.device_r1cs_unfit.load(std::memory_order_relaxed) != st.r1cs) {
       try {
         witness_dev = grow_device(d.witness, st.r1cs->num_variables() * kFrLimbs, "witness");
         const std::size_t arena_bytes = device_.msm_scratch().capacity_bytes();
@@ -678,13 +698,14 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
     }
     for (int k = 0; k < 3; ++k) ev[kUploadedA + k].record(s);
   } else {
-    const Fr* abc_host = fallback_abc ? fallback_abc.get() : st.abc;
-    for (int k = 0; k < 3; ++k) {
+    abc_host = fallback_abc ? fallback_abc.get() : st.abc;
+    // Two vectors: only a now; queue_h_compact uploads b and c as room frees.
+    for (int k = 0; k < (compact ? 1 : 3); ++k) {
       upload(cp, abc_dev + k * m * kFrLimbs, abc_host + k * m, m * sizeof(Fr));
       ev[kUploadedA + k].record(cp);
     }
     // Pageable memory is freed when this returns: wait for its copies.
-    if (fallback_abc) d.copy.sync();
+    if (fallback_abc && !compact) d.copy.sync();
   }
   for (int k = 0; k < kWitnessMsms && st.split_on_device; ++k) ev[kSplitUploaded + k].record(s);
   for (int k = 0; k < kWitnessMsms && !st.split_on_device; ++k) {
@@ -702,10 +723,17 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
 
   // Compute stream: H = (a b - c) / Z over the coset, back to coefficients.
   device_stage("h_ntt");
-  CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[options_.h_uploads_first ? kUploadedC : kUploadedA].get(), 0));
+  // (kUploadedC is recorded inside queue_h_compact, after this wait.)
+  CUZK_CUDA_CHECK(
+      cudaStreamWaitEvent(s, ev[options_.h_uploads_first && !compact ? kUploadedC : kUploadedA].get(), 0));
   ev[kHBegin].record(s);
-  const u32* h_scalars = m > 1 ? queue_h(abc_dev, log_m, staging) : nullptr;
+  const u32* h_scalars = m <= 1    ? nullptr
+                         : compact ? queue_h_compact(abc_dev, log_m, abc_host, staging)
+                                   : queue_h(abc_dev, log_m, staging);
   ev[kHEnd].record(s);
+  // Pageable a, b, c (the fallback) must outlive b's and c's copies, which
+  // wait for the transforms: this waits most of the H stage (first proof only).
+  if (fallback_abc && compact) d.copy.sync();
 
   // H over h: m - 1 scalars straight from the coset iNTT's output.
   device_stage("h_msm");
@@ -852,6 +880,69 @@ const u32* GpuProver::queue_h(u32* abc_dev, int log_m, ProveStaging& staging) {
   a.store_scale = t.coset_inv();
   kernels::ntt_fused(s, a);
   return v[1];
+}
+
+// The H stage in two device vectors v0, v1 (GpuProverOptions::compact_h_stage),
+// a, b, c uploaded from abc_host one after another as the transforms free
+// room: A = coset evaluations of a in v0 (lean passes out of place through
+// v1 as the spare); b into v1, B in place (DIF, then the bit reversals);
+// -iNTT_g(A B) / Z into v1 (the product on the first load, read before the
+// last pass writes v1); c into v0, and its iNTT's last pass stores
+// -c / Z - v1 = iNTT_g(A B) / Z - c / Z = H into v1 (the identity in queue_h).
+// Six transforms as in queue_h plus two bit-reversal passes; the uploads of
+// b and c do not overlap the transforms.
+const u32* GpuProver::queue_h_compact(u32* abc_dev, int log_m, const Fr* abc_host, ProveStaging& staging) {
+  using namespace staging;
+  ProveStaging::Impl& st = staging.impl();
+  auto& ev = *st.events;
+  const std::size_t m = std::size_t{1} << log_m;
+  const detail::NttTables& t = detail::ntt_tables(device_, log_m);
+  const cudaStream_t s = impl_->compute.get();
+  const cudaStream_t cp = impl_->copy.get();
+  u32* v0 = abc_dev;
+  u32* v1 = abc_dev + m * kFrLimbs;
+  const NttAlgorithm algorithm = device_.ntt_algorithm();
+  const int lean = detail::lean_min_blocks(algorithm);
+  const int blocks = lean != 0 ? lean : ntt_lean::kMinBlocksPerSm;  // radix-2 devices: the lean default
+  const u32* tw = t.twiddles.get();
+  // The copy stream's upload of `what` into dst once the compute stream is done with dst.
+  const auto upload_after = [&](u32* dst, const Fr* src, StageEvent uploaded) {
+    detail::Event free_now;  // released by CUDA once passed (cudaEventDestroy semantics)
+    free_now.record(s);
+    CUZK_CUDA_CHECK(cudaStreamWaitEvent(cp, free_now.get(), 0));
+    upload(cp, dst, src, m * sizeof(Fr));
+    ev[uploaded].record(cp);
+    CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[uploaded].get(), 0));
+  };
+
+  CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kUploadedA].get(), 0));
+  kernels::LeanNttIo to_v1;
+  to_v1.out = v1;
+  to_v1.store_scale = t.coset_ninv();
+  kernels::ntt_lean_dif(s, v0, tw, log_m, /*inverse=*/true, blocks, to_v1);
+  kernels::LeanNttIo back;
+  back.out = v0;
+  kernels::ntt_lean_dif(s, v1, tw, log_m, /*inverse=*/false, blocks, back);
+
+  upload_after(v1, abc_host + m, kUploadedB);
+  detail::ntt_dif(algorithm, s, v1, tw, log_m, /*inverse=*/true);
+  kernels::ntt_bitrev_scale(s, v1, log_m, t.coset_ninv_hi.get(), t.coset_ninv_lo.get(), t.coset_lo_bits);
+  detail::ntt_dif(algorithm, s, v1, tw, log_m, /*inverse=*/false);
+  kernels::ntt_bitrev_scale(s, v1, log_m, nullptr, nullptr, 0);
+
+  kernels::LeanNttIo ab_io;
+  ab_io.load_mul = v1;
+  ab_io.out = v1;
+  ab_io.store_scale = t.neg_coset_inv_z();
+  kernels::ntt_lean_dif(s, v0, tw, log_m, /*inverse=*/true, blocks, ab_io);
+
+  upload_after(v0, abc_host + 2 * m, kUploadedC);
+  kernels::LeanNttIo c_io;
+  c_io.out = v1;
+  c_io.store_scale = t.neg_inv_size_z();
+  c_io.store_sub = v1;  // each element read, then written, by one thread of the last pass
+  kernels::ntt_lean_dif(s, v0, tw, log_m, /*inverse=*/true, blocks, c_io);
+  return v1;
 }
 
 groth16::MsmResults GpuProver::finish_msms(ProveStaging& staging) const {

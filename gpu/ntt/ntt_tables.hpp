@@ -25,6 +25,8 @@ struct NttTables {
   DeviceBuffer<kernels::u32> coset_ninv_hi, coset_ninv_lo;  // n^-1 g^i
   DeviceBuffer<kernels::u32> coset_inv_z_hi;  // (n Z)^-1 g^-i, high factors (low: coset_inv_lo)
   DeviceBuffer<kernels::u32> n_inv_z;         // (n Z)^-1 (one element)
+  // Their negations, for the two-vector H stage (GpuProver, compact_h_stage).
+  DeviceBuffer<kernels::u32> neg_coset_inv_z_hi, neg_n_inv_z;
   int coset_lo_bits = 0;
   ff::Fr vanishing_inv;  // (g^n - 1)^-1: 1/Z(x) on the coset g<w>
 
@@ -39,6 +41,10 @@ struct NttTables {
   kernels::NttScaleTable inv_size_z() const { return {n_inv_z.get(), nullptr, 0, false}; }
   kernels::NttScaleTable coset_inv_z() const {
     return {coset_inv_z_hi.get(), coset_inv_lo.get(), coset_lo_bits, false};
+  }
+  kernels::NttScaleTable neg_inv_size_z() const { return {neg_n_inv_z.get(), nullptr, 0, false}; }
+  kernels::NttScaleTable neg_coset_inv_z() const {
+    return {neg_coset_inv_z_hi.get(), coset_inv_lo.get(), coset_lo_bits, false};
   }
 };
 

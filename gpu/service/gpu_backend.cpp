@@ -206,6 +206,13 @@ void GpuBackend::start(engine::InstanceStaging& staging, std::function<void(std:
                         {"free_bytes", state_->device.free_memory_bytes()},
                         {"evaluate_ms", g.staging.stats().evaluate_ms}});
   }
+  if (g.staging.stats().compact_h && !compact_h_logged_ && options_.log != nullptr) {
+    // Four m-vectors did not fit beside the SRS and the arena: proofs go on,
+    // with b's and c's uploads no longer overlapping the transforms.
+    compact_h_logged_ = true;
+    options_.log->warn("H stage in two device vectors (device memory short)",
+                       {{"device", name_}, {"free_bytes", state_->device.free_memory_bytes()}});
+  }
   free_bytes_ = state_->device.free_memory_bytes();
   // CUDA's callback thread: no CUDA here, and `done` only posts to the loop.
   fence.on_done([this, done = std::move(done)] {

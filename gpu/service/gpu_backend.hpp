@@ -141,6 +141,7 @@ class GpuBackend final : public engine::DeviceBackend {
   std::atomic<std::uint64_t> clean_free_bytes_{0};   // free device memory with no SRS or workspace held
   std::uint64_t msm_scratch_limit_bytes_ = 0;         // the device's MSM tuning, read at open
   std::atomic<std::uint64_t> msm_scratch_bytes_{0};   // the arena's capacity (note_msm_scratch)
+  bool compact_h_logged_ = false;                     // device thread only: warned once
   mutable std::mutex stage_mu_;               // CUDA's callback thread writes, status() reads
   std::optional<engine::ProverStage> stage_;  // the device's stage; guarded by stage_mu_
 };
