@@ -158,6 +158,10 @@ struct GpuProver::Impl {
   // The last R1cs whose matrices did not fit: prepare() evaluates its
   // instances on the host, and enqueue does not try the upload again.
   std::atomic<const groth16::R1cs*> device_r1cs_unfit{nullptr};
+  // The domain size whose four-vector H stage did not fit: enqueue goes
+  // straight to two vectors for it (no cudaFree + failed allocation, which
+  // would wait for the previous instance, per enqueue) until release_workspace.
+  std::size_t h_compact_m = 0;
   detail::DeviceBuffer<std::uint32_t> witness;               // inputs ++ aux for the mat-vec
   detail::DeviceBuffer<std::uint64_t> first_unsatisfied;     // the mat-vec's check word (one)
   // The device split's block counts and scan scratch (per witness MSM: they

@@ -434,6 +434,7 @@ void GpuProver::release_workspace() {
   impl_->device_r1cs.reset();
   impl_->device_r1cs_bytes.store(0, std::memory_order_relaxed);
   impl_->device_r1cs_unfit.store(nullptr, std::memory_order_relaxed);  // the device may have room now
+  impl_->h_compact_m = 0;
   impl_->first_unsatisfied.reset();
   for (auto& s : impl_->split) s = Impl::SplitDevice{};
   impl_->gathered.reset();
@@ -577,7 +578,7 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   // when asked to or when those do not fit (grow_device frees the old buffer
   // before it tries, so the fallback finds that room too).
   const bool compact_possible = m > 1 && log_m >= ntt_lean::kLogMin;
-  bool compact = compact_possible && options_.compact_h_stage;
+  bool compact = compact_possible && (options_.compact_h_stage || d.h_compact_m == m);
   u32* abc_dev = nullptr;
   if (!compact) {
     const std::size_t abc_vectors = h_stage_out_of_place(device_, log_m) ? 4 : 3;
@@ -586,6 +587,7 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::kOutOfDeviceMemory || !compact_possible) throw;
       compact = true;
+      d.h_compact_m = m;
     }
   }
   if (compact) abc_dev = grow_device(d.abc, 2 * m * kFrLimbs, "a, b, c (two-vector H stage)");
