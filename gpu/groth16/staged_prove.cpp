@@ -907,7 +907,7 @@ const u32* GpuProver::queue_h_compact(u32* abc_dev, int log_m, const Fr* abc_hos
   const int lean = detail::lean_min_blocks(algorithm);
   const int blocks = lean != 0 ? lean : ntt_lean::kMinBlocksPerSm;  // radix-2 devices: the lean default
   const u32* tw = t.twiddles.get();
-  // The copy stream's upload of `what` into dst once the compute stream is done with dst.
+  // The copy stream's upload of src into dst once the compute stream is done with dst.
   const auto upload_after = [&](u32* dst, const Fr* src, StageEvent uploaded) {
     detail::Event free_now;  // released by CUDA once passed (cudaEventDestroy semantics)
     free_now.record(s);
