@@ -248,12 +248,16 @@ std::size_t srs_device_budget_for(const groth16::Parameters& params, std::size_t
   }
   // h holds m - 1 points for a domain of m.
   const std::size_t m = std::bit_ceil(params.h.size() + 1);
-  const std::size_t witness_max = std::max({params.l.size(), params.a.size(), params.b_g1.size()});
-  const std::size_t working =
-      prover_working_bytes(m, witness_max, msm_scratch_limit_bytes,
-                           2 * groth16_kernels::kStreamedSplitChunkPoints * kSrsG2PointBytes);
-  return srs_device_budget(ResidentSrs::bytes_for(params), requested, usable_device_bytes(device_free_bytes),
-                           working + extra_working_bytes);
+  const WitnessMsmPoints w{params.l.size(), params.a.size(), params.b_g1.size()};
+  const std::size_t staging_bytes = 2 * groth16_kernels::kStreamedSplitChunkPoints * kSrsG2PointBytes;
+  const std::size_t usable = usable_device_bytes(device_free_bytes);
+  // Where the four-vector H stage would not fit beside the rest, the prover
+  // runs the two-vector one (GpuProver::enqueue), so budget for that.
+  std::size_t working = prover_working_bytes(m, w, msm_scratch_limit_bytes, staging_bytes) + extra_working_bytes;
+  if (working > usable) {
+    working = prover_working_bytes(m, w, msm_scratch_limit_bytes, staging_bytes, /*h_vectors=*/2) + extra_working_bytes;
+  }
+  return srs_device_budget(ResidentSrs::bytes_for(params), requested, usable, working);
 }
 
 // ---- ReplicatedSrs ---------------------------------------------------------

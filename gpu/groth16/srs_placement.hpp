@@ -106,25 +106,31 @@ inline SrsPlacement place_srs(const SrsPoints& points, std::size_t device_budget
   return p;
 }
 
+// The witness MSMs' point counts (the SRS's l, a and b_g1 / b_g2 lengths).
+struct WitnessMsmPoints {
+  std::size_t l = 0, a = 0, b = 0;
+};
+
 // Device memory a proof needs besides the SRS, an upper bound for a domain of
-// m and the witness vectors' lengths (the larger of l, a and b):
+// m and the witness MSMs' sizes:
 //   H stage: a, b, c on the device and the lean NTT passes' out-of-place
 //     vector (their bit reversal fused into the last pass), 4 m Fr (32 B);
+//     h_vectors = 2 for the two-vector stage the prover falls back to;
 //   H MSM: its m scalars plus the MSM scratch;
-//   witness MSMs: the split's device arrays (4 B index of each one, 4 + 32 B
-//     per tail entry, so at most 36 B per point), the tail's gathered bases
-//     (the tail is at most half the points when the split runs; unsplit the
-//     scalars take 32 B per point instead: the split bound covers it), the
-//     MSM scratch and the split pass's two staging chunks of G2 points;
+//   witness MSMs: the three splits' device arrays, held together (a split
+//     keeps a 4 B index per one and 4 + 32 B per tail entry, an unsplit MSM
+//     32 B per scalar: at most 36 B per point), the largest tail's gathered
+//     bases (a split tail is at most half its points; B's are G2), the MSM
+//     scratch and the split pass's two staging chunks of G2 points;
 // plus, in every phase, the Device's NTT tables for the domain, which stay
 // resident: the twiddles (m / 2 Fr, 2 GiB at m = 2^27) and the coset tables
-// (3 pairs of ~2^(log m / 2) Fr: a few MiB; counted as m / 64 Fr, at least 4096).
-inline std::size_t prover_working_bytes(std::size_t m, std::size_t witness_points_max, std::size_t msm_scratch_bytes,
-                                        std::size_t split_staging_bytes) {
-  const std::size_t h_stage = 4 * m * 32;
+// (4 pairs of ~2^(log m / 2) Fr: a few MiB; counted as m / 64 Fr, at least 4096).
+inline std::size_t prover_working_bytes(std::size_t m, const WitnessMsmPoints& w, std::size_t msm_scratch_bytes,
+                                        std::size_t split_staging_bytes, std::size_t h_vectors = 4) {
+  const std::size_t h_stage = h_vectors * m * 32;
   const std::size_t h_msm = m * 32 + msm_scratch_bytes;
-  const std::size_t witness =
-      witness_points_max * 36 + witness_points_max / 2 * kSrsG2PointBytes + msm_scratch_bytes + split_staging_bytes;
+  const std::size_t gathered = std::max(std::max(w.l, w.a) / 2 * kSrsG1PointBytes, w.b / 2 * kSrsG2PointBytes);
+  const std::size_t witness = (w.l + w.a + w.b) * 36 + gathered + msm_scratch_bytes + split_staging_bytes;
   const std::size_t ntt_tables = m / 2 * 32 + std::max<std::size_t>(m / 64, 4096) * 32;
   return std::max({h_stage, h_msm, witness}) + ntt_tables;
 }

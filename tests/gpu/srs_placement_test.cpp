@@ -87,16 +87,32 @@ TEST(SrsPlacement, AtMostOneVectorIsSplitAcrossTiersAndTheBudgetHolds) {
   }
 }
 
+// The witness phase holds the three splits' arrays together (at most 36 B per
+// point each) and the largest gathered tail (half the points; B's are G2):
+// equal l, a, b must count all three, not the largest once. The two-vector
+// H stage saves 2 m Fr where the H stage is the largest phase.
+TEST(SrsPlacement, WorkingBytesBoundEveryWitnessSplitAndTheTwoVectorStage) {
+  const std::size_t m = std::size_t{1} << 20, n = 1'000'000, scratch = std::size_t{256} << 20;
+  const std::size_t tables = m / 2 * 32 + m / 64 * 32;
+  EXPECT_EQ(prover_working_bytes(m, {n, n, n}, scratch, 0), 3 * n * 36 + n / 2 * 192 + scratch + tables);
+  EXPECT_EQ(prover_working_bytes(m, {n, n, 0}, scratch, 0), 2 * n * 36 + n / 2 * 96 + scratch + tables);
+  // A large domain, few witness points: the H stage decides.
+  const std::size_t big = std::size_t{1} << 27;
+  const std::size_t four = prover_working_bytes(big, {1000, 1000, 1000}, scratch, 0);
+  const std::size_t two = prover_working_bytes(big, {1000, 1000, 1000}, scratch, 0, /*h_vectors=*/2);
+  EXPECT_EQ(four - two, 2 * big * 32);
+}
+
 TEST(SrsPlacement, AutoBudgetKeepsTheWholePorepSrsOnAnH200) {
   const SrsPoints n = porep_points();
   const std::size_t total = srs_bytes(n);
   // The prover's working set at 2^27 with an 8 GiB MSM scratch: under 30 GiB.
-  const std::size_t work =
-      prover_working_bytes(std::size_t{1} << 27, 130'169'893, std::size_t{8} << 30, std::size_t{384} << 20);
+  const WitnessMsmPoints w{n[std::size_t(SrsVector::kL)], n[std::size_t(SrsVector::kA)],
+                          n[std::size_t(SrsVector::kBG1)]};
+  const std::size_t work = prover_working_bytes(std::size_t{1} << 27, w, std::size_t{8} << 30, std::size_t{384} << 20);
   EXPECT_GT(work, 3 * (std::size_t{1} << 27) * 32);  // at least a, b, c
   // The resident NTT tables (2 GiB of twiddles at 2^27) come on top of every phase.
-  EXPECT_GE(work - prover_working_bytes(std::size_t{1} << 26, 130'169'893, std::size_t{8} << 30,
-                                        std::size_t{384} << 20),
+  EXPECT_GE(work - prover_working_bytes(std::size_t{1} << 26, w, std::size_t{8} << 30, std::size_t{384} << 20),
             std::size_t{1} << 30);
   EXPECT_LT(work, 30 * kGiB);
   // H200: ~139 GiB, less the CUDA reserve: everything on the device.
