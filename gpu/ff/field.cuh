@@ -440,8 +440,15 @@ CUZK_FF_UNROLL
   template <bool kCarryIn, class Y>
   CUZK_FF_HD static void add_odd_products(u32 (&odd)[N], u32 x, Y y) {
     odd[0] = kCarryIn ? madc_lo_cc(x, y(1), odd[0]) : mad_lo_cc(x, y(1), odd[0]);
+    odd[1] = madc_hi_cc(x, y(1), odd[1]);
+    add_odd_products_from_3(odd, x, y);
+  }
+  // The offset chain's steps from the product x y_3 on (limbs 2..N), carry
+  // pending in CC.CF.
+  template <class Y>
+  CUZK_FF_HD static void add_odd_products_from_3(u32 (&odd)[N], u32 x, Y y) {
 CUZK_FF_UNROLL
-    for (int k = 1; k < N - 1; ++k) {
+    for (int k = 2; k < N - 1; ++k) {
       odd[k] = k % 2 == 1 ? madc_hi_cc(x, y(k), odd[k]) : madc_lo_cc(x, y(k + 1), odd[k]);
     }
     odd[N - 1] = madc_hi(x, y(N - 1), odd[N - 1]);
@@ -492,11 +499,7 @@ CUZK_FF_UNROLL
   CUZK_FF_HD static void add_odd_modulus_products_unit_low(u32 (&odd)[N], u32 m, u32 t0, u32 hi) {
     odd[0] = kCarryIn ? addc_cc(odd[0], t0) : add_cc(odd[0], t0);
     odd[1] = addc_cc(odd[1], hi);
-CUZK_FF_UNROLL
-    for (int k = 2; k < N - 1; ++k) {
-      odd[k] = k % 2 == 1 ? madc_hi_cc(m, P::p(k), odd[k]) : madc_lo_cc(m, P::p(k + 1), odd[k]);
-    }
-    odd[N - 1] = madc_hi(m, P::p(N - 1), odd[N - 1]);
+    add_odd_products_from_3(odd, m, Modulus{});
   }
 
   // even/odd += m p with m clearing limb 0 (even[0] becomes 0 mod 2^32).

@@ -267,6 +267,30 @@ bool h_stage_out_of_place(Device& device, int log_m) {
   return detail::lean_min_blocks(algorithm) != 0 && log_m >= ntt_lean::kLogMin;
 }
 
+// v (natural-order evaluations on <w>) -> its evaluations on the coset g<w>,
+// natural order, by lean passes out of place through `spare`: the iNTT stores
+// coefficient j times m^-1 g^j into spare, the forward NTT stores back into v.
+void coset_evaluations_via_spare(cudaStream_t s, u32* v, u32* spare, const detail::NttTables& t, int log_m,
+                                 int blocks) {
+  kernels::LeanNttIo to_spare;
+  to_spare.out = spare;
+  to_spare.store_scale = t.coset_ninv();
+  kernels::ntt_lean_dif(s, v, t.twiddles.get(), log_m, /*inverse=*/true, blocks, to_spare);
+  kernels::LeanNttIo back;
+  back.out = v;
+  kernels::ntt_lean_dif(s, spare, t.twiddles.get(), log_m, /*inverse=*/false, blocks, back);
+}
+
+// The same in place: DIF passes (bit-reversed out), then the bit reversal
+// scaled by m^-1 g^i, the forward DIF passes and a plain bit reversal.
+void coset_evaluations_in_place(NttAlgorithm algorithm, cudaStream_t s, u32* v, const detail::NttTables& t,
+                                int log_m) {
+  detail::ntt_dif(algorithm, s, v, t.twiddles.get(), log_m, /*inverse=*/true);
+  kernels::ntt_bitrev_scale(s, v, log_m, t.coset_ninv_hi.get(), t.coset_ninv_lo.get(), t.coset_lo_bits);
+  detail::ntt_dif(algorithm, s, v, t.twiddles.get(), log_m, /*inverse=*/false);
+  kernels::ntt_bitrev_scale(s, v, log_m, nullptr, nullptr, 0);
+}
+
 // The witness MSMs' device buffers for the counts in st.msm (a split's index
 // lists and tail, or all selected scalars) and the gathered tail bases.
 void grow_split_buffers(GpuProver::Impl& d, const ProveStaging::Impl& st) {
@@ -801,15 +825,7 @@ const u32* GpuProver::queue_h(u32* abc_dev, int log_m, ProveStaging& staging) {
     const u32* tw = t.twiddles.get();
     for (int k = 0; k < 2; ++k) {
       CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(StageEvent(kUploadedA + k)), 0));
-      // iNTT: coefficient j, times m^-1 g^j (the coset's shift), into spare;
-      // then the forward NTT: the evaluations on g<w>, natural order, back in v[k].
-      kernels::LeanNttIo to_spare;
-      to_spare.out = spare;
-      to_spare.store_scale = t.coset_ninv();
-      kernels::ntt_lean_dif(s, v[k], tw, log_m, /*inverse=*/true, blocks, to_spare);
-      kernels::LeanNttIo back;
-      back.out = v[k];
-      kernels::ntt_lean_dif(s, spare, tw, log_m, /*inverse=*/false, blocks, back);
+      coset_evaluations_via_spare(s, v[k], spare, t, log_m, blocks);
     }
     CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(kUploadedC), 0));
     // c's coefficients over Z into spare.
@@ -831,12 +847,7 @@ const u32* GpuProver::queue_h(u32* abc_dev, int log_m, ProveStaging& staging) {
     // Radix-2 or lean radix-4 DIF passes (detail::ntt_dif picks by algorithm).
     for (int k = 0; k < 3; ++k) {
       CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(StageEvent(kUploadedA + k)), 0));
-      // iNTT (DIF: bit-reversed out), then the bit reversal scaled by m^-1 g^i
-      // (coefficients of the coset), then the forward NTT: evaluations on g<w>.
-      detail::ntt_dif(algorithm, s, v[k], t.twiddles.get(), log_m, /*inverse=*/true);
-      kernels::ntt_bitrev_scale(s, v[k], log_m, t.coset_ninv_hi.get(), t.coset_ninv_lo.get(), t.coset_lo_bits);
-      detail::ntt_dif(algorithm, s, v[k], t.twiddles.get(), log_m, /*inverse=*/false);
-      kernels::ntt_bitrev_scale(s, v[k], log_m, nullptr, nullptr, 0);
+      coset_evaluations_in_place(algorithm, s, v[k], t, log_m);
     }
     groth16_kernels::quotient_on_coset(s, v[0], v[1], v[2], z_inv, m);
     // Coset iNTT: back to coefficients, scaled by m^-1 g^-i.
@@ -918,19 +929,9 @@ const u32* GpuProver::queue_h_compact(u32* abc_dev, int log_m, const Fr* abc_hos
   };
 
   CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kUploadedA].get(), 0));
-  kernels::LeanNttIo to_v1;
-  to_v1.out = v1;
-  to_v1.store_scale = t.coset_ninv();
-  kernels::ntt_lean_dif(s, v0, tw, log_m, /*inverse=*/true, blocks, to_v1);
-  kernels::LeanNttIo back;
-  back.out = v0;
-  kernels::ntt_lean_dif(s, v1, tw, log_m, /*inverse=*/false, blocks, back);
-
+  coset_evaluations_via_spare(s, v0, v1, t, log_m, blocks);
   upload_after(v1, abc_host + m, kUploadedB);
-  detail::ntt_dif(algorithm, s, v1, tw, log_m, /*inverse=*/true);
-  kernels::ntt_bitrev_scale(s, v1, log_m, t.coset_ninv_hi.get(), t.coset_ninv_lo.get(), t.coset_lo_bits);
-  detail::ntt_dif(algorithm, s, v1, tw, log_m, /*inverse=*/false);
-  kernels::ntt_bitrev_scale(s, v1, log_m, nullptr, nullptr, 0);
+  coset_evaluations_in_place(algorithm, s, v1, t, log_m);
 
   kernels::LeanNttIo ab_io;
   ab_io.load_mul = v1;
