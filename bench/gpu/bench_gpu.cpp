@@ -12,7 +12,7 @@
 //        bench_gpu setup [--setup-log K]   (fixed-base G1/G2 of the GPU setup, default 2^24 scalars)
 //        bench_gpu field [--ops-per-thread K] [--waves W] [--reps R]
 //                  (Fp/Fr mul and sqr, CIOS vs even/odd forms: bench/gpu/field_bench.cu)
-//        options [--msm-algos LIST] [--no-ntt] [--msm-window-bits C] (C = 0: the plan's choice)
+//        options [--msm-algos LIST] [--no-ntt] [--no-g1] [--msm-window-bits C] (C = 0: the plan's choice)
 //   MSM: 2048 random bases (s_j * G) replicated to N, uniformly random scalars
 //        (sppark's bench method, so sppark's H200 numbers compare directly).
 //        Every accumulation algorithm in LIST (comma separated, "bucket",
@@ -188,7 +188,7 @@ int bench_setup(gpu::Device& dev, int log_n) {
 int main(int argc, char** argv) {
   // Line-buffered so that a run killed by a time limit still shows how far it got.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  bool quick = false, setup_mode = false;
+  bool quick = false, setup_mode = false, g1 = true;
   int max_msm_log = 26, max_ntt_log = 27, setup_log = 24, msm_window_bits = 0;
   std::string ntt_algo_list;  // empty: the Device's default (CUZK_NTT_ALGO or radix2)
   std::string algos = std::getenv("CUZK_MSM_ALGO") != nullptr ? std::getenv("CUZK_MSM_ALGO") : "bucket,balanced";
@@ -196,6 +196,7 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
     if (a == "--no-ntt") max_ntt_log = 0;
+    if (a == "--no-g1") g1 = false;
     if (a == "--ntt-algos" && i + 1 < argc) ntt_algo_list = argv[++i];
     if (a == "--msm-algos" && i + 1 < argc) algos = argv[++i];
     if (a == "setup") setup_mode = true;
@@ -319,7 +320,7 @@ int main(int argc, char** argv) {
     t.window_bits = msm_window_bits;
     dev.set_msm_tuning(t);
   };
-  if (max_msm_log >= 20) {
+  if (g1 && max_msm_log >= 20) {
     const std::size_t max_n = std::size_t{1} << max_msm_log;
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<ec::G1Affine> distinct = random_points(ec::kG1Generator, 2048, rng);

@@ -868,6 +868,19 @@ struct Fp2 {
   }
   // (c0 + c1 u)^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 u, 2 Fp mul.
   CUZK_FF_HD Fp2 sqr() const { return {(c0 + c1) * (c0 - c1), (c0 * c1).dbl()}; }
+  // The norm N(a) = a conj(a) = c0^2 + c1^2 in Fp, zero only for a = 0 (p = 3
+  // mod 4: -1 is not a square). Both squares double-width, one reduction:
+  // c0^2 + c1^2 < 2 p^2 < p R is a valid redc input. 2 x 144 + 156 products.
+  CUZK_FF_HD Fp norm() const {
+    constexpr int N = Fp::N;
+    u32 t0[2 * N], t1[2 * N];
+    Fp::mul_wide(c0, c0, t0);
+    Fp::mul_wide(c1, c1, t1);
+    Fp::add_wide(t0, t1, t0);
+    return Fp::redc(t0);
+  }
+  // 1 / a from n_inv = 1 / N(a): conj(a) n_inv (2 Fp mul).
+  CUZK_FF_HD Fp2 inverse_from_norm(const Fp& n_inv) const { return {c0 * n_inv, -(c1 * n_inv)}; }
 };
 
 }  // namespace cuzk::gpu::dev

@@ -25,8 +25,10 @@
 //               prefix product and one inversion (binary Euclid) per warp;
 //  6. backward: each slot walks its outputs back: 1/d = inv * prefix, and the
 //               affine add (or doubling) completes into the output list (G2:
-//               the walk and the adds as two kernels, inverse_walk_kernel
+//               the walk and the adds as two kernels, inverse_walk_norm_kernel
 //               and point_kernel, for register room).
+// G2 inverts the denominators' norms in Fp instead of the denominators in Fp2
+// (1 / d = conj(d) / N(d); forward_norm_kernel has the numbers).
 // After the planned rounds (msm::tree_rounds: enough for the longest bucket
 // random scalars make likely) a finish kernel adds whatever is left of each
 // bucket into it one by one, and a bucket with more than kSerialLeftover
@@ -193,12 +195,9 @@ __device__ __forceinline__ Kind classify_output(const Source<F, kFromBases>& src
   return classify(x1, x2, p.has2, [&] { return src.y(p.i1); }, [&] { return src.y(p.i1 + 1); }, d);
 }
 
-// G2's forward kernel is built for 4 blocks per SM (128 registers, 16-44 B
-// of spill; unbounded it took 152-154, 3 blocks): H200, G2 2^25 488.6 ->
-// 484.9 ms, 2^23 unchanged. (The backward kernel at 3 blocks spilled 492 B
-// and lost 7% at 2^23.)
+// G1's forward step (G2's runs on norms: forward_norm_kernel).
 template <class F, bool kFromBases>
-__global__ void __launch_bounds__(kThreads, sizeof(F) == sizeof(Fp) ? 1 : 4)
+__global__ void __launch_bounds__(kThreads)
     forward_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
                    F* output_prefix, F* slot_product) {
   const u64 outputs = start_next[buckets];
@@ -219,6 +218,69 @@ __global__ void __launch_bounds__(kThreads, sizeof(F) == sizeof(Fp) ? 1 : 4)
       output_prefix[o] = run;  // the prefix through output o; backward reads it back
     }
     slot_product[t] = run;
+  }
+}
+
+// G2's rounds invert norms, not denominators: 1 / d = conj(d) / N(d) with
+// N(d) = d0^2 + d1^2 in Fp (Fp2::norm; nonzero for every d != 0). The
+// forward product, the per-warp inversions and the inverse walk then run in
+// Fp (288 products per step instead of the Fp2 product's 744), and the walk
+// reads the norms the forward stored instead of both points' x (memory per
+// add ~1340 -> ~1060 B); the point kernel pays 2 Fp products for conj(d) /
+// N(d). Products per add 4320 -> ~3990. H200: G2 2^25 468.3 -> 398.5 ms
+// (accumulation 437.0 -> 370.8), 2^23 137.3 -> 116.9; the walk dropped to
+// 68 registers. Output o owns two Fp slots of the F-sized prefix array:
+// norm_prefix[2o] (the running product through o, then 1 / N(d_o)) and
+// norm_prefix[2o + 1] (N(d_o); zero when o needs no inverse).
+template <bool kFromBases>
+__global__ void __launch_bounds__(kThreads)
+    forward_norm_kernel(Source<Fp2, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
+                        Fp* norm_prefix, Fp* slot_product) {
+  const u64 outputs = start_next[buckets];
+  const u64 slots = msm::tree_slots(outputs);
+  for (u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x; t < slots; t += u64(gridDim.x) * blockDim.x) {
+    Fp run = Fp::one();
+    bool any = false;
+#pragma unroll 1
+    for (int k = 0; k < kOutputs; ++k) {
+      const u64 o = msm::tree_output(t, k);
+      if (o >= outputs) break;
+      Fp2 d;
+      const Kind kind = classify_output(src, o, pair_in, d);
+      Fp n = Fp::zero();
+      if (needs_inverse(kind)) {
+        n = d.norm();
+        run = any ? run * n : n;
+        any = true;
+      }
+      norm_prefix[2 * o] = run;
+      norm_prefix[2 * o + 1] = n;
+    }
+    slot_product[t] = run;
+  }
+}
+
+// Each slot's outputs walked back: norm_prefix[2o] <- 1 / N(d_o) for the
+// outputs with a nonzero norm (the points are not read at all).
+__global__ void __launch_bounds__(kThreads)
+    inverse_walk_norm_kernel(const u32* start_next, u32 buckets, Fp* norm_prefix, const Fp* slot_inverse) {
+  const u64 outputs = start_next[buckets];
+  const u64 slots = msm::tree_slots(outputs);
+  for (u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x; t < slots; t += u64(gridDim.x) * blockDim.x) {
+    Fp inv = slot_inverse[t];
+#pragma unroll 1
+    for (int k = kOutputs - 1; k >= 0; --k) {
+      const u64 o = msm::tree_output(t, k);
+      if (o >= outputs) continue;
+      const Fp n = norm_prefix[2 * o + 1];
+      if (n.is_zero()) continue;
+      Fp inv_n = inv;
+      if (k > 0) {
+        inv_n = inv * norm_prefix[2 * msm::tree_output(t, k - 1)];
+        inv = inv * n;
+      }
+      norm_prefix[2 * o] = inv_n;  // o's own prefix was read at output k + 1
+    }
   }
 }
 
@@ -320,54 +382,26 @@ __device__ __forceinline__ dev::Affine<F> complete(Kind kind, const dev::Affine<
   return r;
 }
 
-// G2's backward step as two kernels: the slot's inverse walk alone, writing
-// 1 / d of each output over its prefix, then each output's point on a thread
-// of its own. One G2 backward kernel holds both points, the running inverse
-// and the prefix at once: 254 registers, 8 warps per SM. Split, each half
-// runs at 3 blocks of 128 per SM (168 registers; 144 B of stack for the
-// point kernel, 40-48 for the walk): H200, G2 2^25 487.4 -> 467.9 ms, 2^23
-// 143.3 -> 137.2, for ~380 B more memory traffic per add (the x's read
-// twice, 1 / d written and read back). The
-// point kernel at 2 blocks (no spill) gave 480.6; G1 split too lost (G1
-// 2^27 588 -> 640 ms: its one kernel already runs 16 warps), so G1 keeps
-// backward_kernel.
-template <class F, bool kFromBases>
+// G2's backward step as two kernels: the inverse walk over norms
+// (inverse_walk_norm_kernel), then each output's point on a thread of its
+// own. One G2 backward kernel holding both points, the running inverse and
+// the prefix at once took 254 registers (8 warps per SM); split, the point
+// kernel runs at 3 blocks of 128 per SM (168 registers, 144 B of stack):
+// H200, G2 2^25 487.4 -> 467.9 ms. The point kernel at 2 blocks (no spill)
+// gave 480.6; G1 split too lost (G1 2^27 588 -> 640 ms: its one kernel
+// already runs 16 warps), so G1 keeps backward_kernel.
+template <bool kFromBases>
 __global__ void __launch_bounds__(kThreads, 3)
-    inverse_walk_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
-                        F* output_prefix, const F* slot_inverse) {
-  const u64 outputs = start_next[buckets];
-  const u64 slots = msm::tree_slots(outputs);
-  for (u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x; t < slots; t += u64(gridDim.x) * blockDim.x) {
-    F inv = slot_inverse[t];
-#pragma unroll 1
-    for (int k = kOutputs - 1; k >= 0; --k) {
-      const u64 o = msm::tree_output(t, k);
-      if (o >= outputs) continue;
-      F d;
-      const Kind kind = classify_output(src, o, pair_in, d);
-      if (!needs_inverse(kind)) continue;
-      F inv_d = inv;
-      if (k > 0) {
-        inv_d = inv * output_prefix[msm::tree_output(t, k - 1)];
-        inv = inv * d;
-      }
-      output_prefix[o] = inv_d;  // o's own prefix was read at output k + 1
-    }
-  }
-}
-
-template <class F, bool kFromBases>
-__global__ void __launch_bounds__(kThreads, 3)
-    point_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
-                 const F* inverse_of, dev::Affine<F>* out) {
+    point_kernel(Source<Fp2, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
+                 const Fp* norm_prefix, dev::Affine<Fp2>* out) {
   const u64 outputs = start_next[buckets];
   for (u64 o = u64(blockIdx.x) * blockDim.x + threadIdx.x; o < outputs; o += u64(gridDim.x) * blockDim.x) {
     const Pair p = pair_of(o, pair_in);
-    const dev::Affine<F> a = src.point(p.i1);
-    const dev::Affine<F> b = p.has2 ? src.point(p.i1 + 1) : a;
-    F d;
+    const dev::Affine<Fp2> a = src.point(p.i1);
+    const dev::Affine<Fp2> b = p.has2 ? src.point(p.i1 + 1) : a;
+    Fp2 d;
     const Kind kind = classify(a.x, b.x, p.has2, [&] { return a.y; }, [&] { return b.y; }, d);
-    out[o] = complete(kind, a, b, needs_inverse(kind) ? inverse_of[o] : F::zero());
+    out[o] = complete(kind, a, b, needs_inverse(kind) ? d.inverse_from_norm(norm_prefix[2 * o]) : Fp2::zero());
   }
 }
 
@@ -676,20 +710,29 @@ void launch_round(cudaStream_t s, Source<F, kFromBases> src, Buffers<F>& buf, in
   map_kernel<F, kFromBases><<<detail::grid_for(buckets, 128), 128, 0, s>>>(
       src, buf.len[cur], buf.start[cur], buf.len[nxt], buf.start[nxt], buckets, buf.sums, buf.pair_in[out_list]);
   CUZK_CUDA_CHECK_LAUNCH();
-  forward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
-      src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.slot_product);
-  CUZK_CUDA_CHECK_LAUNCH();
-  invert_kernel<F><<<grid.invert, kThreads, 0, s>>>(buf.start[nxt], buckets, buf.slot_product, buf.prefix);
-  CUZK_CUDA_CHECK_LAUNCH();
   if constexpr (sizeof(F) == sizeof(Fp)) {
+    forward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
+        src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.slot_product);
+    CUZK_CUDA_CHECK_LAUNCH();
+    invert_kernel<F><<<grid.invert, kThreads, 0, s>>>(buf.start[nxt], buckets, buf.slot_product, buf.prefix);
+    CUZK_CUDA_CHECK_LAUNCH();
     backward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
         src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.list[out_list], buf.slot_product);
   } else {
-    inverse_walk_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
-        src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.slot_product);
+    // Norms in Fp, in the F-sized arrays (two Fp per output, one per slot).
+    Fp* norm_prefix = reinterpret_cast<Fp*>(buf.output_prefix);
+    Fp* slot_product = reinterpret_cast<Fp*>(buf.slot_product);
+    forward_norm_kernel<kFromBases><<<grid.per_output, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt],
+                                                                        buckets, norm_prefix, slot_product);
     CUZK_CUDA_CHECK_LAUNCH();
-    point_kernel<F, kFromBases><<<grid.per_point, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt],
-                                                                   buckets, buf.output_prefix, buf.list[out_list]);
+    invert_kernel<Fp><<<grid.invert, kThreads, 0, s>>>(buf.start[nxt], buckets, slot_product,
+                                                       reinterpret_cast<Fp*>(buf.prefix));
+    CUZK_CUDA_CHECK_LAUNCH();
+    inverse_walk_norm_kernel<<<grid.per_output, kThreads, 0, s>>>(buf.start[nxt], buckets, norm_prefix,
+                                                                  slot_product);
+    CUZK_CUDA_CHECK_LAUNCH();
+    point_kernel<kFromBases><<<grid.per_point, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt],
+                                                                buckets, norm_prefix, buf.list[out_list]);
   }
   CUZK_CUDA_CHECK_LAUNCH();
 }
@@ -909,22 +952,24 @@ const void* sum_list(cudaStream_t s, const ListSumArgs& a) {
 
 template <class F>
 std::size_t local_bytes() {
-  // The backward step: one kernel for G1, two for G2 (launch_round).
+  // A round's products: G1's forward, invert and backward kernels; G2's on norms (launch_round).
   std::size_t backward = 0;
   if constexpr (sizeof(F) == sizeof(Fp)) {
-    backward = detail::max_local_bytes({reinterpret_cast<const void*>(&backward_kernel<F, true>),
+    backward = detail::max_local_bytes({reinterpret_cast<const void*>(&forward_kernel<F, true>),
+                                        reinterpret_cast<const void*>(&forward_kernel<F, false>),
+                                        reinterpret_cast<const void*>(&invert_kernel<F>),
+                                        reinterpret_cast<const void*>(&backward_kernel<F, true>),
                                         reinterpret_cast<const void*>(&backward_kernel<F, false>)});
   } else {
-    backward = detail::max_local_bytes({reinterpret_cast<const void*>(&inverse_walk_kernel<F, true>),
-                                        reinterpret_cast<const void*>(&inverse_walk_kernel<F, false>),
-                                        reinterpret_cast<const void*>(&point_kernel<F, true>),
-                                        reinterpret_cast<const void*>(&point_kernel<F, false>)});
+    backward = detail::max_local_bytes({reinterpret_cast<const void*>(&forward_norm_kernel<true>),
+                                        reinterpret_cast<const void*>(&forward_norm_kernel<false>),
+                                        reinterpret_cast<const void*>(&invert_kernel<Fp>),
+                                        reinterpret_cast<const void*>(&inverse_walk_norm_kernel),
+                                        reinterpret_cast<const void*>(&point_kernel<true>),
+                                        reinterpret_cast<const void*>(&point_kernel<false>)});
   }
   return std::max(backward, detail::max_local_bytes({reinterpret_cast<const void*>(&map_kernel<F, true>),
                                                      reinterpret_cast<const void*>(&map_kernel<F, false>),
-                                                     reinterpret_cast<const void*>(&forward_kernel<F, true>),
-                                                     reinterpret_cast<const void*>(&forward_kernel<F, false>),
-                                                     reinterpret_cast<const void*>(&invert_kernel<F>),
                                                      reinterpret_cast<const void*>(&finish_kernel<F>),
                                                      reinterpret_cast<const void*>(&finish_affine_kernel<F>),
                                                      reinterpret_cast<const void*>(&finish_long_kernel<F, true>),

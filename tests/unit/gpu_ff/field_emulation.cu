@@ -75,6 +75,35 @@ void fp2_op(Fp2Variant v, const std::uint32_t* a_limbs, const std::uint32_t* b_l
   }
 }
 
+void fp2_norm(const std::uint32_t* a_limbs, std::uint32_t* out) {
+  using gpu::dev::Fp2;
+  constexpr int N = gpu::dev::Fp::N;
+  Fp2 a;
+  for (int i = 0; i < N; ++i) {
+    a.c0.l[i] = a_limbs[i];
+    a.c1.l[i] = a_limbs[N + i];
+  }
+  const gpu::dev::Fp n = a.norm();
+  for (int i = 0; i < N; ++i) out[i] = n.l[i];
+}
+
+void fp2_inverse_from_norm(const std::uint32_t* a_limbs, const std::uint32_t* n_inv_limbs, std::uint32_t* out) {
+  using gpu::dev::Fp2;
+  constexpr int N = gpu::dev::Fp::N;
+  Fp2 a;
+  gpu::dev::Fp n_inv;
+  for (int i = 0; i < N; ++i) {
+    a.c0.l[i] = a_limbs[i];
+    a.c1.l[i] = a_limbs[N + i];
+    n_inv.l[i] = n_inv_limbs[i];
+  }
+  const Fp2 r = a.inverse_from_norm(n_inv);
+  for (int i = 0; i < N; ++i) {
+    out[i] = r.c0.l[i];
+    out[N + i] = r.c1.l[i];
+  }
+}
+
 void fp_op(Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out) {
   run<gpu::dev::Fp>(v, a, b, out);
 }

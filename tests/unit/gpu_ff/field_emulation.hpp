@@ -41,5 +41,8 @@ void fp_op(Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint3
 void fr_op(Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out);
 // Fp2 elements as 24 limbs: c0's 12 then c1's 12 (the device and host layout).
 void fp2_op(Fp2Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out);
+// Fp2::norm (12 limbs out) and Fp2::inverse_from_norm(n_inv) (n_inv: 12 limbs).
+void fp2_norm(const std::uint32_t* a, std::uint32_t* out);
+void fp2_inverse_from_norm(const std::uint32_t* a, const std::uint32_t* n_inv, std::uint32_t* out);
 
 }  // namespace cuzk::gpu_ff_test

@@ -173,6 +173,44 @@ TEST(GpuFieldEmulation, Fp2EveryProductFormMatchesHost) {
   }
 }
 
+// G2's tree rounds invert norms (gpu/msm/msm_tree.cu): N(a) = a0^2 + a1^2
+// against the host's norm, zero only for a = 0, and conj(a) / N(a) against
+// the host's inverse, on the edge-value elements and random ones.
+TEST(GpuFieldEmulation, Fp2NormAndInverseFromNormMatchHost) {
+  using ff::Fp;
+  using Int = Fp::Int;
+  constexpr int kN = kLimbs32<Fp>;
+  auto check = [&](const Int& a0, const Int& a1) {
+    const ff::Fp2 x{Fp::from_raw_mont(a0), Fp::from_raw_mont(a1)};
+    std::uint32_t a32[2 * kN], n32[kN], inv32[2 * kN], r32[2 * kN];
+    std::memcpy(a32, a0.limb.data(), 4 * kN);
+    std::memcpy(a32 + kN, a1.limb.data(), 4 * kN);
+    fp2_norm(a32, n32);
+    Int n;
+    std::memcpy(n.limb.data(), n32, 4 * kN);
+    ASSERT_EQ(hex<Fp>(n), hex<Fp>(x.norm().mont())) << "norm of " << hex2({a0, a1});
+    ASSERT_EQ(Fp::from_raw_mont(n).is_zero(), x.is_zero()) << hex2({a0, a1});
+    if (x.is_zero()) return;
+    const Int n_inv = x.norm().inverse().mont();
+    std::memcpy(inv32, n_inv.limb.data(), 4 * kN);
+    fp2_inverse_from_norm(a32, inv32, r32);
+    Fp2Pair r;
+    std::memcpy(r.first.limb.data(), r32, 4 * kN);
+    std::memcpy(r.second.limb.data(), r32 + kN, 4 * kN);
+    const ff::Fp2 want = x.inverse();
+    ASSERT_EQ(hex2(r), hex2({want.c0.mont(), want.c1.mont()})) << "inverse of " << hex2({a0, a1});
+  };
+  const auto edges = edge_values<Fp>();
+  for (const Int& a0 : edges) {
+    for (const Int& a1 : edges) ASSERT_NO_FATAL_FAILURE(check(a0, a1));
+  }
+  std::mt19937_64 rng(4);
+  for (int i = 0; i < 2000; ++i) {
+    const Int a0 = i % 2 == 0 ? Fp::random(rng).mont() : carry_heavy<Fp>(rng);
+    ASSERT_NO_FATAL_FAILURE(check(a0, i % 5 == 0 ? a0 : Fp::random(rng).mont()));
+  }
+}
+
 TEST(GpuFieldEmulation, FpEveryFormMatchesHost) { check_all_variants<ff::Fp>(1); }
 
 TEST(GpuFieldEmulation, FrEveryFormMatchesHost) { check_all_variants<ff::Fr>(2); }
