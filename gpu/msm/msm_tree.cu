@@ -28,7 +28,7 @@
 //               the walk and the adds as two kernels, inverse_walk_norm_kernel
 //               and point_kernel, for register room).
 // G2 inverts the denominators' norms in Fp instead of the denominators in Fp2
-// (1 / d = conj(d) / N(d); forward_norm_kernel has the numbers).
+// (1 / d = conj(d) / N(d); ForwardTerms has the numbers).
 // After the planned rounds (msm::tree_rounds: enough for the longest bucket
 // random scalars make likely) a finish kernel adds whatever is left of each
 // bucket into it one by one, and a bucket with more than kSerialLeftover
@@ -195,32 +195,6 @@ __device__ __forceinline__ Kind classify_output(const Source<F, kFromBases>& src
   return classify(x1, x2, p.has2, [&] { return src.y(p.i1); }, [&] { return src.y(p.i1 + 1); }, d);
 }
 
-// G1's forward step (G2's runs on norms: forward_norm_kernel).
-template <class F, bool kFromBases>
-__global__ void __launch_bounds__(kThreads)
-    forward_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
-                   F* output_prefix, F* slot_product) {
-  const u64 outputs = start_next[buckets];
-  const u64 slots = msm::tree_slots(outputs);
-  for (u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x; t < slots; t += u64(gridDim.x) * blockDim.x) {
-    F run = F::one();
-    bool any = false;
-#pragma unroll 1
-    for (int k = 0; k < kOutputs; ++k) {
-      const u64 o = msm::tree_output(t, k);
-      if (o >= outputs) break;
-      F d;
-      const Kind kind = classify_output(src, o, pair_in, d);
-      if (needs_inverse(kind)) {
-        run = any ? run * d : d;
-        any = true;
-      }
-      output_prefix[o] = run;  // the prefix through output o; backward reads it back
-    }
-    slot_product[t] = run;
-  }
-}
-
 // G2's rounds invert norms, not denominators: 1 / d = conj(d) / N(d) with
 // N(d) = d0^2 + d1^2 in Fp (Fp2::norm; nonzero for every d != 0). The
 // forward product, the per-warp inversions and the inverse walk then run in
@@ -229,32 +203,55 @@ __global__ void __launch_bounds__(kThreads)
 // add ~1340 -> ~1060 B); the point kernel pays 2 Fp products for conj(d) /
 // N(d). Products per add 4320 -> ~3990. H200: G2 2^25 468.3 -> 398.5 ms
 // (accumulation 437.0 -> 370.8), 2^23 137.3 -> 116.9; the walk dropped to
-// 68 registers. Output o owns two Fp slots of the F-sized prefix array:
-// norm_prefix[2o] (the running product through o, then 1 / N(d_o)) and
-// norm_prefix[2o + 1] (N(d_o); zero when o needs no inverse).
-template <bool kFromBases>
+// 68 registers. G2's output o owns two Fp slots of the F-sized prefix array:
+// prefix[2o] (the running product through o, then 1 / N(d_o)) and
+// prefix[2o + 1] (N(d_o); zero when o needs no inverse).
+//
+// What the forward step multiplies up per output (a term of type D) and what
+// it stores: G1 the denominator and its running prefix; G2 the norm, and the
+// prefix beside the norm.
+template <class F>
+struct ForwardTerms {
+  using D = F;
+  static __device__ __forceinline__ D term(const F& d) { return d; }
+  static __device__ __forceinline__ void store(D* prefix, u64 o, const D& run, const D&) { prefix[o] = run; }
+};
+template <>
+struct ForwardTerms<Fp2> {
+  using D = Fp;
+  static __device__ __forceinline__ D term(const Fp2& d) { return d.norm(); }
+  static __device__ __forceinline__ void store(D* prefix, u64 o, const D& run, const D& n) {
+    prefix[2 * o] = run;
+    prefix[2 * o + 1] = n;
+  }
+};
+
+template <class F, bool kFromBases>
 __global__ void __launch_bounds__(kThreads)
-    forward_norm_kernel(Source<Fp2, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
-                        Fp* norm_prefix, Fp* slot_product) {
+    forward_kernel(Source<F, kFromBases> src, const u32* pair_in, const u32* start_next, u32 buckets,
+                   typename ForwardTerms<F>::D* prefix, typename ForwardTerms<F>::D* slot_product) {
+  using T = ForwardTerms<F>;
+  using D = typename T::D;
   const u64 outputs = start_next[buckets];
   const u64 slots = msm::tree_slots(outputs);
   for (u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x; t < slots; t += u64(gridDim.x) * blockDim.x) {
-    Fp run = Fp::one();
+    D run = D::one();
     bool any = false;
 #pragma unroll 1
     for (int k = 0; k < kOutputs; ++k) {
       const u64 o = msm::tree_output(t, k);
       if (o >= outputs) break;
-      Fp2 d;
+      F d;
       const Kind kind = classify_output(src, o, pair_in, d);
-      Fp n = Fp::zero();
+      // backward / the walk read the prefix (and G2's norm) back
       if (needs_inverse(kind)) {
-        n = d.norm();
+        const D n = T::term(d);
         run = any ? run * n : n;
         any = true;
+        T::store(prefix, o, run, n);
+      } else {
+        T::store(prefix, o, run, D::zero());
       }
-      norm_prefix[2 * o] = run;
-      norm_prefix[2 * o + 1] = n;
     }
     slot_product[t] = run;
   }
@@ -710,29 +707,25 @@ void launch_round(cudaStream_t s, Source<F, kFromBases> src, Buffers<F>& buf, in
   map_kernel<F, kFromBases><<<detail::grid_for(buckets, 128), 128, 0, s>>>(
       src, buf.len[cur], buf.start[cur], buf.len[nxt], buf.start[nxt], buckets, buf.sums, buf.pair_in[out_list]);
   CUZK_CUDA_CHECK_LAUNCH();
+  // G2: norms in Fp, in the F-sized arrays (two Fp per output, one per slot).
+  using D = typename ForwardTerms<F>::D;
+  D* prefix = reinterpret_cast<D*>(buf.output_prefix);
+  D* slot_product = reinterpret_cast<D*>(buf.slot_product);
+  forward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt],
+                                                                    buckets, prefix, slot_product);
+  CUZK_CUDA_CHECK_LAUNCH();
+  invert_kernel<D><<<grid.invert, kThreads, 0, s>>>(buf.start[nxt], buckets, slot_product,
+                                                    reinterpret_cast<D*>(buf.prefix));
+  CUZK_CUDA_CHECK_LAUNCH();
   if constexpr (sizeof(F) == sizeof(Fp)) {
-    forward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
-        src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.slot_product);
-    CUZK_CUDA_CHECK_LAUNCH();
-    invert_kernel<F><<<grid.invert, kThreads, 0, s>>>(buf.start[nxt], buckets, buf.slot_product, buf.prefix);
-    CUZK_CUDA_CHECK_LAUNCH();
     backward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
         src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.list[out_list], buf.slot_product);
   } else {
-    // Norms in Fp, in the F-sized arrays (two Fp per output, one per slot).
-    Fp* norm_prefix = reinterpret_cast<Fp*>(buf.output_prefix);
-    Fp* slot_product = reinterpret_cast<Fp*>(buf.slot_product);
-    forward_norm_kernel<kFromBases><<<grid.per_output, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt],
-                                                                        buckets, norm_prefix, slot_product);
-    CUZK_CUDA_CHECK_LAUNCH();
-    invert_kernel<Fp><<<grid.invert, kThreads, 0, s>>>(buf.start[nxt], buckets, slot_product,
-                                                       reinterpret_cast<Fp*>(buf.prefix));
-    CUZK_CUDA_CHECK_LAUNCH();
-    inverse_walk_norm_kernel<<<grid.per_output, kThreads, 0, s>>>(buf.start[nxt], buckets, norm_prefix,
+    inverse_walk_norm_kernel<<<grid.per_output, kThreads, 0, s>>>(buf.start[nxt], buckets, prefix,
                                                                   slot_product);
     CUZK_CUDA_CHECK_LAUNCH();
     point_kernel<kFromBases><<<grid.per_point, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt],
-                                                                buckets, norm_prefix, buf.list[out_list]);
+                                                                buckets, prefix, buf.list[out_list]);
   }
   CUZK_CUDA_CHECK_LAUNCH();
 }
@@ -952,24 +945,22 @@ const void* sum_list(cudaStream_t s, const ListSumArgs& a) {
 
 template <class F>
 std::size_t local_bytes() {
-  // A round's products: G1's forward, invert and backward kernels; G2's on norms (launch_round).
+  // The backward step: one kernel for G1, the walk over norms and the point kernel for G2 (launch_round).
   std::size_t backward = 0;
   if constexpr (sizeof(F) == sizeof(Fp)) {
-    backward = detail::max_local_bytes({reinterpret_cast<const void*>(&forward_kernel<F, true>),
-                                        reinterpret_cast<const void*>(&forward_kernel<F, false>),
-                                        reinterpret_cast<const void*>(&invert_kernel<F>),
-                                        reinterpret_cast<const void*>(&backward_kernel<F, true>),
+    backward = detail::max_local_bytes({reinterpret_cast<const void*>(&backward_kernel<F, true>),
                                         reinterpret_cast<const void*>(&backward_kernel<F, false>)});
   } else {
-    backward = detail::max_local_bytes({reinterpret_cast<const void*>(&forward_norm_kernel<true>),
-                                        reinterpret_cast<const void*>(&forward_norm_kernel<false>),
-                                        reinterpret_cast<const void*>(&invert_kernel<Fp>),
-                                        reinterpret_cast<const void*>(&inverse_walk_norm_kernel),
+    backward = detail::max_local_bytes({reinterpret_cast<const void*>(&inverse_walk_norm_kernel),
                                         reinterpret_cast<const void*>(&point_kernel<true>),
                                         reinterpret_cast<const void*>(&point_kernel<false>)});
   }
   return std::max(backward, detail::max_local_bytes({reinterpret_cast<const void*>(&map_kernel<F, true>),
                                                      reinterpret_cast<const void*>(&map_kernel<F, false>),
+                                                     reinterpret_cast<const void*>(&forward_kernel<F, true>),
+                                                     reinterpret_cast<const void*>(&forward_kernel<F, false>),
+                                                     reinterpret_cast<const void*>(
+                                                         &invert_kernel<typename ForwardTerms<F>::D>),
                                                      reinterpret_cast<const void*>(&finish_kernel<F>),
                                                      reinterpret_cast<const void*>(&finish_affine_kernel<F>),
                                                      reinterpret_cast<const void*>(&finish_long_kernel<F, true>),
