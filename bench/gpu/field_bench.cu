@@ -23,6 +23,12 @@
 // 744), so compare their ns/op, not P/clk/SM. "check" compares each kernel's
 // stored sums with the first form's of its group (CIOS; karat3 for Fp2; same
 // seeds, same chains): the forms compute the same function, so the bits must agree.
+//
+// Fr mul has three more forms that only this bench uses (bench/gpu/NOTES.md,
+// "The Fr product's pipes", session 13): "f64" (bench/gpu/fr_f64.cuh, the
+// products on the FP64 pipe), "kara" (bench/gpu/fr_karatsuba.cuh, 48 of the
+// 64 a*b product pairs) and "hybrid" (chains in pairs, one even/odd product and
+// one f64 product each, so that the IMAD and FP64 pipes run side by side).
 #include "field_bench.hpp"
 
 #include <algorithm>
@@ -35,6 +41,8 @@
 
 #include "gpu/cuda_rt.hpp"
 #include "gpu/ff/field.cuh"
+#include "fr_f64.cuh"
+#include "fr_karatsuba.cuh"
 
 namespace cuzk::bench {
 namespace {
@@ -70,6 +78,82 @@ __device__ __forceinline__ F apply(const F& x, const F& y) {
       return x.sqr_evenodd();
     }
   }
+}
+
+namespace f64x = gpu::dev::f64x;
+
+// Fr mul on the FP64 pipe: y scaled by 2^4 (so that a y' 2^-260 = a y 2^-256,
+// the other forms' result) and split into 52-bit limbs once, as a twiddle table
+// would be.
+template <int kChains>
+__global__ void __launch_bounds__(kThreads) f64_loop_kernel(const Fr *seeds, Fr *out, int iters) {
+  const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  Fr x[kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) x[c] = seeds[(t + 977u * c) & (kSeedCount - 1)];
+  Fr y = seeds[(3u * t + 1) & (kSeedCount - 1)];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) y = y + y;
+  const f64x::F52 y52 = f64x::to_f52(y.l);
+#pragma unroll 1
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) f64x::mul(x[c].l, y52, x[c].l);
+  }
+  Fr sum = x[0];
+#pragma unroll
+  for (int c = 1; c < kChains; ++c) sum = sum + x[c];
+  out[t] = sum;
+}
+
+// Hybrid: per pair of chains, one even/odd product (the IMAD pipe) and one
+// FP64 product (the FP64 pipe), interleavable by the scheduler.
+template <int kPairs>
+__global__ void __launch_bounds__(kThreads) hybrid_loop_kernel(const Fr *seeds, Fr *out, int iters) {
+  const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  Fr xe[kPairs], xf[kPairs];
+#pragma unroll
+  for (int c = 0; c < kPairs; ++c) {
+    xe[c] = seeds[(t + 977u * (2 * c)) & (kSeedCount - 1)];
+    xf[c] = seeds[(t + 977u * (2 * c + 1)) & (kSeedCount - 1)];
+  }
+  const Fr y = seeds[(3u * t + 1) & (kSeedCount - 1)];
+  Fr y16 = y;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) y16 = y16 + y16;
+  const f64x::F52 y52 = f64x::to_f52(y16.l);
+#pragma unroll 1
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int c = 0; c < kPairs; ++c) {
+      xe[c] = Fr::mul_evenodd(xe[c], y);
+      f64x::mul(xf[c].l, y52, xf[c].l);
+    }
+  }
+  Fr sum = xe[0] + xf[0];
+#pragma unroll
+  for (int c = 1; c < kPairs; ++c) sum = sum + xe[c] + xf[c];
+  out[t] = sum;
+}
+
+// Fr mul with one Karatsuba level on a*b, the multiplier split once (as a table
+// would hold it).
+template <int kChains>
+__global__ void __launch_bounds__(kThreads) kara_loop_kernel(const Fr *seeds, Fr *out, int iters) {
+  const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  Fr x[kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) x[c] = seeds[(t + 977u * c) & (kSeedCount - 1)];
+  const gpu::dev::kara::Split y = gpu::dev::kara::split(seeds[(3u * t + 1) & (kSeedCount - 1)]);
+#pragma unroll 1
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) x[c] = gpu::dev::kara::mul(x[c], y);
+  }
+  Fr sum = x[0];
+#pragma unroll
+  for (int c = 1; c < kChains; ++c) sum = sum + x[c];
+  out[t] = sum;
 }
 
 template <class F, Op op, MulForm form, int kChains>
@@ -115,6 +199,40 @@ Case make_case(const char* field, const char* op_name, const char* form_name, in
           products,
           int(sizeof(F) / sizeof(u32)),
           reinterpret_cast<const void*>(&field_loop_kernel<F, op, form, kChains>),
+          launch};
+}
+
+template <int kChains>
+Case make_f64_case() {
+  auto launch = [](unsigned blocks, cudaStream_t s, const u32 *seeds, u32 *out, int iters) {
+    f64_loop_kernel<kChains>
+        <<<blocks, kThreads, 0, s>>>(reinterpret_cast<const Fr *>(seeds), reinterpret_cast<Fr *>(out), iters);
+    CUZK_CUDA_CHECK_LAUNCH();
+  };
+  return {"Fr",  "mul", "f64", kChains, 2 * 64 + 8, 8, reinterpret_cast<const void *>(&f64_loop_kernel<kChains>),
+          launch};
+}
+
+template <int kPairs>
+Case make_hybrid_case() {
+  auto launch = [](unsigned blocks, cudaStream_t s, const u32 *seeds, u32 *out, int iters) {
+    hybrid_loop_kernel<kPairs>
+        <<<blocks, kThreads, 0, s>>>(reinterpret_cast<const Fr *>(seeds), reinterpret_cast<Fr *>(out), iters);
+    CUZK_CUDA_CHECK_LAUNCH();
+  };
+  return {
+      "Fr",  "mul", "hybrid", 2 * kPairs, 2 * 64 + 8, 8, reinterpret_cast<const void *>(&hybrid_loop_kernel<kPairs>),
+      launch};
+}
+
+template <int kChains>
+Case make_kara_case() {
+  auto launch = [](unsigned blocks, cudaStream_t s, const u32 *seeds, u32 *out, int iters) {
+    kara_loop_kernel<kChains>
+        <<<blocks, kThreads, 0, s>>>(reinterpret_cast<const Fr *>(seeds), reinterpret_cast<Fr *>(out), iters);
+    CUZK_CUDA_CHECK_LAUNCH();
+  };
+  return {"Fr",  "mul", "kara", kChains, 2 * 64 + 8, 8, reinterpret_cast<const void *>(&kara_loop_kernel<kChains>),
           launch};
 }
 
@@ -169,7 +287,19 @@ int bench_field(gpu::Device& device, int argc, char** argv) {
   std::vector<Case> cases;
   add_cases<Fp, Op::kMul>(cases, "Fp", "mul", 2 * 144 + 12);
   add_cases<Fp, Op::kSqr>(cases, "Fp", "sqr", 66 + 12 + 144 + 12);
-  add_cases<Fr, Op::kMul>(cases, "Fr", "mul", 2 * 64 + 8);
+  cases.push_back(make_case<Fr, Op::kMul, MulForm::kCios, 1>("Fr", "mul", "cios", 2 * 64 + 8));
+  cases.push_back(make_case<Fr, Op::kMul, MulForm::kEvenOdd, 1>("Fr", "mul", "evenodd", 2 * 64 + 8));
+  cases.push_back(make_f64_case<1>());
+  cases.push_back(make_kara_case<1>());
+  cases.push_back(make_case<Fr, Op::kMul, MulForm::kCios, 2>("Fr", "mul", "cios", 2 * 64 + 8));
+  cases.push_back(make_case<Fr, Op::kMul, MulForm::kEvenOdd, 2>("Fr", "mul", "evenodd", 2 * 64 + 8));
+  cases.push_back(make_hybrid_case<1>());
+  cases.push_back(make_kara_case<2>());
+  cases.push_back(make_case<Fr, Op::kMul, MulForm::kCios, 4>("Fr", "mul", "cios", 2 * 64 + 8));
+  cases.push_back(make_case<Fr, Op::kMul, MulForm::kEvenOdd, 4>("Fr", "mul", "evenodd", 2 * 64 + 8));
+  cases.push_back(make_f64_case<4>());
+  cases.push_back(make_kara_case<4>());
+  cases.push_back(make_hybrid_case<2>());
   add_cases<Fr, Op::kSqr>(cases, "Fr", "sqr", 28 + 8 + 64 + 8);
   add_fp2_cases(cases);
 
