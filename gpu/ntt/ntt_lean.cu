@@ -74,12 +74,33 @@ __global__ void __launch_bounds__(nl::kThreads, kMinBlocks) lean_dif_pass_kernel
     for (int l = 0; l < 8; ++l) shm[nl::slot(tile, e, l)] = v.l[l];
   };
 
-  for (u32 e = threadIdx.x; e < tile; e += nl::kThreads) {
-    const u64 gi = nl::global_index(base, e, p.s_lo, p.o_pos);
-    Fr v = ld_fr(p.data, gi);
-    if (p.sc_hi != nullptr) v = v * table_factor(p.sc_hi, p.sc_lo, p.sc_lo_bits, gi);
-    if (p.ld_mul != nullptr) v = v * ld_fr(p.ld_mul, gi);
-    tile_st(e, v);
+  if (p.sc_hi == nullptr && p.ld_mul == nullptr) {
+    // Four of a thread's loads in flight before its first store to the tile
+    // (one at a time, each store waited for HBM: ncu put 5% of the pass's
+    // stall samples on those stores). H200, 2^27 forward: 41.20 -> 41.02 ms
+    // (and 56 B of spill instead of 72); all 8 of a 2^11 tile: 42.01 (140 B).
+    constexpr int kBatch = 4;
+    for (u32 e0 = threadIdx.x; e0 < tile; e0 += kBatch * nl::kThreads) {
+      Fr v[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const u32 e = e0 + u32(j) * nl::kThreads;
+        if (e < tile) v[j] = ld_fr(p.data, nl::global_index(base, e, p.s_lo, p.o_pos));
+      }
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const u32 e = e0 + u32(j) * nl::kThreads;
+        if (e < tile) tile_st(e, v[j]);
+      }
+    }
+  } else {
+    for (u32 e = threadIdx.x; e < tile; e += nl::kThreads) {
+      const u64 gi = nl::global_index(base, e, p.s_lo, p.o_pos);
+      Fr v = ld_fr(p.data, gi);
+      if (p.sc_hi != nullptr) v = v * table_factor(p.sc_hi, p.sc_lo, p.sc_lo_bits, gi);
+      if (p.ld_mul != nullptr) v = v * ld_fr(p.ld_mul, gi);
+      tile_st(e, v);
+    }
   }
   __syncthreads();
 
