@@ -82,23 +82,39 @@ __device__ __forceinline__ F apply(const F& x, const F& y) {
 
 namespace f64x = gpu::dev::f64x;
 
-// Fr mul on the FP64 pipe: y scaled by 2^4 (so that a y' 2^-260 = a y 2^-256,
-// the other forms' result) and split into 52-bit limbs once, as a twiddle table
-// would be.
-template <int kChains>
-__global__ void __launch_bounds__(kThreads) f64_loop_kernel(const Fr *seeds, Fr *out, int iters) {
+// The bench-only Fr forms: prepare(y) is the multiplier as a table would hold
+// it, mul(x, prepared) the product.
+// f64: y scaled by 2^4 (so that a y' 2^-260 = a y 2^-256, the other forms'
+// result) and split into 52-bit limbs.
+struct F64Form {
+  __device__ static f64x::F52 prepare(Fr y) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) y = y + y;
+    return f64x::to_f52(y.l);
+  }
+  __device__ static Fr mul(const Fr& x, const f64x::F52& y) {
+    Fr r;
+    f64x::mul(x.l, y, r.l);
+    return r;
+  }
+};
+// kara: y's halves and their sum.
+struct KaraForm {
+  __device__ static gpu::dev::kara::Split prepare(const Fr& y) { return gpu::dev::kara::split(y); }
+  __device__ static Fr mul(const Fr& x, const gpu::dev::kara::Split& y) { return gpu::dev::kara::mul(x, y); }
+};
+
+template <class Form, int kChains>
+__global__ void __launch_bounds__(kThreads) fr_form_loop_kernel(const Fr* seeds, Fr* out, int iters) {
   const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   Fr x[kChains];
 #pragma unroll
   for (int c = 0; c < kChains; ++c) x[c] = seeds[(t + 977u * c) & (kSeedCount - 1)];
-  Fr y = seeds[(3u * t + 1) & (kSeedCount - 1)];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) y = y + y;
-  const f64x::F52 y52 = f64x::to_f52(y.l);
+  const auto y = Form::prepare(seeds[(3u * t + 1) & (kSeedCount - 1)]);
 #pragma unroll 1
   for (int it = 0; it < iters; ++it) {
 #pragma unroll
-    for (int c = 0; c < kChains; ++c) f64x::mul(x[c].l, y52, x[c].l);
+    for (int c = 0; c < kChains; ++c) x[c] = Form::mul(x[c], y);
   }
   Fr sum = x[0];
 #pragma unroll
@@ -109,7 +125,7 @@ __global__ void __launch_bounds__(kThreads) f64_loop_kernel(const Fr *seeds, Fr 
 // Hybrid: per pair of chains, one even/odd product (the IMAD pipe) and one
 // FP64 product (the FP64 pipe), interleavable by the scheduler.
 template <int kPairs>
-__global__ void __launch_bounds__(kThreads) hybrid_loop_kernel(const Fr *seeds, Fr *out, int iters) {
+__global__ void __launch_bounds__(kThreads) hybrid_loop_kernel(const Fr* seeds, Fr* out, int iters) {
   const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   Fr xe[kPairs], xf[kPairs];
 #pragma unroll
@@ -133,26 +149,6 @@ __global__ void __launch_bounds__(kThreads) hybrid_loop_kernel(const Fr *seeds, 
   Fr sum = xe[0] + xf[0];
 #pragma unroll
   for (int c = 1; c < kPairs; ++c) sum = sum + xe[c] + xf[c];
-  out[t] = sum;
-}
-
-// Fr mul with one Karatsuba level on a*b, the multiplier split once (as a table
-// would hold it).
-template <int kChains>
-__global__ void __launch_bounds__(kThreads) kara_loop_kernel(const Fr *seeds, Fr *out, int iters) {
-  const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-  Fr x[kChains];
-#pragma unroll
-  for (int c = 0; c < kChains; ++c) x[c] = seeds[(t + 977u * c) & (kSeedCount - 1)];
-  const gpu::dev::kara::Split y = gpu::dev::kara::split(seeds[(3u * t + 1) & (kSeedCount - 1)]);
-#pragma unroll 1
-  for (int it = 0; it < iters; ++it) {
-#pragma unroll
-    for (int c = 0; c < kChains; ++c) x[c] = gpu::dev::kara::mul(x[c], y);
-  }
-  Fr sum = x[0];
-#pragma unroll
-  for (int c = 1; c < kChains; ++c) sum = sum + x[c];
   out[t] = sum;
 }
 
@@ -202,38 +198,27 @@ Case make_case(const char* field, const char* op_name, const char* form_name, in
           launch};
 }
 
+// A case for one of the bench-only Fr kernels below (f64, hybrid, kara):
+// kChains independent products per thread.
+template <void (*kKernel)(const Fr*, Fr*, int), int kChains>
+Case make_fr_case(const char* form) {
+  auto launch = [](unsigned blocks, cudaStream_t s, const u32* seeds, u32* out, int iters) {
+    kKernel<<<blocks, kThreads, 0, s>>>(reinterpret_cast<const Fr*>(seeds), reinterpret_cast<Fr*>(out), iters);
+    CUZK_CUDA_CHECK_LAUNCH();
+  };
+  return {"Fr", "mul", form, kChains, 2 * 64 + 8, 8, reinterpret_cast<const void*>(kKernel), launch};
+}
 template <int kChains>
 Case make_f64_case() {
-  auto launch = [](unsigned blocks, cudaStream_t s, const u32 *seeds, u32 *out, int iters) {
-    f64_loop_kernel<kChains>
-        <<<blocks, kThreads, 0, s>>>(reinterpret_cast<const Fr *>(seeds), reinterpret_cast<Fr *>(out), iters);
-    CUZK_CUDA_CHECK_LAUNCH();
-  };
-  return {"Fr",  "mul", "f64", kChains, 2 * 64 + 8, 8, reinterpret_cast<const void *>(&f64_loop_kernel<kChains>),
-          launch};
+  return make_fr_case<&fr_form_loop_kernel<F64Form, kChains>, kChains>("f64");
 }
-
 template <int kPairs>
 Case make_hybrid_case() {
-  auto launch = [](unsigned blocks, cudaStream_t s, const u32 *seeds, u32 *out, int iters) {
-    hybrid_loop_kernel<kPairs>
-        <<<blocks, kThreads, 0, s>>>(reinterpret_cast<const Fr *>(seeds), reinterpret_cast<Fr *>(out), iters);
-    CUZK_CUDA_CHECK_LAUNCH();
-  };
-  return {
-      "Fr",  "mul", "hybrid", 2 * kPairs, 2 * 64 + 8, 8, reinterpret_cast<const void *>(&hybrid_loop_kernel<kPairs>),
-      launch};
+  return make_fr_case<&hybrid_loop_kernel<kPairs>, 2 * kPairs>("hybrid");
 }
-
 template <int kChains>
 Case make_kara_case() {
-  auto launch = [](unsigned blocks, cudaStream_t s, const u32 *seeds, u32 *out, int iters) {
-    kara_loop_kernel<kChains>
-        <<<blocks, kThreads, 0, s>>>(reinterpret_cast<const Fr *>(seeds), reinterpret_cast<Fr *>(out), iters);
-    CUZK_CUDA_CHECK_LAUNCH();
-  };
-  return {"Fr",  "mul", "kara", kChains, 2 * 64 + 8, 8, reinterpret_cast<const void *>(&kara_loop_kernel<kChains>),
-          launch};
+  return make_fr_case<&fr_form_loop_kernel<KaraForm, kChains>, kChains>("kara");
 }
 
 template <class F, Op op>
