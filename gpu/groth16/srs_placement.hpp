@@ -117,9 +117,12 @@ struct WitnessMsmPoints {
 //     vector (their bit reversal fused into the last pass), 4 m Fr (32 B);
 //     h_vectors = 2 for the two-vector stage the prover falls back to;
 //   H MSM: its m scalars plus the MSM scratch;
-//   witness MSMs: the three splits' device arrays, held together (a split
-//     keeps a 4 B index per one and 4 + 32 B per tail entry, an unsplit MSM
-//     32 B per scalar: at most 36 B per point), the largest tail's gathered
+//   witness MSMs: the three splits' device arrays, held together and kept
+//     at their high-water marks across proofs (a split keeps a 4 B index per
+//     one and 4 + 32 B per tail entry, its tail at most half the points; an
+//     unsplit MSM 32 B per scalar in the same scalar array: so after an
+//     all-ones proof, a half-tail one and an unsplit one, 4 + 2 + 32 = 38 B
+//     per point), the largest tail's gathered
 //     bases (a split tail is at most half its points; B's are G2), the MSM
 //     scratch and the split pass's two staging chunks of G2 points;
 // plus, in every phase, the Device's NTT tables for the domain, which stay
@@ -130,7 +133,7 @@ inline std::size_t prover_working_bytes(std::size_t m, const WitnessMsmPoints& w
   const std::size_t h_stage = h_vectors * m * 32;
   const std::size_t h_msm = m * 32 + msm_scratch_bytes;
   const std::size_t gathered = std::max(std::max(w.l, w.a) / 2 * kSrsG1PointBytes, w.b / 2 * kSrsG2PointBytes);
-  const std::size_t witness = (w.l + w.a + w.b) * 36 + gathered + msm_scratch_bytes + split_staging_bytes;
+  const std::size_t witness = (w.l + w.a + w.b) * 38 + gathered + msm_scratch_bytes + split_staging_bytes;
   const std::size_t ntt_tables = m / 2 * 32 + std::max<std::size_t>(m / 64, 4096) * 32;
   return std::max({h_stage, h_msm, witness}) + ntt_tables;
 }
