@@ -15,7 +15,6 @@ namespace cuzk::gpu::dev {
 // columns (the offsets are removed by each column's starting value).
 namespace f64x {
 using u64 = unsigned long long;
-using u32 = std::uint32_t;
 constexpr double kC1 = 0x1p104;
 constexpr double kC3 = 0x1p104 + 0x1p52;
 constexpr double kTwo52 = 0x1p52;
