@@ -23,9 +23,10 @@
 //    two consecutive limbs of one chain, ptxas fuses most pairs into a single
 //    IMAD.WIDE.U32(.X) with the carries in predicates. sm_90 SASS, static
 //    count of one Fp mul (nvcc 13, bench_gpu field's 1-chain loop): CIOS 1256
-//    instructions (IMAD/IMAD.HI 607, IADD3 565), even/odd 480 (IMAD.WIDE
-//    256, IMAD/IMAD.HI 74, IADD3 69); Fr mul 640 -> 328 (Fr's a*b pairs stay
-//    split: IMAD.WIDE 57, IMAD/IMAD.HI 128).
+//    instructions (IMAD/IMAD.HI 607, IADD3 565), even/odd 440 (IMAD.WIDE
+//    279, IMAD/IMAD.HI 26, IADD3 59); Fr mul 640 -> 288 (IMAD.WIDE 114,
+//    IMAD 8). An IMAD.WIDE takes 2 multiply-pipe slots, IMAD 1, IMAD.HI 2,
+//    so an unfused pair costs 1.5x: see wide_product and opaque below.
 // Cost: 2N^2 + N full products (Fp 300, Fr 136) for either multiplication;
 // for Fr, r = 1 - 2^32 mod 2^64 and -r^-1 = -1 mod 2^32 turn 24 of the 136
 // into adds in the even/odd form (reduction_factor, add_even_products,
@@ -144,12 +145,31 @@ CUZK_FF_HD u32 madc_hi_cc(u32 a, u32 b, u32 c) {
 CUZK_FF_HD u32 madc_hi(u32 a, u32 b, u32 c) {
   CUZK_FF_OP3("madc.hi.u32", add_out(hi_product(a, b) + c + carry_flag(), false));
 }
-// hi(a*b), no carry flag involved.
-CUZK_FF_HD u32 mul_hi(u32 a, u32 b) {
+// (lo, hi) = a*b as one 64-bit product: ptxas emits one IMAD.WIDE.U32 (2
+// multiply-pipe slots) where a separate lo and hi (IMAD + IMAD.HI) take 3.
+// Static sm_90 SASS, first rows of one mul: Fr 8 IMAD + 14 IMAD.HI -> 0;
+// Fp IMAD.HI 35 -> 12.
+CUZK_FF_HD void wide_product(u32 a, u32 b, u32& lo, u32& hi) {
+  const u64 w = u64(a) * b;
+  lo = u32(w);
+  hi = u32(w >> 32);
+}
+
+// x, through an identity byte permute (PRMT, ALU pipe) that ptxas does not see
+// through. Fr's reduction factor is m = -t0: seeing the negation, ptxas
+// computes each lo(m p_j) as lo(t0 (-p_j)) and so splits every m p_j
+// pair into IMAD + IMAD.HI (3 multiply-pipe slots) instead of one
+// IMAD.WIDE (2 slots). Static sm_90 SASS of one Fr mul (nvcc 13):
+// IMAD.WIDE 58 -> 100, IMAD.HI 56 -> 14, IMAD 63 -> 24. H200, with
+// wide_product (session 14): bench_gpu field Fr mul 53.4 -> 63.2 Gops/s,
+// NTT 2^27 forward 41.0 -> 38.3 ms, partition GPU total 1147 -> 1108 ms.
+CUZK_FF_HD u32 opaque(u32 x) {
 #ifdef __CUDA_ARCH__
-  return __umulhi(a, b);
+  u32 r;
+  asm("prmt.b32 %0, %1, 0, 0x3210;" : "=r"(r) : "r"(x));
+  return r;
 #else
-  return u32(host_emu::hi_product(a, b));
+  return x;
 #endif
 }
 
@@ -420,8 +440,7 @@ CUZK_FF_UNROLL
   CUZK_FF_HD static void set_even_products(u32 (&even)[N + 1], u32 x, Y y) {
 CUZK_FF_UNROLL
     for (int j = 0; j < N; j += 2) {
-      even[j] = x * y(j);
-      even[j + 1] = mul_hi(x, y(j));
+      wide_product(x, y(j), even[j], even[j + 1]);
     }
     even[N] = 0;
   }
@@ -429,8 +448,7 @@ CUZK_FF_UNROLL
   CUZK_FF_HD static void set_odd_products(u32 (&odd)[N], u32 x, Y y) {
 CUZK_FF_UNROLL
     for (int j = 1; j < N; j += 2) {
-      odd[j - 1] = x * y(j);
-      odd[j] = mul_hi(x, y(j));
+      wide_product(x, y(j), odd[j - 1], odd[j]);
     }
   }
 
@@ -478,7 +496,7 @@ CUZK_FF_UNROLL
   // 2^32 (Fr, kInv = 2^32 - 1) it is the negation, an add instead of a multiply.
   CUZK_FF_HD static u32 reduction_factor(u32 t0) {
     if constexpr (P::kInv == 0xffffffffu) {
-      return 0u - t0;
+      return opaque(0u - t0);
     } else {
       return t0 * P::kInv;
     }
@@ -502,10 +520,10 @@ CUZK_FF_UNROLL
     add_odd_products_from_3(odd, m, Modulus{});
   }
 
-  // even/odd += m p with m clearing limb 0 (even[0] becomes 0 mod 2^32).
-  CUZK_FF_HD static void reduce_row(u32 (&even)[N + 1], u32 (&odd)[N], u32 m) {
+  // even/odd += m p with m clearing limb 0 (t0 = even[0], which becomes 0 mod 2^32).
+  CUZK_FF_HD static void reduce_row(u32 (&even)[N + 1], u32 (&odd)[N], u32 t0) {
+    const u32 m = reduction_factor(t0);
     if constexpr (kUnitLowWord) {
-      const u32 t0 = 0u - m;
       add_odd_modulus_products_unit_low<false>(odd, m, t0, unit_low_hi(t0));
     } else {
       add_odd_products<false>(odd, m, Modulus{});
@@ -553,14 +571,14 @@ CUZK_FF_UNROLL
     // Row 0: a b_0 needs no additions.
     set_even_products(even, b.l[0], ya);
     set_odd_products(odd, b.l[0], ya);
-    reduce_row(even, odd, reduction_factor(even[0]));
+    reduce_row(even, odd, even[0]);
 CUZK_FF_UNROLL
     for (int i = 1; i < N; ++i) {
       u32 ev[N + 1], od[N];
       shift_rows(even, odd, ev, od);
       add_odd_products<true>(od, b.l[i], ya);  // takes shift_rows' carry into limb 1
       add_even_products<false>(ev, b.l[i], ya);
-      reduce_row(ev, od, reduction_factor(ev[0]));
+      reduce_row(ev, od, ev[0]);
       take_rows(ev, od, even, odd);
     }
     Field r;
@@ -591,13 +609,11 @@ CUZK_FF_UNROLL
     }
 CUZK_FF_UNROLL
     for (int j = 1; j < N; j += 2) {
-      x[j] = a[0] * a[j];
-      x[j + 1] = mul_hi(a[0], a[j]);
+      wide_product(a[0], a[j], x[j], x[j + 1]);
     }
 CUZK_FF_UNROLL
     for (int j = 2; j < N; j += 2) {
-      y[j] = a[0] * a[j];
-      y[j + 1] = mul_hi(a[0], a[j]);
+      wide_product(a[0], a[j], y[j], y[j + 1]);
     }
 CUZK_FF_UNROLL
     for (int i = 1; i < N - 1; ++i) {
