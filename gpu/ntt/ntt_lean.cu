@@ -66,12 +66,12 @@ __global__ void __launch_bounds__(nl::kThreads, kMinBlocks) lean_dif_pass_kernel
   const auto tile_ld = [&](u32 e) {
     Fr v;
 #pragma unroll
-    for (int l = 0; l < 8; ++l) v.l[l] = shm[nl::slot(tile, e, l)];
+    for (int l = 0; l < 8; ++l) v.l[l] = shm[nl::slot(e, l)];
     return v;
   };
   const auto tile_st = [&](u32 e, const Fr& v) {
 #pragma unroll
-    for (int l = 0; l < 8; ++l) shm[nl::slot(tile, e, l)] = v.l[l];
+    for (int l = 0; l < 8; ++l) shm[nl::slot(e, l)] = v.l[l];
   };
 
   if (p.sc_hi == nullptr && p.ld_mul == nullptr) {
@@ -138,11 +138,10 @@ __global__ void __launch_bounds__(nl::kThreads, kMinBlocks) lean_dif_pass_kernel
 
 template <int kMinBlocks, bool kInverse>
 void launch_pass(cudaStream_t s, const LeanPassParams& p) {
+  constexpr std::size_t shm_bytes = std::size_t{nl::kTileWords} * 4;  // 64 KiB: see nl::slot
   CUZK_CUDA_CHECK(cudaFuncSetAttribute(lean_dif_pass_kernel<kMinBlocks, kInverse>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>((std::size_t{1} << nl::kTileBitsMax) * 32)));
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shm_bytes)));
   const int t_bits = p.k + nl::kOtherBits;
-  const std::size_t shm_bytes = (std::size_t{1} << t_bits) * 32;
   const unsigned blocks = static_cast<unsigned>(std::size_t{1} << (p.log_n - t_bits));
   lean_dif_pass_kernel<kMinBlocks, kInverse><<<blocks, nl::kThreads, shm_bytes, s>>>(p);
   CUZK_CUDA_CHECK_LAUNCH();

@@ -25,7 +25,7 @@
 //   e = mid << L | other; the rest of the index bits are the block number.
 //   Stages run in groups of 2 (tile bits [S, S + 2), S = g_lo + L) from the
 //   top down; an odd k leaves one radix-2 group on top.
-// Shared memory is limb-major: limb l of element e at l * 2^T + swz(e), with
+// Shared memory is limb-major: limb l of element e at l * 2^11 + swz(e), with
 //   swz(e) = e xor (e5 << 2) xor (e6 << 3) xor (e6 << 4)   (e_b = bit b of e),
 // a bijection (it only xors bits 5, 6 into bits 2..4). Bank = swz(e) mod 32.
 // A warp's 32 lanes take 32 consecutive group numbers q, i.e. they vary the
@@ -112,8 +112,15 @@ CUZK_LEAN_FN u64 bit_reverse(u64 i, int log_n) {
 #endif
 }
 
-// Word of limb l of tile element e.
-CUZK_LEAN_FN u32 slot(u32 tile, u32 e, int limb) { return u32(limb) * tile + swizzle(e); }
+// Word of limb l of tile element e. The limb stride is 2^kTileBitsMax words
+// whatever the tile size (a block always takes 64 KiB; 3 blocks per SM are
+// bound by registers anyway), so one address per element serves all 8 limbs as
+// LDS/STS immediate offsets. With a stride of `tile` words ptxas formed each
+// limb's address with an IMAD (7 per element access, 7 per product in a
+// radix-4 group, on the multiply pipe the NTT is bound by).
+inline constexpr u32 kLimbStride = 1u << kTileBitsMax;
+inline constexpr u32 kTileWords = 8 * kLimbStride;
+CUZK_LEAN_FN u32 slot(u32 e, int limb) { return u32(limb) * kLimbStride + swizzle(e); }
 
 // Global index bits owned by block b, lowest first: for s_lo = 0 the bits
 // [k, o_pos) and above o_pos + L; otherwise bits [L, s_lo) (low block bits, so

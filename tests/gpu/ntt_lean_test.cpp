@@ -34,14 +34,14 @@ struct Findings {
 
 // Banks of the 32 lanes of each warp for element t of every group: distinct
 // unless the round is a radix-2 group at tile bit 4 (k = 3, documented 2-way).
-void check_banks(u32 tile, int S, int r, std::size_t groups, Findings& f) {
+void check_banks(int S, int r, std::size_t groups, Findings& f) {
   if (r == 1 && S == 4) return;
   for (std::size_t w = 0; w < groups; w += 32) {
     for (u32 t = 0; t < (1u << r); ++t) {
       std::set<u32> banks;
       std::size_t lanes = 0;
       for (std::size_t q = w; q < std::min(groups, w + 32); ++q, ++lanes) {
-        banks.insert(nl::slot(tile, nl::group_e0(u32(q), S, r) | (t << S), 0) % 32);
+        banks.insert(nl::slot(nl::group_e0(u32(q), S, r) | (t << S), 0) % 32);
       }
       if (banks.size() != lanes) ++f.bank_conflicts;
     }
@@ -75,18 +75,18 @@ std::vector<Fr> emulate(std::vector<Fr>& x, int log_n, bool inverse, const std::
     const bool to_out = bitrev_store && pi == 0;
     const int o_pos = nl::other_pos(s_lo, k, log_n, to_out);
     const u32 tile = 1u << (k + nl::kOtherBits);
-    std::vector<u32> shm(std::size_t{tile} * 8);
+    std::vector<u32> shm(nl::kTileWords);
     std::vector<std::uint8_t> seen(n, 0);
     for (u64 b = 0; b < (n >> (k + nl::kOtherBits)); ++b) {
       const u64 base = nl::block_base(b, s_lo, k, o_pos);
       const auto put = [&](u32 e, const Fr& v) {
         u32 limbs[8];
         std::memcpy(limbs, &v, 32);
-        for (int l = 0; l < 8; ++l) shm[nl::slot(tile, e, l)] = limbs[l];
+        for (int l = 0; l < 8; ++l) shm[nl::slot(e, l)] = limbs[l];
       };
       const auto get = [&](u32 e) {
         u32 limbs[8];
-        for (int l = 0; l < 8; ++l) limbs[l] = shm[nl::slot(tile, e, l)];
+        for (int l = 0; l < 8; ++l) limbs[l] = shm[nl::slot(e, l)];
         Fr v;
         std::memcpy(&v, limbs, 32);
         return v;
@@ -115,7 +115,7 @@ std::vector<Fr> emulate(std::vector<Fr>& x, int log_n, bool inverse, const std::
           }
         }
         for (u32 e = 0; e < tile; ++e) f.coverage += loads[e] != 1;
-        if (b == 0) check_banks(tile, g_lo + nl::kOtherBits, r, groups, f);
+        if (b == 0) check_banks(g_lo + nl::kOtherBits, r, groups, f);
       }
       for (u32 e = 0; e < tile; ++e) {
         const u64 gi = nl::global_index(base, e, s_lo, o_pos);
@@ -298,7 +298,7 @@ TEST(NttLeanEmulation, LargePlansCoverEveryIndexOnce) {
           for (u32 t = 0; t < (1u << r); ++t) ++touched[nl::group_e0(q, g_lo + nl::kOtherBits, r) | (t << (g_lo + 2))];
         }
         for (u32 e = 0; e < tile; ++e) f.coverage += touched[e] != 1;
-        check_banks(tile, g_lo + nl::kOtherBits, r, tile >> r, f);
+        check_banks(g_lo + nl::kOtherBits, r, tile >> r, f);
       }
       EXPECT_EQ(f.coverage, 0u) << "log_n=" << log_n << " pass " << pi;
       EXPECT_EQ(f.bank_conflicts, 0u) << "log_n=" << log_n << " pass " << pi;
