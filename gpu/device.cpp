@@ -195,8 +195,13 @@ struct Device::Impl {
     power_tables(w, ff::Fr::one(), half, tw_lo_bits, hi, lo);
     {
       DeviceBuffer<u32> dhi = upload_fr(s, hi, "ntt twiddle seeds"), dlo = upload_fr(s, lo, "ntt twiddle seeds");
-      t.twiddles = DeviceBuffer<u32>(half * 8, "ntt twiddles");
+      // w^j for j < n/2, then w^(n/2) = -1: the lean passes' inverse butterfly
+      // with exponent 0 reads it (ntt_lean_index.hpp, dif_butterfly).
+      t.twiddles = DeviceBuffer<u32>((half + 1) * 8, "ntt twiddles");
       kernels::ntt_power_table(s, t.twiddles.get(), dhi.get(), dlo.get(), tw_lo_bits, half);
+      const ff::Fr minus_one = -ff::Fr::one();
+      CUZK_CUDA_CHECK(cudaMemcpyAsync(t.twiddles.get() + half * 8, &minus_one, sizeof minus_one,
+                                      cudaMemcpyHostToDevice, s));
       CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
     }
     const ff::Fr n_inv = ff::Fr::from_u64(n).inverse();

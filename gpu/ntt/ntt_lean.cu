@@ -108,7 +108,12 @@ __global__ void __launch_bounds__(nl::kThreads, kMinBlocks) lean_dif_pass_kernel
   const int n_rounds = nl::rounds(p.k);
   for (int i = 0; i < n_rounds; ++i) {
     const int g_lo = nl::round_g_lo(p.k, i);
-    if (nl::round_radix_log(p.k, i) == 2) {
+    if (nl::round_radix_log(p.k, i) == 2 && p.s_lo + g_lo == 0) {
+#pragma unroll 1
+      for (u32 q = threadIdx.x; q < tile / 4; q += nl::kThreads) {
+        nl::run_group<2, Fr, true>(q, g_lo, base, p.s_lo, p.o_pos, p.log_n, kInverse, tw, tile_ld, tile_st);
+      }
+    } else if (nl::round_radix_log(p.k, i) == 2) {
 #pragma unroll 1
       for (u32 q = threadIdx.x; q < tile / 4; q += nl::kThreads) {
         nl::run_group<2, Fr>(q, g_lo, base, p.s_lo, p.o_pos, p.log_n, kInverse, tw, tile_ld, tile_st);

@@ -144,17 +144,15 @@ CUZK_LEAN_FN u64 global_index(u64 base, u32 e, int s_lo, int o_pos) {
 // zero bits inserted at S; the group's element t is e0 | t << S.
 CUZK_LEAN_FN u32 group_e0(u32 q, int S, int r) { return ((q >> S) << (S + r)) | (q & ((1u << S) - 1)); }
 
-// DIF butterfly (x, y) -> (x + y, (x - y) w^e), tw(j) = w^j for 0 < j < n/2.
-// The inverse uses w^-e = -w^(n/2 - e), the sign folded into (y - x); e = 0
-// (w^0 = 1 both ways) skips the product.
+// DIF butterfly (x, y) -> (x + y, (x - y) w^e), tw(j) = w^j for 0 <= j <= n/2
+// (the table's extra entry w^(n/2) = -1). The inverse uses w^-e =
+// -w^(n/2 - e), the sign folded into (y - x); for e = 0 that reads w^(n/2) =
+// -1. No branch on e = 0: away from the bottom round (trivial_butterfly) a
+// zero exponent is lane dependent, so skipping its product saved no warp time,
+// while the branches cut each group into basic blocks ptxas could not
+// interleave (H200, 2^27 forward: see run_group).
 template <class F, class Tw>
 CUZK_LEAN_FN void dif_butterfly(F& x, F& y, u32 e, bool inverse, u32 half_n, const Tw& tw) {
-  if (e == 0) {
-    const F s = x + y;
-    y = x - y;
-    x = s;
-    return;
-  }
   F d;
   if (inverse) {
     d = y - x;
@@ -164,11 +162,22 @@ CUZK_LEAN_FN void dif_butterfly(F& x, F& y, u32 e, bool inverse, u32 half_n, con
   x = x + y;
   y = d * tw(inverse ? half_n - e : e);  // one product site for both directions
 }
+// (x, y) -> (x + y, x - y): a butterfly whose twiddle is w^0 = 1 in both directions.
+template <class F>
+CUZK_LEAN_FN void trivial_butterfly(F& x, F& y) {
+  const F s = x + y;
+  y = x - y;
+  x = s;
+}
 
 // One group (r = 2: radix-4, r = 1: radix-2) of the round with lowest local
 // stage g_lo: reads its elements from the tile, runs its stages, writes them
-// back. ld(e) / st(e, x) access tile element e (through slot()).
-template <int r, class F, class Tw, class Ld, class St>
+// back. ld(e) / st(e, x) access tile element e (through slot()). kBottom:
+// the radix-4 round on global stages 0 and 1 (s_lo + g_lo = 0), whose
+// exponents are all 0 but one; the caller picks it per round (a uniform
+// branch), so that its code stays out of the general round's registers
+// (inside one run_group, ptxas spilled 24 B at 80 registers).
+template <int r, class F, bool kBottom = false, class Tw, class Ld, class St>
 CUZK_LEAN_FN void run_group(u32 q, int g_lo, u64 base, int s_lo, int o_pos, int log_n, bool inverse, const Tw& tw,
                             const Ld& ld, const St& st) {
   const int S = g_lo + kOtherBits;
@@ -191,10 +200,19 @@ CUZK_LEAN_FN void run_group(u32 q, int g_lo, u64 base, int s_lo, int o_pos, int 
     F x[4];
     CUZK_LEAN_UNROLL
     for (int t = 0; t < 4; ++t) x[t] = ld(e0 | (u32(t) << S));
-    dif_butterfly(x[0], x[2], e_hi, inverse, half_n, tw);
-    dif_butterfly(x[1], x[3], e_hi + (half_n >> 1), inverse, half_n, tw);
-    dif_butterfly(x[0], x[1], e_lo, inverse, half_n, tw);
-    dif_butterfly(x[2], x[3], e_lo, inverse, half_n, tw);
+    if constexpr (kBottom) {
+      // The bottom round (g = 0: c = 0 for every group): only (1, 3) has a
+      // non-trivial twiddle, w^(n/4).
+      trivial_butterfly(x[0], x[2]);
+      dif_butterfly(x[1], x[3], half_n >> 1, inverse, half_n, tw);
+      trivial_butterfly(x[0], x[1]);
+      trivial_butterfly(x[2], x[3]);
+    } else {
+      dif_butterfly(x[0], x[2], e_hi, inverse, half_n, tw);
+      dif_butterfly(x[1], x[3], e_hi + (half_n >> 1), inverse, half_n, tw);
+      dif_butterfly(x[0], x[1], e_lo, inverse, half_n, tw);
+      dif_butterfly(x[2], x[3], e_lo, inverse, half_n, tw);
+    }
     CUZK_LEAN_UNROLL
     for (int t = 0; t < 4; ++t) st(e0 | (u32(t) << S), x[t]);
   } else {
