@@ -150,7 +150,8 @@ CUZK_LEAN_FN u32 group_e0(u32 q, int S, int r) { return ((q >> S) << (S + r)) | 
 // -1. No branch on e = 0: away from the bottom round (trivial_butterfly) a
 // zero exponent is lane dependent, so skipping its product saved no warp time,
 // while the branches cut each group into basic blocks ptxas could not
-// interleave (H200, 2^27 forward: see run_group).
+// interleave or hoist the twiddle loads across (H200, 2^27 forward: 36.15 ->
+// 34.95 ms).
 template <class F, class Tw>
 CUZK_LEAN_FN void dif_butterfly(F& x, F& y, u32 e, bool inverse, u32 half_n, const Tw& tw) {
   F d;

@@ -15,8 +15,9 @@
 
 namespace cuzk::gpu::detail {
 
-// Twiddles w^j for j < n/2 (2 GiB at n = 2^27); coset factors as two small
-// tables hi[i >> coset_lo_bits] * lo[i mod 2^coset_lo_bits] (kernels::NttScaleTable).
+// Twiddles w^j for j <= n/2 (2 GiB at n = 2^27; the last, w^(n/2) = -1, serves
+// the lean inverse butterfly); coset factors as two small tables
+// hi[i >> coset_lo_bits] * lo[i mod 2^coset_lo_bits] (kernels::NttScaleTable).
 struct NttTables {
   DeviceBuffer<kernels::u32> twiddles;
   DeviceBuffer<kernels::u32> n_inv;                       // 1/n (one element)
