@@ -9,7 +9,8 @@ are 128-bit) and a histogram of the opcode field (low 12 bits; the top bits
 pick register / immediate / constant operands). The opcode names are the
 commonly documented sm_7x-9x encodings (IMAD 0x224, IMAD.WIDE 0x225, IMAD.HI
 0x227, IADD3 0x210, ...); unknown ones print as hex. Good for comparing two
-versions of a kernel (e.g. CUZK_FIELD_MUL=0 vs 1), not a disassembler.
+versions of a kernel (e.g. CUZK_FIELD_MUL=0 vs 1), not a disassembler. The
+FMA-heavy cycle count is static (no loop trip counts): compare like with like.
 """
 import collections
 import struct
@@ -48,7 +49,10 @@ def main():
         hist = collections.Counter(opcode_name(struct.unpack_from('<Q', data, k)[0])
                                    for k in range(offset, offset + size, 16))
         imad = sum(v for k, v in hist.items() if k.startswith('IMAD'))
-        print(f'{size // 16:7d} instructions, IMAD-class {imad:6d}  {kernel[:150]}')
+        # FMA-heavy pipe cycles per warp on sm_90 (calibrated with ncu in session 14, bench/RESULTS.md):
+        # IMAD.WIDE and IMAD.HI hold the pipe 4 cycles, IMAD (.X, .MOV, ...) 2.
+        fma_cycles = 4 * (hist['IMAD.WIDE'] + hist['IMAD.HI']) + 2 * hist['IMAD']
+        print(f'{size // 16:7d} instructions, IMAD-class {imad:6d}, FMA-heavy cycles {fma_cycles:7d}  {kernel[:150]}')
         print('        ' + ', '.join(f'{k} {v}' for k, v in hist.most_common(10)))
 
 
