@@ -126,7 +126,7 @@ struct WitnessMsmPoints {
 //     bases (a split tail is at most half its points; B's are G2), the MSM
 //     scratch and the split pass's two staging chunks of G2 points;
 // plus, in every phase, the Device's NTT tables for the domain, which stay
-// resident: the twiddles (m / 2 Fr, 2 GiB at m = 2^27) and the coset tables
+// resident: the twiddles (m / 2 + 1 Fr, 2 GiB at m = 2^27: w^0 .. w^(m/2)) and the coset tables
 // (4 pairs of ~2^(log m / 2) Fr: a few MiB; counted as m / 64 Fr, at least 4096).
 inline std::size_t prover_working_bytes(std::size_t m, const WitnessMsmPoints& w, std::size_t msm_scratch_bytes,
                                         std::size_t split_staging_bytes, std::size_t h_vectors = 4) {
@@ -134,7 +134,7 @@ inline std::size_t prover_working_bytes(std::size_t m, const WitnessMsmPoints& w
   const std::size_t h_msm = m * 32 + msm_scratch_bytes;
   const std::size_t gathered = std::max(std::max(w.l, w.a) / 2 * kSrsG1PointBytes, w.b / 2 * kSrsG2PointBytes);
   const std::size_t witness = (w.l + w.a + w.b) * 38 + gathered + msm_scratch_bytes + split_staging_bytes;
-  const std::size_t ntt_tables = m / 2 * 32 + std::max<std::size_t>(m / 64, 4096) * 32;
+  const std::size_t ntt_tables = (m / 2 + 1) * 32 + std::max<std::size_t>(m / 64, 4096) * 32;
   return std::max({h_stage, h_msm, witness}) + ntt_tables;
 }
 
