@@ -9,7 +9,7 @@
 set -euo pipefail
 CUZKCTL=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
-PTAU=${CUZK_PTAU:-$HERE/../../../shared/data/snarkjs/pot12_final.ptau}
+PTAU=${CUZK_PTAU:-$HERE/../data/snarkjs/pot12_final.ptau}
 NM=$HERE/node_modules
 if [ ! -x "$NM/.bin/snarkjs" ] || [ ! -f "$NM/circom2/cli.js" ]; then
   echo "SKIPPED: npm oracles not installed (run scripts/deps); snarkjs interop NOT checked"

@@ -60,7 +60,7 @@ TEST(PoseidonNative, FilecoinHasherVectors) {
 }
 
 TEST(PoseidonNative, RoundConstantsMatchHadesReferenceFile) {
-  std::ifstream in(CUZK_SHARED_DIR "/data/filecoin/poseidon-round-constants-t9-rf8-rp57.txt");
+  std::ifstream in(CUZK_TEST_DATA_DIR "/filecoin/poseidon-round-constants-t9-rf8-rp57.txt");
   ASSERT_TRUE(in.good());
   std::string line, list;
   while (std::getline(in, line)) {

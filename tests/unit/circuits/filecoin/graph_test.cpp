@@ -1,6 +1,6 @@
 // SDR parent generation against rust-fil-proofs' published parent-cache
 // digests (storage-proofs-porep/parent_cache.json, copied to
-// /work/shared/data/filecoin/parent_cache.json).
+// tests/data/filecoin/parent_cache.json).
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -14,7 +14,7 @@ namespace cuzk::circuits::filecoin {
 namespace {
 
 nlohmann::json load_parent_cache_manifest() {
-  std::ifstream f(std::string(CUZK_SHARED_DIR) + "/data/filecoin/parent_cache.json");
+  std::ifstream f(std::string(CUZK_TEST_DATA_DIR) + "/filecoin/parent_cache.json");
   EXPECT_TRUE(f.good());
   return nlohmann::json::parse(f);
 }

@@ -36,7 +36,7 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-const fs::path kShared = fs::path(CUZK_SHARED_DIR) / "data" / "filecoin";
+const fs::path kShared = fs::path(CUZK_TEST_DATA_DIR) / "filecoin";
 
 TEST(PorepC2Names, OfficialNamesAreInParametersJson) {
   const std::string json = read_text(kShared / "parameters.json");
