@@ -615,6 +615,7 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
   switch (state) {
     case JobState::kDone: {
       ++completed_total_;
+      ++done_by_kind_[job.request.kind];
       double s = static_cast<double>(total_ms) / 1000.0;
       latency_sum_s_ += s;
       for (std::size_t i = 0; i < kLatencyBucketsS.size(); ++i)
@@ -632,6 +633,7 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
     }
     case JobState::kFailed:
       ++failed_total_;
+      ++failed_by_error_[job.error ? job.error->kind : ErrorKind::kInternal];
       log_.warn("job failed", {{"job", job.id}, {"kind", to_string(job.request.kind)}, {"ms", total_ms},
                                {"error", job.error ? job.error->message : ""}});
       break;
@@ -1491,6 +1493,24 @@ std::string Engine::metrics() const {
   o << "cuzk_jobs_finished_total{outcome=\"done\"} " << completed_total_ << '\n';
   o << "cuzk_jobs_finished_total{outcome=\"failed\"} " << failed_total_ << '\n';
   o << "cuzk_jobs_finished_total{outcome=\"cancelled\"} " << cancelled_total_ << '\n';
+  family("cuzk_proofs_total", "counter", "Jobs finished with a proof, by proof kind.");
+  for (ProofKind k : {ProofKind::kGroth16Demo, ProofKind::kPoRepC2, ProofKind::kWindowPost, ProofKind::kWinningPost,
+                      ProofKind::kSnapDeals}) {
+    auto it = done_by_kind_.find(k);
+    o << "cuzk_proofs_total{kind=\"" << to_string(k) << "\"} " << (it == done_by_kind_.end() ? 0 : it->second)
+      << '\n';
+  }
+  family("cuzk_job_failures_total", "counter", "Jobs that failed after admission, by error kind.");
+  for (ErrorKind k : {ErrorKind::kInvalidInput, ErrorKind::kNotFound, ErrorKind::kInternal, ErrorKind::kTimeout}) {
+    auto it = failed_by_error_.find(k);
+    o << "cuzk_job_failures_total{kind=\"" << to_string(k) << "\"} " << (it == failed_by_error_.end() ? 0 : it->second)
+      << '\n';
+  }
+  for (const auto& [k, n] : failed_by_error_) {  // any other kind, once it happened
+    if (k != ErrorKind::kInvalidInput && k != ErrorKind::kNotFound && k != ErrorKind::kInternal &&
+        k != ErrorKind::kTimeout)
+      o << "cuzk_job_failures_total{kind=\"" << to_string(k) << "\"} " << n << '\n';
+  }
   family("cuzk_job_duration_seconds", "histogram", "Submit-to-result latency of successful jobs.");
   for (std::size_t i = 0; i < kLatencyBucketsS.size(); ++i)
     o << "cuzk_job_duration_seconds_bucket{le=\"" << kLatencyBucketsS[i] << "\"} " << latency_buckets_[i] << '\n';

@@ -295,6 +295,8 @@ class Engine {
   std::uint64_t submitted_total_ = 0, deduplicated_total_ = 0;
   std::array<std::uint64_t, 8> rejected_total_{};  // by ErrorKind
   std::uint64_t completed_total_ = 0, failed_total_ = 0, cancelled_total_ = 0;
+  std::map<ProofKind, std::uint64_t> done_by_kind_;     // cuzk_proofs_total
+  std::map<ErrorKind, std::uint64_t> failed_by_error_;  // cuzk_job_failures_total
   // Job latency histogram (submit to finish, done jobs), seconds.
   static constexpr std::array<double, 10> kLatencyBucketsS = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
   std::array<std::uint64_t, kLatencyBucketsS.size()> latency_buckets_{};
