@@ -30,7 +30,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-printf '[engine]\nqueue_capacity = 256\n[metrics]\nlisten = "127.0.0.1:0"\n' >"$work/cuzkd.toml"
+# Results are kept result_ttl_s after a job ends (proof, inputs, vk): 30 s
+# here, so that the retained results stop growing within the first rounds.
+printf '[engine]\nqueue_capacity = 256\nresult_ttl_s = 30\n[metrics]\nlisten = "127.0.0.1:0"\n' >"$work/cuzkd.toml"
 "$bin/cuzkd" --config "$work/cuzkd.toml" --listen "$addr" --state-dir "$work/state" >"$out/cuzkd.log" 2>&1 &
 pid=$!
 for _ in $(seq 600); do [[ -S $sock ]] && break; sleep 0.1; done
@@ -68,7 +70,7 @@ while (( finished < jobs_target )); do
   done
   # A client that disconnects while awaiting: its job must still finish.
   "$bin/cuzkctl" --addr "$addr" submit --circuit demo --size 12 --request-id "soak-d-$round" >/dev/null 2>&1
-  (timeout -s KILL 0.3 "$bin/cuzkctl" --addr "$addr" await --request-id "soak-d-$round") >/dev/null 2>&1
+  (timeout -s INT 0.3 "$bin/cuzkctl" --addr "$addr" await --request-id "soak-d-$round") >/dev/null 2>&1
   disconnects=$((disconnects + 1))
   "$bin/cuzkctl" --addr "$addr" await --request-id "soak-d-$round" --timeout-ms 600000 >/dev/null 2>&1 ||
     echo "round $round: the disconnected client's job did not finish" | tee -a "$out/report.txt"
