@@ -18,7 +18,8 @@ std::string_view to_string(JsonInputErrorKind kind) {
 }
 
 JsonInputError::JsonInputError(JsonInputErrorKind kind, std::uint64_t byte_offset, const std::string& detail)
-    : std::runtime_error("JSON " + std::string(to_string(kind)) + " at byte " + std::to_string(byte_offset) +
+    : std::runtime_error("JSON " + std::string(to_string(kind)) +
+                         (byte_offset == kUnknownOffset ? std::string() : " at byte " + std::to_string(byte_offset)) +
                          ": " + detail),
       kind_(kind),
       byte_offset_(byte_offset) {}
@@ -61,12 +62,13 @@ class BoundedSax : public nlohmann::json_sax<json> {
  private:
   bool enter() {
     if (++depth_ > max_depth_) {
-      fail(JsonInputErrorKind::kTooDeep, 0, "nesting deeper than " + std::to_string(max_depth_));
+      fail(JsonInputErrorKind::kTooDeep, JsonInputError::kUnknownOffset,
+           "nesting deeper than " + std::to_string(max_depth_));
       return false;
     }
     return true;
   }
-  void fail(JsonInputErrorKind kind, std::size_t offset, std::string detail) {
+  void fail(JsonInputErrorKind kind, std::uint64_t offset, std::string detail) {
     if (failed_) return;
     failed_ = true;
     kind_ = kind;
@@ -79,7 +81,7 @@ class BoundedSax : public nlohmann::json_sax<json> {
   std::size_t depth_ = 0;
   bool failed_ = false;
   JsonInputErrorKind kind_ = JsonInputErrorKind::kSyntax;
-  std::size_t offset_ = 0;
+  std::uint64_t offset_ = JsonInputError::kUnknownOffset;
   std::string detail_;
 };
 
@@ -87,7 +89,7 @@ class BoundedSax : public nlohmann::json_sax<json> {
 
 json parse_json_input(std::string_view text, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes) {
-    throw JsonInputError(JsonInputErrorKind::kTooLarge, limits.max_bytes,
+    throw JsonInputError(JsonInputErrorKind::kTooLarge, JsonInputError::kUnknownOffset,
                          std::to_string(text.size()) + " bytes, the limit is " + std::to_string(limits.max_bytes));
   }
   // nlohmann reads a NUL byte as the end of input; JSON text never holds one.
@@ -101,13 +103,13 @@ json parse_json_input(std::string_view text, const JsonLimits& limits) {
   try {
     ok = json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, /*strict=*/true);
   } catch (const json::exception& e) {  // not expected with a non-throwing SAX; typed all the same
-    throw JsonInputError(JsonInputErrorKind::kSyntax, 0, e.what());
+    throw JsonInputError(JsonInputErrorKind::kSyntax, JsonInputError::kUnknownOffset, e.what());
   }
   if (sax.failed()) {
     // The partial DOM is destroyed iteratively by nlohmann (no recursion).
     throw sax.error();
   }
-  if (!ok) throw JsonInputError(JsonInputErrorKind::kSyntax, 0, "not a JSON document");
+  if (!ok) throw JsonInputError(JsonInputErrorKind::kSyntax, JsonInputError::kUnknownOffset, "not a JSON document");
   return root;
 }
 

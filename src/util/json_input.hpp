@@ -40,8 +40,10 @@ std::string_view to_string(JsonInputErrorKind kind);
 
 class JsonInputError : public std::runtime_error {
  public:
+  static constexpr std::uint64_t kUnknownOffset = ~std::uint64_t{0};
   JsonInputError(JsonInputErrorKind kind, std::uint64_t byte_offset, const std::string& detail);
   JsonInputErrorKind kind() const { return kind_; }
+  // Where the parser stopped, or kUnknownOffset (depth and size limits).
   std::uint64_t byte_offset() const { return byte_offset_; }
 
  private:
