@@ -422,6 +422,83 @@ void check_labeling(const LabelingProof& l, std::uint32_t want_layer, std::uint6
   }
 }
 
+// Every domain value of a genuine C1 is a canonical Fr: Poseidon outputs are
+// field elements and SHA-256 ones are trimmed to 254 bits (fr32). The
+// synthesis and the public inputs convert them to Fr and abort on a value
+// >= r, so the parse refuses one (a replica_id of 32 x 0xff crashed cuzkd).
+void expect_canonical(const Digest32& d, JPath& p) {
+  ff::Fr x;
+  if (!ff::Fr::from_bytes_le(d, x)) fail(C1ErrorKind::NonCanonicalField, p, "value >= r");
+}
+
+void expect_canonical(const std::vector<Digest32>& v, JPath& p) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    JPath::Scope s(p, i);
+    expect_canonical(v[i], p);
+  }
+}
+
+// `p` points at the MerkleProof object.
+void expect_canonical(const MerkleProof& m, JPath& p) {
+  JPath::Scope sd(p, "data");
+  JPath::Scope sv(p, kind_name(m.kind));
+  {
+    JPath::Scope s(p, "root");
+    expect_canonical(m.root, p);
+  }
+  {
+    JPath::Scope s(p, "leaf");
+    expect_canonical(m.leaf, p);
+  }
+  const std::pair<const char*, const InclusionPath*> parts[] = {
+      {m.kind == MerkleProofKind::Single ? "path" : "base_proof", &m.base}, {"sub_proof", &m.sub}, {"top_proof", &m.top}};
+  for (const auto& [name, path] : parts) {
+    JPath::Scope s(p, name);
+    JPath::Scope s2(p, "path");
+    for (std::size_t i = 0; i < path->size(); ++i) {
+      JPath::Scope si(p, i);
+      JPath::Scope sh(p, "hashes");
+      expect_canonical((*path)[i].hashes, p);
+    }
+  }
+}
+
+void expect_canonical(const ColumnProof& c, JPath& p) {
+  {
+    JPath::Scope s(p, "column");
+    JPath::Scope sr(p, "rows");
+    expect_canonical(c.column.rows, p);
+  }
+  JPath::Scope s(p, "inclusion_proof");
+  expect_canonical(c.inclusion_proof, p);
+}
+
+void expect_canonical(const ChallengeProof& c, JPath& p) {
+  {
+    JPath::Scope s(p, "comm_d_proofs");
+    expect_canonical(c.comm_d_proofs, p);
+  }
+  {
+    JPath::Scope s(p, "comm_r_last_proof");
+    expect_canonical(c.comm_r_last_proof, p);
+  }
+  JPath::Scope s(p, "replica_column_proofs");
+  {
+    JPath::Scope sc(p, "c_x");
+    expect_canonical(c.replica_column_proofs.c_x, p);
+  }
+  const std::pair<const char*, const std::vector<ColumnProof>*> groups[] = {
+      {"drg_parents", &c.replica_column_proofs.drg_parents}, {"exp_parents", &c.replica_column_proofs.exp_parents}};
+  for (const auto& [name, cols] : groups) {
+    JPath::Scope sg(p, name);
+    for (std::size_t i = 0; i < cols->size(); ++i) {
+      JPath::Scope si(p, i);
+      expect_canonical((*cols)[i], p);
+    }
+  }
+  // The labeling/encoding parents equal column rows (check_labeling_parents).
+}
+
 // The labeling proofs repeat the parent labels that the column proofs open:
 // layer l's parents are the DRG columns' row l and (l > 1) the expander
 // columns' row l - 1, expanded to 37; the encoding proof repeats the last
@@ -525,6 +602,7 @@ void check_challenge(const ChallengeProof& c, const SealProofInfo& info, const D
     check_labeling(c.encoding_proof, info.layers, challenge, p);
   }
   check_labeling_parents(c, info, p);
+  expect_canonical(c, p);
 }
 
 bool canonical_fr(const Digest32& d, ff::Fr& out) { return ff::Fr::from_bytes_le(d, out); }
@@ -709,6 +787,12 @@ void check_structure(const C1Output& c1) {
   }
   // comm_r = Poseidon2(comm_c, comm_r_last).
   JPath top;
+  for (const auto& [name, value] : {std::pair<const char*, const Digest32*>{"replica_id", &c1.replica_id},
+                                    {"comm_d", &c1.comm_d},
+                                    {"comm_r", &c1.comm_r}}) {
+    JPath::Scope s(top, name);
+    expect_canonical(*value, top);
+  }
   const ff::Fr c = fr_or_fail(comm_c, C1ErrorKind::NonCanonicalField, p, "comm_c (tree C root)");
   const ff::Fr r = fr_or_fail(comm_r_last, C1ErrorKind::NonCanonicalField, p, "comm_r_last");
   if (native::fr_to_le_bytes(native::poseidon2(c, r)) != c1.comm_r) {

@@ -26,7 +26,9 @@
 // arities, counts, layer indexes) and, cheaply, the commitments:
 // every comm_d proof's root is comm_d, all tree R roots agree (comm_r_last),
 // all tree C roots agree (comm_c) and comm_r = Poseidon2(comm_c, comm_r_last),
-// and the labeling/encoding proofs' parents are the parent columns' rows.
+// the labeling/encoding proofs' parents are the parent columns' rows, and
+// every domain value but seed and ticket is a canonical Fr (the synthesis and
+// the public inputs convert them and abort on one >= r).
 // The JSON is read with util/json_input (bounded depth and size; every JSON
 // failure, e.g. "1e400" or trailing data, is a JsonSyntax C1Error).
 // verify_c1 optionally goes further (challenges, parents, every Merkle path,
@@ -145,7 +147,7 @@ enum class C1ErrorKind : std::uint8_t {
                        // derived challenges (verify_c1)
   ParentMismatch,      // a column index is not the graph parent (verify_c1)
   RootMismatch,        // comm_d / comm_r_last / comm_c / comm_r disagree
-  NonCanonicalField,   // a Poseidon-domain value >= r (verify_c1)
+  NonCanonicalField,   // a domain value >= r (parse_c1: every one but seed/ticket)
   PathMismatch,        // a Merkle path does not hash to its root (verify_c1)
   LabelMismatch,       // labeling/encoding parents differ from the column rows
                        // (parse_c1), or a label or encoding does not recompute

@@ -5,6 +5,7 @@
 // never another exception type, an abort or a crash (which ends this test).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,8 +36,9 @@ enum class Outcome { kParsedAndVerified, kTypedError };
 Outcome run_pipeline(const std::string& text, const std::string& what) {
   try {
     const C1Output c1 = parse_c1(text);
-    verify_c1(c1, C1VerifyDepth::Full);
+    // The daemon's order: public inputs straight after the parse.
     porep_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed);
+    verify_c1(c1, C1VerifyDepth::Full);
     return Outcome::kParsedAndVerified;
   } catch (const C1Error&) {
     return Outcome::kTypedError;
@@ -111,6 +113,21 @@ TEST(C1Mutation, EveryMutationIsParsedOrATypedError) {
     record(replace_number(arr), "array of " + std::to_string(n));
     const std::size_t at = good.find("\"rows\":[") + 7;
     record(good.substr(0, at) + arr + good.substr(good.find("]]", at) + 2), "rows of " + std::to_string(n));
+  }
+  // The last byte of a random 32-byte value set high: >= r unless a plain
+  // byte string (seed, ticket).
+  std::vector<std::size_t> domain_ends;
+  for (std::size_t i = 0; i + 1 < good.size(); ++i)
+    if (good[i] == ']' && i > 0 && good[i - 1] >= '0' && good[i - 1] <= '9') domain_ends.push_back(i);
+  for (int i = 0; i < 40; ++i) {
+    const std::size_t end = domain_ends[pick(domain_ends.size())];
+    const std::size_t start = good.rfind(',', end) + 1;
+    record(good.substr(0, start) + (i % 2 ? "255" : "128") + good.substr(end), "high byte before " + std::to_string(end));
+  }
+  for (const char* field : {"\"replica_id\":[", "\"comm_d\":[", "\"comm_r\":["}) {
+    const std::size_t at = good.find(field) + std::strlen(field);
+    const std::size_t end = good.find(']', at);
+    record(good.substr(0, good.rfind(',', end) + 1) + "255" + good.substr(end), field);
   }
   for (int i = 0; i < 20; ++i) {  // trailing data
     record(good + (i % 2 ? std::string(1, '\0') : std::string(" ")) + good.substr(0, pick(good.size())),

@@ -300,6 +300,35 @@ TEST_F(C1Fixture, LabelingParentsMustEqualColumnRows) {
   }
 }
 
+// Values >= r where the circuit or the public inputs read a field element
+// (they abort on one): replica_id of 32 x 0xff crashed cuzkd before any
+// proving. Seed and ticket are plain bytes.
+TEST_F(C1Fixture, DomainValuesMustBeCanonical) {
+  const auto all_ff = json(std::vector<int>(32, 255));
+  expect_error([&](json& d) { d["replica_id"] = all_ff; }, C1ErrorKind::NonCanonicalField, "/replica_id");
+  expect_error([&](json& d) { d["comm_d"] = all_ff; }, C1ErrorKind::RootMismatch,
+               kP0 + "/comm_d_proofs/data/Single/root");
+  expect_error(
+      [&](json& d) {
+        d["comm_d"] = all_ff;
+        for (auto& c : d["vanilla_proofs"]["StackedDrg2KiBV1"][0]) c["comm_d_proofs"]["data"]["Single"]["root"] = all_ff;
+      },
+      C1ErrorKind::NonCanonicalField, kP0 + "/comm_d_proofs/data/Single/root");
+  expect_error([&](json& d) { proof0(d)["replica_column_proofs"]["exp_parents"][4]["column"]["rows"][1][31] = 0x80; },
+               C1ErrorKind::NonCanonicalField, kP0 + "/replica_column_proofs/exp_parents/4/column/rows/1");
+  expect_error(
+      [&](json& d) {
+        proof0(d)["replica_column_proofs"]["c_x"]["inclusion_proof"]["data"]["Single"]["path"]["path"][0]["hashes"][2] =
+            all_ff;
+      },
+      C1ErrorKind::NonCanonicalField,
+      kP0 + "/replica_column_proofs/c_x/inclusion_proof/data/Single/path/path/0/hashes/2");
+  json doc = json::parse(v11_json());
+  doc["seed"] = all_ff;
+  doc["ticket"] = all_ff;
+  EXPECT_NO_THROW(parse_c1(doc.dump()));
+}
+
 // Strict JSON: one document, bounded nesting, numbers in range; each is a
 // typed JsonSyntax error, never an exception of another type or a crash.
 TEST_F(C1Fixture, JsonInputIsStrict) {
@@ -397,7 +426,7 @@ TEST_F(C1Fixture, VerifyCatchesWhatStructureCannot) {
     C1Output c = v11();
     c.vanilla_proofs[0][0].comm_r_last_proof.base[1].hashes[0].fill(0xff);  // >= r
     expect_verify_error(c, C1VerifyDepth::Full, C1ErrorKind::NonCanonicalField,
-                        kP0 + "/comm_r_last_proof/data/Single");
+                        kP0 + "/comm_r_last_proof/data/Single/path/path/1/hashes/0");
   }
 }
 
