@@ -1,8 +1,9 @@
 // Offline subcommands (no daemon needed): params inspect, setup, prove,
 // verify, export-vk.
 //
-// Exit statuses: 0 success / valid, 1 invalid proof, 2 malformed or
-// unreadable input (with a one-line reason on stderr).
+// Exit statuses: 0 success / valid, 1 invalid proof (including a proof that
+// `prove` made and that does not verify under its key: nothing is written),
+// 2 malformed or unreadable input (with a one-line reason on stderr).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
