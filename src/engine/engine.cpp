@@ -23,6 +23,7 @@
 #include "groth16/setup.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/verifier.hpp"
+#include "util/json_input.hpp"
 
 namespace cuzk::engine {
 
@@ -86,6 +87,8 @@ Result<T> porep_call(F&& f) {
     return f();
   } catch (const fc::C1Error& e) {
     return Error{ErrorKind::kInvalidInput, std::string("C1 output: ") + e.what()};
+  } catch (const JsonInputError& e) {  // any other outside JSON read in a job
+    return Error{ErrorKind::kInvalidInput, e.what()};
   } catch (const fc::PorepC2Error& e) {
     return Error{porep_error_kind(e.kind()), e.what()};
   } catch (const std::exception& e) {
