@@ -19,6 +19,14 @@
 // Window*V1_2 (challenge index n); --registered-proof picks e.g.
 // StackedDrgWindow2KiBV1 (ApiVersion 1.0.0 challenge indexes).
 //
+//   post setup --kind K --sector-size S --out-dir DIR
+//       compile the partition R1CS, generate DEVELOPMENT parameters under
+//       rust-fil-proofs' file names + "-dev" unless parameters are present;
+//   post prove  <partition options> --param-dir DIR [--proof OUT] FILE...
+//       check, prove on the CPU, verify, write 192 bytes;
+//   post verify <partition options> --vk V --proof P FILE...
+//       public inputs from the files' sector ids and comm_r.
+//
 // Exit statuses: 0 valid, 1 not valid (the first failure on stderr: the
 // failing check or the first unsatisfied constraint's name), 2 malformed or
 // unreadable input.
@@ -34,6 +42,11 @@
 #include "circuits/filecoin/post_gen.hpp"
 #include "circuits/filecoin/post_inputs.hpp"
 #include "circuits/filecoin/post_proof.hpp"
+#include "circuits/filecoin/post_prove.hpp"
+#include "groth16/params.hpp"
+#include "groth16/proof.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/verifier.hpp"
 #include "cuzkctl/commands.hpp"
 #include "groth16/constraint_system.hpp"
 #include "util/thread_pool.hpp"
@@ -144,6 +157,12 @@ void guarded(Context& ctx, const std::function<void()>& fn) {
   } catch (const std::filesystem::filesystem_error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     ctx.exit_code = kExitMalformed;
+  } catch (const PorepC2Error& e) {
+    std::fprintf(stderr, "error: post: %s\n", e.what());
+    ctx.exit_code = e.kind() == PorepC2ErrorKind::kInvalidProof ? kExitInvalid : kExitMalformed;
+  } catch (const groth16::ParamsError& e) {
+    std::fprintf(stderr, "error: params: %s\n", e.what());
+    ctx.exit_code = kExitMalformed;
   }
 }
 
@@ -240,7 +259,8 @@ std::string check_circuit(const PostPartition& p) {
   return {};
 }
 
-void check(Context& ctx, const CheckArgs& a) {
+// The partition the vanilla proof files and the public data describe.
+PostPartition load_partition(const CheckArgs& a) {
   const PostProof proof = resolve_proof(a.kind, a.sector_size, a.registered_proof);
   if (a.files.empty()) throw Malformed("no vanilla proof files");
   const Digest32 randomness = parse_hex32(a.randomness, "--randomness");
@@ -253,8 +273,11 @@ void check(Context& ctx, const CheckArgs& a) {
       throw;
     }
   }
-  const PostPartition p =
-      make_post_partition(proof, randomness, prover_id_from_actor(a.prover_id), a.partition, std::move(sectors));
+  return make_post_partition(proof, randomness, prover_id_from_actor(a.prover_id), a.partition, std::move(sectors));
+}
+
+void check(Context& ctx, const CheckArgs& a) {
+  const PostPartition p = load_partition(a);
   std::string failure;
   try {
     check_post_partition(p);
@@ -283,6 +306,91 @@ void check(Context& ctx, const CheckArgs& a) {
   ctx.exit_code = ok ? kExitOk : kExitInvalid;
 }
 
+// ---- setup / prove / verify (development parameters) -------------------------
+
+struct SetupArgs {
+  std::string kind = "window", sector_size = "2KiB", out_dir, registered_proof;
+};
+
+void setup(Context& ctx, const SetupArgs& a) {
+  const PostProof proof = resolve_proof(a.kind, a.sector_size, a.registered_proof);
+  ThreadPool pool(ctx.threads);
+  const groth16::R1cs r1cs = compile_post_shape(proof);
+  const LoadedParams p = ensure_post_dev_params(proof, a.out_dir, r1cs, pool);
+  const json j = {{"params", p.params_path.string()},
+                  {"vk", p.vk_path.string()},
+                  {"r1cs_rows", r1cs.num_constraints()},  // incl. the input constraints
+                  {"development", is_development(p.origin)},
+                  {"generated", p.origin == ParamsOrigin::kDevelopmentGenerated}};
+  if (ctx.json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%s parameters %s\nvk %s\n", is_development(p.origin) ? "DEVELOPMENT" : "official",
+                p.params_path.c_str(), p.vk_path.c_str());
+  }
+}
+
+struct ProveArgs : CheckArgs {
+  std::string param_dir, proof_out;
+};
+
+void prove(Context& ctx, const ProveArgs& a) {
+  const PostPartition p = load_partition(a);
+  check_post_partition(p);  // an invalid vanilla proof is exit 1 before any setup
+  ThreadPool pool(ctx.threads);
+  const groth16::R1cs r1cs = compile_post_shape(p.proof);
+  const LoadedParams params = ensure_post_dev_params(p.proof, a.param_dir, r1cs, pool);
+  groth16::CpuProver prover(pool);
+  const std::vector<std::uint8_t> proof = prove_post_partition(p, params.params, r1cs, prover, pool);
+  if (!a.proof_out.empty()) write_bytes(a.proof_out, proof);
+  const json j = {{"registered_proof", std::string(p.info().name)},
+                  {"proof_hex", hex(proof)},
+                  {"params", params.params_path.string()},
+                  {"params_origin", std::string(to_string(params.origin))},
+                  {"verified", true}};
+  if (ctx.json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("proved %s partition %u: verified%s%s\n", std::string(p.info().name).c_str(), p.partition_index,
+                a.proof_out.empty() ? "" : ", written to ", a.proof_out.c_str());
+  }
+}
+
+struct VerifyArgs : CheckArgs {
+  std::string vk, proof;
+};
+
+// Public inputs from the sector ids and comm_r of the given vanilla proof
+// files, the randomness and the partition index (nothing else is read).
+void verify(Context& ctx, const VerifyArgs& a) {
+  const PostPartition p = load_partition(a);
+  const auto pvk = groth16::prepare_verifying_key(groth16::read_vk(a.vk));
+  std::string detail;
+  const auto r = verify_post_proof(pvk, read_bytes(a.proof), post_public_inputs(p), &detail);
+  const bool ok = r == groth16::VerifyResult::kValid;
+  if (ctx.json) {
+    std::printf("%s\n", json{{"valid", ok}, {"detail", detail}}.dump().c_str());
+  } else {
+    std::printf("%s%s\n", ok ? "valid" : "INVALID: ", ok ? "" : detail.c_str());
+  }
+  if (r == groth16::VerifyResult::kWrongInputCount) {
+    ctx.exit_code = kExitMalformed;  // a vk of another shape
+  } else {
+    ctx.exit_code = ok ? kExitOk : kExitInvalid;
+  }
+}
+
+void add_partition_options(CLI::App* c, CheckArgs& a) {
+  c->add_option("--kind", a.kind, "window or winning")->required();
+  c->add_option("--sector-size", a.sector_size, "2KiB, 8MiB, 512MiB, 32GiB or 64GiB")->required();
+  c->add_option("--randomness", a.randomness, "32 bytes hex; masked rand[31] &= 0x3f")->required();
+  c->add_option("--prover-id", a.prover_id, "miner actor id")->required();
+  c->add_option("--partition", a.partition, "WindowPoSt partition index");
+  c->add_option("--registered-proof", a.registered_proof,
+                "e.g. StackedDrgWindow2KiBV1 (default: Winning*V1 / Window*V1_2)");
+  c->add_option("files", a.files, "vanilla proof files (bincode FallbackPoStSectorProof)")->required();
+}
+
 }  // namespace
 
 void register_post(CLI::App& app, Context& ctx) {
@@ -307,16 +415,33 @@ void register_post(CLI::App& app, Context& ctx) {
 
   auto c = std::make_shared<CheckArgs>();
   auto* ch = post->add_subcommand("check", "check vanilla proofs natively (and the partition circuit)");
-  ch->add_option("--kind", c->kind, "window or winning")->required();
-  ch->add_option("--sector-size", c->sector_size, "2KiB, 8MiB, 512MiB, 32GiB or 64GiB")->required();
-  ch->add_option("--randomness", c->randomness, "32 bytes hex; masked rand[31] &= 0x3f")->required();
-  ch->add_option("--prover-id", c->prover_id, "miner actor id")->required();
-  ch->add_option("--partition", c->partition, "WindowPoSt partition index");
-  ch->add_option("--registered-proof", c->registered_proof,
-                 "e.g. StackedDrgWindow2KiBV1 (default: Winning*V1 / Window*V1_2)");
+  add_partition_options(ch, *c);
   ch->add_flag("--circuit", c->circuit, "also synthesize the circuit and check R1CS satisfaction");
-  ch->add_option("files", c->files, "vanilla proof files (bincode FallbackPoStSectorProof)")->required();
   ch->callback([&ctx, c] { guarded(ctx, [&] { check(ctx, *c); }); });
+
+  auto su = std::make_shared<SetupArgs>();
+  auto* se = post->add_subcommand("setup", "compile the partition R1CS and generate DEVELOPMENT parameters");
+  se->add_option("--kind", su->kind, "window or winning")->required();
+  se->add_option("--sector-size", su->sector_size, "2KiB, 8MiB, 512MiB, 32GiB or 64GiB")->required();
+  se->add_option("--out-dir", su->out_dir, "directory for the -dev .params/.vk")->required();
+  se->add_option("--registered-proof", su->registered_proof, "e.g. StackedDrgWindow2KiBV1");
+  se->callback([&ctx, su] { guarded(ctx, [&] { setup(ctx, *su); }); });
+
+  auto pa = std::make_shared<ProveArgs>();
+  auto* pr = post->add_subcommand("prove", "prove a partition from vanilla proofs; verified before it is written");
+  add_partition_options(pr, *pa);
+  pr->add_option("--param-dir", pa->param_dir,
+                 "directory with official or -dev parameters (DEVELOPMENT ones are generated when absent)")
+      ->required();
+  pr->add_option("--proof", pa->proof_out, "write the 192-byte proof here");
+  pr->callback([&ctx, pa] { guarded(ctx, [&] { prove(ctx, *pa); }); });
+
+  auto va = std::make_shared<VerifyArgs>();
+  auto* ve = post->add_subcommand("verify", "verify a partition proof (public inputs from the files' ids and comm_r)");
+  add_partition_options(ve, *va);
+  ve->add_option("--vk", va->vk, ".vk file")->required();
+  ve->add_option("--proof", va->proof, "the 192-byte proof")->required();
+  ve->callback([&ctx, va] { guarded(ctx, [&] { verify(ctx, *va); }); });
 }
 
 }  // namespace cuzkctl
