@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "circuits/native/merkle.hpp"
 #include "circuits/native/poseidon.hpp"
@@ -159,48 +160,67 @@ std::vector<ff::Fr> post_public_inputs(const PostPartition& p) {
   return in;
 }
 
-void check_post_partition(const PostPartition& p) {
-  const PostProofInfo& info = p.info();
+namespace {
+
+// The checks of one slot (see check_post_partition).
+void check_slot(const PostPartition& p, const PostSlot& slot) {
   const native::PoseidonTreeHasher hasher;
-  const std::size_t distinct = info.kind == PostKind::kWinning ? info.circuit_sector_count
-                                                                : p.sectors.size();
+  const FallbackPostSectorProof& sector = p.sectors[slot.sector];
+  const PostSectorProof& sp = sector.sectors[0];
+  const auto id = sector.sector_id;
+  if (slot.first_inclusion == 0 &&
+      native::fr_to_le_bytes(native::poseidon2(fr_from_le_bytes(sp.comm_c), fr_from_le_bytes(sp.comm_r_last))) !=
+          sector.comm_r) {
+    throw PostError(PostErrorKind::kCommRMismatch, id, "comm_r", "Poseidon2(comm_c, comm_r_last) differs");
+  }
+  for (std::size_t n = 0; n < slot.challenges.size(); ++n) {
+    const std::size_t i = slot.first_inclusion + n;
+    const MerkleProof& m = sp.inclusion_proofs[i];
+    if (m.root != sp.comm_r_last) {
+      throw PostError(PostErrorKind::kRootMismatch, id, inclusion_field(i) + ".root", "differs from comm_r_last");
+    }
+    if (m.leaf_index() != slot.challenges[n]) {
+      throw PostError(PostErrorKind::kChallengeMismatch, id, inclusion_field(i),
+                      "opens leaf " + std::to_string(m.leaf_index()) + ", the challenge is " +
+                          std::to_string(slot.challenges[n]));
+    }
+    native::MerklePath<ff::Fr> path;
+    for (const PathElement& e : m.levels()) {
+      native::MerklePath<ff::Fr>::Level l;
+      l.index = std::uint32_t(e.index);
+      for (const Digest32& h : e.hashes) l.siblings.push_back(fr_from_le_bytes(h));
+      path.levels.push_back(std::move(l));
+    }
+    if (native::fr_to_le_bytes(native::root_from_path(hasher, fr_from_le_bytes(m.leaf), path)) != m.root) {
+      throw PostError(PostErrorKind::kPathMismatch, id, inclusion_field(i), "the path does not hash to the root");
+    }
+  }
+}
+
+}  // namespace
+
+void check_post_partition(const PostPartition& p, ThreadPool* pool) {
+  const PostProofInfo& info = p.info();
+  // Padding slots repeat the last sector's: only the distinct ones are checked.
+  const std::size_t distinct = info.kind == PostKind::kWinning ? info.circuit_sector_count : p.sectors.size();
   const std::vector<PostSlot> slots = post_slots(p);
-  for (std::size_t si = 0; si < distinct; ++si) {
-    const PostSlot& slot = slots[si];
-    const FallbackPostSectorProof& sector = p.sectors[slot.sector];
-    const PostSectorProof& sp = sector.sectors[0];
-    const auto id = sector.sector_id;
-    if (slot.first_inclusion == 0 &&
-        native::fr_to_le_bytes(native::poseidon2(fr_from_le_bytes(sp.comm_c),
-                                                 fr_from_le_bytes(sp.comm_r_last))) != sector.comm_r) {
-      throw PostError(PostErrorKind::kCommRMismatch, id, "comm_r",
-                      "Poseidon2(comm_c, comm_r_last) differs");
-    }
-    for (std::size_t n = 0; n < slot.challenges.size(); ++n) {
-      const std::size_t i = slot.first_inclusion + n;
-      const MerkleProof& m = sp.inclusion_proofs[i];
-      if (m.root != sp.comm_r_last) {
-        throw PostError(PostErrorKind::kRootMismatch, id, inclusion_field(i) + ".root",
-                        "differs from comm_r_last");
-      }
-      if (m.leaf_index() != slot.challenges[n]) {
-        throw PostError(PostErrorKind::kChallengeMismatch, id, inclusion_field(i),
-                        "opens leaf " + std::to_string(m.leaf_index()) + ", the challenge is " +
-                            std::to_string(slot.challenges[n]));
-      }
-      native::MerklePath<ff::Fr> path;
-      for (const PathElement& e : m.levels()) {
-        native::MerklePath<ff::Fr>::Level l;
-        l.index = std::uint32_t(e.index);
-        for (const Digest32& h : e.hashes) l.siblings.push_back(fr_from_le_bytes(h));
-        path.levels.push_back(std::move(l));
-      }
-      if (native::fr_to_le_bytes(native::root_from_path(hasher, fr_from_le_bytes(m.leaf), path)) !=
-          m.root) {
-        throw PostError(PostErrorKind::kPathMismatch, id, inclusion_field(i),
-                        "the path does not hash to the root");
+  if (pool == nullptr) {
+    for (std::size_t i = 0; i < distinct; ++i) check_slot(p, slots[i]);
+    return;
+  }
+  std::vector<std::optional<PostError>> errors(distinct);
+  pool->parallel_for(distinct, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      try {
+        check_slot(p, slots[i]);
+      } catch (const PostError& e) {
+        errors[i] = e;
+        return;  // later slots of this chunk cannot be reported first
       }
     }
+  });
+  for (auto& e : errors) {
+    if (e) throw *e;
   }
 }
 

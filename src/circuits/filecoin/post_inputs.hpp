@@ -32,6 +32,7 @@
 
 #include "circuits/filecoin/post_proof.hpp"
 #include "ff/fp.hpp"
+#include "util/thread_pool.hpp"
 
 namespace cuzk::circuits::filecoin {
 
@@ -91,7 +92,9 @@ std::vector<ff::Fr> post_public_inputs(const PostPartition& p);
 // FallbackPoSt::verify plus what the circuit enforces): comm_r =
 // Poseidon2(comm_c, comm_r_last); every inclusion proof's root is
 // comm_r_last, its path opens the derived challenge and hashes to the root.
-// Throws PostError (is_invalid_proof kinds) at the first failure.
-void check_post_partition(const PostPartition& p);
+// Throws PostError (is_invalid_proof kinds) for the first failing sector
+// slot. With a pool the slots are checked in parallel (a 32 GiB partition
+// of 2349 sectors is ~235,000 Poseidon hashes).
+void check_post_partition(const PostPartition& p, ThreadPool* pool = nullptr);
 
 }  // namespace cuzk::circuits::filecoin

@@ -235,26 +235,34 @@ struct CheckArgs {
   std::vector<std::string> files;
 };
 
-// Synthesizes each distinct slot (the padding repeats the last one) into a
-// TestCs; returns the first unsatisfied constraint's path or an input
-// mismatch, empty when all hold.
-std::string check_circuit(const PostPartition& p) {
+// Synthesizes each distinct slot (the padding repeats the last one) into its
+// own TestCs, in parallel on `pool`; returns the first failing slot's
+// unsatisfied constraint path or input mismatch, empty when all hold.
+std::string check_circuit(const PostPartition& p, ThreadPool& pool) {
   const FallbackPostCircuit c = post_partition_circuit(p);
   const std::vector<ff::Fr> want = post_public_inputs(p);
   const PostProofInfo& info = p.info();
   const std::size_t distinct = info.kind == PostKind::kWinning ? info.circuit_sector_count : p.sectors.size();
   const std::size_t per_slot = 1 + info.circuit_challenge_count;
-  for (std::size_t i = 0; i < distinct; ++i) {
+  std::vector<std::string> failures(distinct);
+  pool.run_tasks(distinct, [&](std::size_t i) {
     groth16::TestCs cs;
     c.with_sectors(i, 1).synthesize(cs);
-    if (auto bad = cs.which_is_unsatisfied()) return "slot " + std::to_string(i) + ": unsatisfied constraint " + *bad;
+    if (auto bad = cs.which_is_unsatisfied()) {
+      failures[i] = "slot " + std::to_string(i) + ": unsatisfied constraint " + *bad;
+      return;
+    }
     const auto inputs = cs.inputs();
     for (std::size_t j = 0; j < per_slot; ++j) {
       if (inputs[1 + j] != want[i * per_slot + j]) {
-        return "slot " + std::to_string(i) + ": public input " + std::to_string(j) +
-               " differs from the one derived from the public data";
+        failures[i] = "slot " + std::to_string(i) + ": public input " + std::to_string(j) +
+                      " differs from the one derived from the public data";
+        return;
       }
     }
+  });
+  for (const auto& f : failures) {
+    if (!f.empty()) return f;
   }
   return {};
 }
@@ -278,15 +286,16 @@ PostPartition load_partition(const CheckArgs& a) {
 
 void check(Context& ctx, const CheckArgs& a) {
   const PostPartition p = load_partition(a);
+  ThreadPool pool(ctx.threads);
   std::string failure;
   try {
-    check_post_partition(p);
+    check_post_partition(p, &pool);
   } catch (const PostError& e) {
     if (!is_invalid_proof(e.kind())) throw;
     failure = std::string("vanilla: ") + e.what();
   }
   std::string circuit_failure;
-  if (a.circuit) circuit_failure = check_circuit(p);
+  if (a.circuit) circuit_failure = check_circuit(p, pool);
   const bool ok = failure.empty() && circuit_failure.empty();
   if (!failure.empty()) std::fprintf(stderr, "invalid: %s\n", failure.c_str());
   if (!circuit_failure.empty()) std::fprintf(stderr, "invalid: circuit: %s\n", circuit_failure.c_str());
@@ -336,8 +345,8 @@ struct ProveArgs : CheckArgs {
 
 void prove(Context& ctx, const ProveArgs& a) {
   const PostPartition p = load_partition(a);
-  check_post_partition(p);  // an invalid vanilla proof is exit 1 before any setup
   ThreadPool pool(ctx.threads);
+  check_post_partition(p, &pool);  // an invalid vanilla proof is exit 1 before any setup
   const groth16::R1cs r1cs = compile_post_shape(p.proof);
   const LoadedParams params = ensure_post_dev_params(p.proof, a.param_dir, r1cs, pool);
   groth16::CpuProver prover(pool);

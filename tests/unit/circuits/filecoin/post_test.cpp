@@ -66,14 +66,26 @@ PostErrorKind parse_error(std::span<const std::uint8_t> bytes, PostProof proof) 
   return PostErrorKind::kUnknownProof;
 }
 
+// The first failure, checked sequentially and on a pool (same answer).
 PostErrorKind check_error(const PostPartition& p) {
+  std::optional<PostError> seq, par;
   try {
     check_post_partition(p);
   } catch (const PostError& e) {
-    return e.kind();
+    seq = e;
   }
-  ADD_FAILURE() << "checked valid";
-  return PostErrorKind::kUnknownProof;
+  ThreadPool pool(3);
+  try {
+    check_post_partition(p, &pool);
+  } catch (const PostError& e) {
+    par = e;
+  }
+  if (!seq || !par) {
+    ADD_FAILURE() << "checked valid";
+    return PostErrorKind::kUnknownProof;
+  }
+  EXPECT_EQ(std::string(seq->what()), std::string(par->what()));
+  return seq->kind();
 }
 
 // ---- registry and conventions -------------------------------------------------
@@ -362,6 +374,11 @@ TEST(PostTamper, EachFaultIsCaughtNativelyAndByTheCircuit) {
   PostPartition rand = good;
   rand.randomness[0] ^= 1;
   EXPECT_EQ(check_error(rand), PostErrorKind::kChallengeMismatch);
+
+  // Two faults: the first slot's is reported, on a pool too.
+  PostPartition two = comm_r;
+  two.sectors[0].sectors[0].inclusion_proofs[9].root[0] ^= 1;
+  EXPECT_EQ(check_error(two), PostErrorKind::kRootMismatch);
 
   PostPartition sibling = good;
   sibling.sectors[0].sectors[0].inclusion_proofs[3].base[1].hashes[2][0] ^= 1;
