@@ -35,6 +35,21 @@ shape winning-post-32g 370590 133
 shape window-post-32g 125279217 25840
 shape window-post-64g 129887900 25301
 
+# Change detector (as circuit_fingerprints.sh): R1CS fingerprints recorded
+# on 2026-12-04 when every count above matched rust-fil-proofs. A change
+# means constraint or variable order or a coefficient changed, which would
+# break compatibility with the published PoSt parameters.
+while read -r name fingerprint; do
+  got=$(field fingerprint "$("$CUZKCTL" circuit info "$name" --json)")
+  [[ "$got" == "$fingerprint" ]] && echo "ok: $name fingerprint" || { echo "FAIL: $name fingerprint $got"; fail=1; }
+done <<'TABLE'
+post-base-8 aabc663ba989f3613ad4d3f9a623ea354ad306dc951d848e57e4bdcd9096675c
+post-top-8-4-2 1eb841edd9d456958e19edc409325f3851824527ca2153594ff6e3eda5a64800
+window-post-2k 14279e1c38053fa35eab6f56dbf1c5ef337b533f2c42fd3d7b4e7a116796b331
+winning-post-2k ce8079a9875ac8fafc46902e0e2368fa997e7f2ffb2065d2666ef92bc3ca2f67
+winning-post-32g f65cddbca7106bac1a8b92148badb4d96f488d56c233bd59b0d0a6919445cf4f
+TABLE
+
 expect_rc() {  # expect_rc WANT DESCRIPTION CMD...
   local want=$1 what=$2
   shift 2

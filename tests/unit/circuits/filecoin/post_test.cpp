@@ -225,6 +225,31 @@ TEST(PostBincode, HostileInputIsATypedError) {
   }
 }
 
+TEST(PostBincode, RandomMutationsNeverCrash) {
+  const PostGenOutput g = gen(PostProof::Window2KiBV1_2, PostGenMode::kSealed, 1);
+  const auto good = to_bincode(g.sectors[0]);
+  std::uint64_t x = 12345;
+  auto next = [&x] {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return x >> 33;
+  };
+  std::size_t parsed = 0, rejected = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    auto b = good;
+    for (int k = 0, n = 1 + int(next() % 4); k < n; ++k) b[next() % b.size()] = std::uint8_t(next());
+    if (iter % 7 == 0) b.resize(next() % (b.size() + 16), 0xff);
+    try {
+      const FallbackPostSectorProof p = parse_sector_proof(b, PostProof::Window2KiBV1_2);
+      EXPECT_EQ(to_bincode(p), b);  // what parses re-encodes to the same bytes
+      ++parsed;
+    } catch (const PostError&) {
+      ++rejected;
+    }
+  }
+  EXPECT_GT(parsed, 0u);    // e.g. a changed sibling byte still parses
+  EXPECT_GT(rejected, 0u);
+}
+
 // ---- partitions and public inputs ---------------------------------------------
 
 TEST(PostPartitionTest, SortsRejectsDuplicatesAndCounts) {
