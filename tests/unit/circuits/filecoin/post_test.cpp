@@ -325,6 +325,23 @@ TEST(PostShape, CountsAssertedByTheReference) {
   EXPECT_FALSE(post_shape_by_name("window-post-4k"));
 }
 
+TEST(PostShape, DerivedCountsOfTheOtherSizes) {
+  // FILECOIN.md §4's model: 313 per slot + per challenge 530 per oct level
+  // + 2 (+ 314 for the binary top level of 64 GiB).
+  const ShapeCase cases[] = {
+      {"window-post-8m", 2 * (313 + 10 * (530 * 6 + 2)), 23},
+      {"window-post-512m", 2 * (313 + 10 * (530 * 8 + 2)), 23},
+      {"winning-post-8m", 66 * (313 + 530 * 6 + 2), 133},
+      {"winning-post-512m", 66 * (313 + 530 * 8 + 2), 133},
+      {"winning-post-64g", 66 * (313 + 530 * 10 + 2 + 314), 133},
+  };
+  for (const auto& c : cases) {
+    const ShapeStats s = post_shape_stats(*post_shape_by_name(c.name), CountMode::kExtrapolate);
+    EXPECT_EQ(s.constraints, c.constraints) << c.name;
+    EXPECT_EQ(s.inputs, c.inputs) << c.name;
+  }
+}
+
 TEST(PostShape, ExtrapolationEqualsFullSynthesis) {
   for (const char* name : {"post-blank-32g", "winning-post-2k"}) {
     const auto shape = *post_shape_by_name(name);
