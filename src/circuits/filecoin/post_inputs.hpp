@@ -69,8 +69,9 @@ struct PostPartition {
   const PostProofInfo& info() const { return post_proof_info(proof); }
 };
 
-// Builds a partition from parsed vanilla proofs: applies post_randomness,
-// sorts by sector id. Throws PostError kSectorCount (none, or more than the
+// Builds a partition from parsed vanilla proofs (parse_sector_proof has
+// checked their shape and that every value is a canonical Fr; proofs built
+// otherwise must hold the same): applies post_randomness, sorts by sector id. Throws PostError kSectorCount (none, or more than the
 // partition holds; Winning needs exactly one), kDuplicateSector.
 PostPartition make_post_partition(PostProof proof, const Digest32& randomness,
                                   const Digest32& prover_id, std::uint32_t partition_index,
