@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   cuzkctl::register_circuit(app, ctx);
   cuzkctl::register_porep(app, ctx);
   cuzkctl::register_watch(app, ctx);
+  cuzkctl::register_post(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,7 +13,8 @@
 //                                      32/64 GiB partitions unless --fingerprint
 //
 // The 32/64 GiB partitions are counted from the global part and two
-// challenges (stacked_shape_stats; --full synthesizes all 18).
+// challenges (stacked_shape_stats; --full synthesizes all 18); PoSt shapes
+// from three sector slots (post_shape_stats; --full synthesizes all).
 #include <bit>
 #include <cstdio>
 #include <functional>
@@ -23,6 +24,7 @@
 #include <string>
 
 #include "circuits/demo.hpp"
+#include "circuits/filecoin/post_circuit.hpp"
 #include "circuits/filecoin/stacked_circuit.hpp"
 #include "circuits/gadgets/boolean.hpp"
 #include "circuits/gadgets/insertion.hpp"
@@ -137,7 +139,9 @@ std::unique_ptr<groth16::Circuit> small_circuit(const std::string& name, unsigne
   return nullptr;
 }
 
-bool is_large(const std::string& name) { return name == "porep-32g" || name == "porep-64g"; }
+bool is_large(const std::string& name) {
+  return name == "porep-32g" || name == "porep-64g" || filecoin::post_shape_is_large(name);
+}
 
 void circuit_info(Context& ctx, const std::string& name, unsigned size, bool full,
                   bool force_fingerprint) {
@@ -150,6 +154,10 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
     if (want_fingerprint) {
       fingerprint = stream_fingerprint(filecoin::StackedCircuit::blank(*shape), s);
     }
+  } else if (auto post = filecoin::post_shape_by_name(name)) {
+    s = filecoin::post_shape_stats(
+        *post, full ? filecoin::CountMode::kFull : filecoin::CountMode::kExtrapolate);
+    if (want_fingerprint) fingerprint = stream_fingerprint(filecoin::FallbackPostCircuit::blank(*post), s);
   } else {
     std::unique_ptr<groth16::Circuit> c;
     try {
