@@ -45,6 +45,11 @@ struct GpuBackendOptions {
   // Device's default (a quarter of its memory, 8..32 GiB; on the H200 the
   // affine tree's G1 2^27 MSM takes 657 ms in 32 GiB, 816 in 8).
   std::uint64_t msm_scratch_bytes = 0;
+  // [gpu] srs_device_budget: device memory for the prover's SRS, the rest
+  // streamed from pinned host memory each proof (gpu::GpuProverOptions::
+  // srs_device_budget_bytes; 0 streams it all). Empty: auto, the whole SRS
+  // when it fits beside the working set (an H200 holds the 32 GiB PoRep SRS).
+  std::optional<std::uint64_t> srs_device_budget_bytes;
   // Where the back end logs (the matrices' upload, host fallbacks); null: nowhere.
   runtime::Logger* log = nullptr;
 };
