@@ -157,9 +157,9 @@ class Device {
   // Tuning knobs of the MSM (the daemon sets scratch_limit_bytes from its
   // [gpu] msm_scratch; bench_gpu from --msm-window-bits / --msm-scratch-mib).
   // Every MSM accumulates with the affine pairwise tree (gpu/msm/msm_tree.cu;
-  // H200 with the default arena: G1 2^20 10.8 ms, 2^24 93.9, 2^27 656.8;
-  // G2 2^20 31.5, 2^25 525.7; bench/gpu/NOTES.md "Variants measured and
-  // deleted" has the alternatives it beat).
+  // H200: G1 2^24 85.4 ms, 2^26 304.6 (2026-12-02); G2 2^25 398.4 ms
+  // (2026-12-01; bench/RESULTS.md); bench/gpu/NOTES.md "Variants measured
+  // and deleted" has the alternatives it beat).
   struct MsmTuning {
     int window_bits = 0;  // 0: chosen by gpu/msm/msm_plan.hpp; otherwise 2..24
     // Device scratch of one MSM (sort pairs, buckets, bounds), allocated once

@@ -149,7 +149,8 @@ msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmSc
   const std::size_t available = usable > keep ? usable - keep : 0;
   const std::size_t limit = std::min(config.scratch_limit_bytes, available);
   const auto sort_temp = [s](std::size_t entries, int key_bits) { return sort_temp_bytes(entries, key_bits, s); };
-  msm::Plan p = msm::plan(n, xyzz_bytes, c_given, limit, msm::resident_threads(sm_count), sort_temp, staged_point_bytes);
+  msm::Plan p =
+      msm::plan(n, xyzz_bytes, c_given, limit, msm::resident_threads(sm_count), sort_temp, staged_point_bytes);
   if (p.total_bytes == 0) {
     std::size_t need = SIZE_MAX;
     for (int c = c_given ? c_given : msm::kAutoWindowBitsMin; c <= (c_given ? c_given : msm::kAutoWindowBitsMax); ++c) {

@@ -359,8 +359,9 @@ inline void set_tree_reduce(Plan& p, std::size_t chunk_entries, std::size_t xyzz
 // key_bits) returns CUB's scratch bytes for a sort of that many pairs;
 // staged_point_bytes > 0 adds the two staging slots of streamed bases.
 template <class SortTemp>
-Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_bytes, const SortTemp& sort_temp, std::size_t staged_point_bytes = 0,
-            std::size_t tree_slab_entries = kTreeSlabEntries, int tree_sets = kTreeSets) {
+Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_bytes, const SortTemp& sort_temp,
+            std::size_t staged_point_bytes = 0, std::size_t tree_slab_entries = kTreeSlabEntries,
+            int tree_sets = kTreeSets) {
   Plan p;
   p.window_bits = c;
   p.windows = windows_for(c);
@@ -446,7 +447,8 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
 // Largest chunk (for window c) whose layout fits in limit_bytes, spread evenly
 // over the chunks; 0 when not even kMinChunkPoints (or n, if smaller) fits.
 template <class SortTemp>
-Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, std::size_t limit_bytes, const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
+Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, std::size_t limit_bytes, const SortTemp& sort_temp,
+                std::size_t staged_point_bytes = 0) {
   const std::size_t w = std::size_t(windows_for(c));
   std::size_t m = std::min<std::size_t>(n, std::size_t(kMaxEntries / w));
   const std::size_t floor_points = std::min(n, kMinChunkPoints);

@@ -7,8 +7,9 @@
 // inversion among many adds at 3M each: ~5M + 1S (~1800 products), -35%.
 // Batching the affine adds per thread block, with one thread inverting while
 // the block waited, lost that gain to latency (G1 2^24 224.7 ms against 202.9
-// for XYZZ runs). Here no thread ever waits for an inversion: every bucket's points are added in pairs, round after round, and
-// each round is one batch of independent adds run as separate kernels.
+// for XYZZ runs). Here no thread ever waits for an inversion: every bucket's
+// points are added in pairs, round after round, and each round is one batch
+// of independent adds run as separate kernels.
 //
 // One round (a list of points sorted by bucket, len_b points for bucket b):
 //  1. halve:    len'_b = ceil(len_b / 2) for len_b >= 2, else 0;
