@@ -7,7 +7,13 @@
 //   update check --dir DIR [--circuit]
 //       parses every partition, checks it natively (commitments, challenges,
 //       paths, encodings, apex leaves) and, with --circuit, that the
-//       partition circuit is satisfied.
+//       partition circuit is satisfied;
+//   update setup  --sector-size 2KiB --out-dir DIR [--gpu auto|on|off]
+//       development parameters under the rfp names + "-dev" (unless present);
+//   update prove  --dir DIR --param-dir P [--proof OUT]
+//       partitions x 192 B, batch-verified before being written;
+//   update verify --dir DIR --proof FILE --vk VK
+//       public inputs from update.json's commitments only.
 // update.json: {"registered_proof": "StackedDrg2KiBV1", "comm_r_old": hex,
 //   "comm_d_new": hex, "comm_r_new": hex, "h": N, "partitions": [file names]}
 // (32-byte commitments as 64 hex digits of their LE bytes).
@@ -22,8 +28,12 @@
 
 #include "circuits/filecoin/update_check.hpp"
 #include "circuits/filecoin/update_gen.hpp"
+#include "circuits/filecoin/update_prove.hpp"
 #include "circuits/filecoin/update_vanilla.hpp"
 #include "cuzkctl/commands.hpp"
+#include "cuzkctl/setup_backend.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/verifier.hpp"
 
 namespace cuzkctl {
 namespace {
@@ -208,6 +218,83 @@ void check(Context& ctx, const std::string& dir, bool circuit) {
   }
 }
 
+// Setup / prove / verify errors: malformed input, unusable parameters or
+// an unsatisfied witness all exit 2 except a proof that does not verify (1).
+template <class F>
+void guarded(Context& ctx, F&& f) {
+  try {
+    f();
+  } catch (const UpdateError& e) {
+    std::fprintf(stderr, "%s: %s\n", is_structural(e.kind()) ? "error" : "invalid", e.what());
+    ctx.exit_code = is_structural(e.kind()) ? kExitMalformed : kExitInvalid;
+  } catch (const PorepC2Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    ctx.exit_code = e.kind() == PorepC2ErrorKind::kInvalidProof ? kExitInvalid : kExitMalformed;
+  } catch (const Malformed& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    ctx.exit_code = kExitMalformed;
+  }
+}
+
+void setup(Context& ctx, const std::string& size, const std::string& out_dir,
+           const std::string& gpu) {
+  const auto proof = update_proof_from_sector_bytes(parse_size(size));
+  if (!proof) throw Malformed("no update proof for sector size '" + size + "'");
+  const auto mode = parse_setup_device(gpu);
+  if (!mode) throw Malformed("--gpu must be auto, on or off");
+  std::optional<SetupBackend> backend;
+  try {
+    backend.emplace(*mode);
+  } catch (const SetupBackendError& e) {
+    throw Malformed(e.what());
+  }
+  ThreadPool pool(ctx.threads);
+  const groth16::R1cs r1cs = compile_update_shape(*proof);
+  const ParamsGenerator generate = [&](const groth16::R1cs& shape, ThreadPool& p) {
+    return backend->generate(shape, groth16::random_toxic_waste(), p);
+  };
+  const LoadedParams p = ensure_update_dev_params(*proof, out_dir, r1cs, pool, generate);
+  if (ctx.json) {
+    std::cout << json{{"params", p.params_path.string()}, {"vk", p.vk_path.string()},
+                      {"constraints", r1cs.num_constraints()},
+                      {"development", is_development(p.origin)}}.dump()
+              << "\n";
+  } else {
+    std::printf("%s parameters %s\nvk %s\nconstraints %zu\n",
+                is_development(p.origin) ? "DEVELOPMENT" : "official", p.params_path.c_str(),
+                p.vk_path.c_str(), r1cs.num_constraints());
+  }
+}
+
+void prove(Context& ctx, const std::string& dir, const std::string& param_dir,
+           const std::string& out) {
+  const UpdateInputs in = load(dir);
+  ThreadPool pool(ctx.threads);
+  const groth16::R1cs r1cs = compile_update_shape(in.proof);
+  const LoadedParams p = ensure_update_dev_params(in.proof, param_dir, r1cs, pool);
+  groth16::CpuProver prover(pool);
+  const std::vector<std::uint8_t> bytes = prove_update(in, p.params, r1cs, prover, pool);
+  if (!out.empty()) write_bytes(out, bytes);
+  std::printf("proved %zu partitions, verified%s%s\n", bytes.size() / groth16::kProofBytes,
+              out.empty() ? "" : ", written to ", out.c_str());
+}
+
+void verify(Context& ctx, const std::string& dir, const std::string& proof, const std::string& vk) {
+  const UpdateInputs in = load(dir);
+  groth16::VerifyingKey key;
+  try {
+    key = groth16::read_vk(vk);
+  } catch (const std::exception& e) {
+    throw Malformed(vk + ": " + e.what());
+  }
+  const auto pvk = groth16::prepare_verifying_key(key);
+  std::string detail;
+  const bool ok = verify_porep_proof(pvk, read_bytes(proof), update_public_inputs_all(in),
+                                     &detail) == groth16::VerifyResult::kValid;
+  std::printf("%s%s\n", ok ? "valid" : "INVALID: ", ok ? "" : detail.c_str());
+  ctx.exit_code = ok ? kExitOk : kExitInvalid;
+}
+
 }  // namespace
 
 void register_update(CLI::App& app, Context& ctx) {
@@ -230,6 +317,27 @@ void register_update(CLI::App& app, Context& ctx) {
   c->add_option("--dir", dir, "directory with update.json")->required();
   c->add_flag("--circuit", circuit, "also check that every partition circuit is satisfied");
   c->callback([&ctx] { check(ctx, dir, circuit); });
+
+  auto* su = update->add_subcommand("setup", "development parameters for a sector size");
+  static std::string setup_size = "2KiB", setup_out, gpu = "auto";
+  su->add_option("--sector-size", setup_size, "sector size");
+  su->add_option("--out-dir", setup_out, "parameter directory")->required();
+  su->add_option("--gpu", gpu, "fixed-base back end: auto, on, off");
+  su->callback([&ctx] { guarded(ctx, [&] { setup(ctx, setup_size, setup_out, gpu); }); });
+
+  auto* pr = update->add_subcommand("prove", "prove a SnapDeals vanilla proof set (CPU)");
+  static std::string prove_dir, param_dir, proof_out;
+  pr->add_option("--dir", prove_dir, "directory with update.json")->required();
+  pr->add_option("--param-dir", param_dir, "parameter directory")->required();
+  pr->add_option("--proof", proof_out, "output file (partitions x 192 B)");
+  pr->callback([&ctx] { guarded(ctx, [&] { prove(ctx, prove_dir, param_dir, proof_out); }); });
+
+  auto* ve = update->add_subcommand("verify", "verify a SnapDeals proof");
+  static std::string verify_dir, proof_in, vk;
+  ve->add_option("--dir", verify_dir, "directory with update.json")->required();
+  ve->add_option("--proof", proof_in, "proof file")->required();
+  ve->add_option("--vk", vk, "verifying key")->required();
+  ve->callback([&ctx] { guarded(ctx, [&] { verify(ctx, verify_dir, proof_in, vk); }); });
 }
 
 }  // namespace cuzkctl
