@@ -133,6 +133,32 @@ TEST_F(UpdateVanilla, TamperedLeafAndBadHRejected) {
   EXPECT_EQ(check_error(in).kind(), UpdateErrorKind::BadH);
 }
 
+// Random byte changes and cuts: every outcome is a parse, an UpdateError or
+// a clean check, never a crash (a crash fails the whole binary).
+TEST_F(UpdateVanilla, MutatedBytesNeverCrash) {
+  const auto clean = to_bytes(*genuine_);
+  std::uint64_t x = 0x1234;
+  auto next = [&] {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return x >> 33;
+  };
+  std::size_t errors = 0;
+  for (int round = 0; round < 400; ++round) {
+    auto b = clean;
+    const int edits = 1 + int(next() % 4);
+    for (int e = 0; e < edits; ++e) b[0][next() % b[0].size()] = std::uint8_t(next());
+    if (round % 5 == 0) b[0].resize(next() % b[0].size());
+    try {
+      const UpdateInputs in = parse_update_inputs(genuine_->proof, genuine_->comm_r_old,
+                                                  genuine_->comm_d_new, genuine_->comm_r_new, b);
+      check_update(in);
+    } catch (const UpdateError&) {
+      ++errors;
+    }
+  }
+  EXPECT_GT(errors, 350u);
+}
+
 // 512 MiB adds nothing over 8 MiB (Single proofs) and 32 GiB (16 partitions).
 TEST(UpdateSparse, AllShapesCheck) {
   for (const auto& info : update_proofs()) {
