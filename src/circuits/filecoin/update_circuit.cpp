@@ -279,6 +279,39 @@ void UpdateCircuit::synthesize(ConstraintSystem& cs) const {
 void UpdateCircuit::synthesize_parts(ConstraintSystem& cs,
                                      const std::function<void(std::size_t)>& after_part,
                                      std::size_t max_challenges) const {
+  const Globals g = synthesize_global(cs);
+  after_part(0);
+  for (std::size_t c = 0; c < challenge_count() && c < max_challenges; ++c) {
+    synthesize_one(cs, c, g);
+    after_part(c + 1);
+  }
+}
+
+groth16::Witness UpdateCircuit::generate_witness(ThreadPool& pool) const {
+  groth16::WitnessCs global_cs;
+  const Globals g = synthesize_global(global_cs);
+  // A challenge only reads the global variables and WitnessCs keeps no
+  // constraints, so challenge i runs in its own WitnessCs: its values are
+  // those the sequential synthesis appends after challenge i - 1's.
+  std::vector<groth16::Witness> parts(challenge_count());
+  pool.run_tasks(parts.size(), [&](std::size_t i) {
+    groth16::WitnessCs cs;
+    synthesize_one(cs, i, g);
+    parts[i] = cs.take_witness();
+  });
+  groth16::Witness w = global_cs.take_witness();
+  std::size_t n_aux = w.aux.size();
+  for (const auto& p : parts) n_aux += p.aux.size();
+  w.aux.reserve(n_aux);
+  for (auto& p : parts) {
+    if (p.inputs.size() != 1) die("a challenge allocated a public input");
+    w.aux.insert(w.aux.end(), p.aux.begin(), p.aux.end());
+    p = {};
+  }
+  return w;
+}
+
+UpdateCircuit::Globals UpdateCircuit::synthesize_global(ConstraintSystem& cs) const {
   const UpdateLayout& l = layout_;
   const bool poseidon = variant_ == UpdateVariant::kPoseidon;
   const auto hs = update_hs(l.nodes);
@@ -368,10 +401,18 @@ void UpdateCircuit::synthesize_parts(ConstraintSystem& cs,
     auto ns = cs.ns("gen_challenge_bits");
     generated = gen_challenge_bits(cs, comm_r_new, partition, n_challenges, rb);
   }
-  after_part(0);
+  return Globals{partition_bits, h_select_bits, phi,        root_r_old,
+                 root_r_new,     comm_d_new,    apex_leafs, std::move(generated)};
+}
 
+void UpdateCircuit::synthesize_one(ConstraintSystem& cs, std::size_t c, const Globals& g) const {
+  const UpdateLayout& l = layout_;
+  const bool poseidon = variant_ == UpdateVariant::kPoseidon;
+  const auto hs = update_hs(l.nodes);
+  const auto& [partition_bits, h_select_bits, phi, root_r_old, root_r_new, comm_d_new, apex_leafs,
+               generated] = g;
   const std::size_t apex_height = l.apex_leaf_height();
-  for (std::size_t c = 0; c < n_challenges && c < max_challenges; ++c) {
+  {
     auto ns = cs.ns("challenge", c);
     const UpdateChallengeWitness& w = priv_.challenges[c];
     std::vector<AllocatedBit> c_bits = generated[c];
@@ -433,7 +474,6 @@ void UpdateCircuit::synthesize_parts(ConstraintSystem& cs,
       gadgets::por_no_challenge_input(cs, kTreeD, gadgets::TreeHasher::kSha256, low, leaf_d_new,
                                       path, apex_leaf);
     }
-    after_part(c + 1);
   }
 }
 

@@ -31,8 +31,10 @@
 #include <vector>
 
 #include "circuits/filecoin/update_params.hpp"
+#include "circuits/gadgets/num.hpp"
 #include "circuits/shape_stats.hpp"
 #include "groth16/constraint_system.hpp"
+#include "util/thread_pool.hpp"
 
 namespace cuzk::circuits::filecoin {
 
@@ -77,7 +79,22 @@ class UpdateCircuit final : public groth16::Circuit {
                         const std::function<void(std::size_t)>& after_part,
                         std::size_t max_challenges = SIZE_MAX) const;
 
+  // The witness WitnessCs collects over synthesize(), with the challenges
+  // synthesized in parallel on `pool` (independent given the global part).
+  // Throws SynthesisError kAssignmentMissing when a value is absent.
+  groth16::Witness generate_witness(ThreadPool& pool) const;
+
  private:
+  // Variables of the global part that the challenges read.
+  struct Globals {
+    std::vector<gadgets::AllocatedBit> partition_bits, h_select_bits;
+    gadgets::AllocatedNum phi, root_r_old, root_r_new, comm_d_new;
+    std::vector<gadgets::AllocatedNum> apex_leafs;
+    std::vector<std::vector<gadgets::AllocatedBit>> generated;  // random bits per challenge
+  };
+  Globals synthesize_global(groth16::ConstraintSystem& cs) const;
+  void synthesize_one(groth16::ConstraintSystem& cs, std::size_t c, const Globals& g) const;
+
   UpdateLayout layout_;
   UpdateVariant variant_;
   Public pub_;

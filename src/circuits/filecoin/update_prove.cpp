@@ -101,15 +101,18 @@ LoadedParams ensure_update_dev_params(UpdateProof proof, const std::filesystem::
   return out;
 }
 
-groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k) {
-  groth16::WitnessCs cs;
+groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k,
+                                             ThreadPool* pool) {
   try {
-    update_circuit_from_proof(in, k).synthesize(cs);
+    const UpdateCircuit circuit = update_circuit_from_proof(in, k);
+    if (pool != nullptr) return circuit.generate_witness(*pool);
+    groth16::WitnessCs cs;
+    circuit.synthesize(cs);
+    return cs.take_witness();
   } catch (const groth16::SynthesisError& e) {
     throw PorepC2Error(PorepC2ErrorKind::kSynthesis,
                        "partition " + std::to_string(k) + ": " + e.what());
   }
-  return cs.take_witness();
 }
 
 std::vector<std::vector<Fr>> update_public_inputs_all(const UpdateInputs& in) {
@@ -129,7 +132,7 @@ std::vector<std::uint8_t> prove_update(const UpdateInputs& in, const groth16::Pa
   }
   std::vector<groth16::Witness> witnesses;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    witnesses.push_back(synthesize_update_partition(in, k));
+    witnesses.push_back(synthesize_update_partition(in, k, &pool));
     check_partition_witness(r1cs, witnesses.back(), inputs[k], k, pool);
   }
   std::vector<groth16::Blinding> blinding;

@@ -34,8 +34,11 @@ LoadedParams ensure_update_dev_params(UpdateProof proof, const std::filesystem::
                                       const groth16::R1cs& r1cs, ThreadPool& pool,
                                       const ParamsGenerator& generate = {});
 
-// Partition k's witness (inputs[0] = ONE). Throws PorepC2Error kSynthesis.
-groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k);
+// Partition k's witness (inputs[0] = ONE); with a pool its challenges are
+// synthesized in parallel (UpdateCircuit::generate_witness, same witness).
+// Throws PorepC2Error kSynthesis.
+groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k,
+                                             ThreadPool* pool = nullptr);
 
 // All partitions proven and batch-verified; an invalid proof is never returned.
 std::vector<std::uint8_t> prove_update(const UpdateInputs& in, const groth16::Parameters& params,

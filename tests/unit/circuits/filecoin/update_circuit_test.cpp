@@ -14,6 +14,7 @@
 #include "circuits/filecoin/update_gen.hpp"
 #include "circuits/filecoin/update_vanilla.hpp"
 #include "circuits/shape_stats.hpp"
+#include "util/thread_pool.hpp"
 
 namespace cuzk::circuits::filecoin {
 namespace {
@@ -85,6 +86,19 @@ TEST(UpdateCircuit, GenuineTwoKiBUpdateSatisfiesTheCircuit) {
   ASSERT_EQ(in.partitions.size(), 1u);
   EXPECT_NO_THROW(check_update(in));
   EXPECT_EQ(unsatisfied(in, 0), std::nullopt);
+}
+
+TEST(UpdateCircuit, ParallelWitnessEqualsSequential) {
+  const UpdateInputs in = make_sealed_update(UpdateProof::StackedDrg2KiBV1, 9);
+  const UpdateCircuit circuit = update_circuit_from_proof(in, 0);
+  groth16::WitnessCs cs;
+  circuit.synthesize(cs);
+  ThreadPool pool(2);
+  const groth16::Witness par = circuit.generate_witness(pool);
+  EXPECT_EQ(par.inputs, cs.witness().inputs);
+  EXPECT_EQ(par.aux, cs.witness().aux);
+  EXPECT_EQ(par.aux.size(),
+            update_shape_stats(1 << 6, UpdateVariant::kSha256TreeD, UpdateCountMode::kFull).aux);
 }
 
 TEST(UpdateCircuit, TamperedLeafIsUnsatisfied) {
