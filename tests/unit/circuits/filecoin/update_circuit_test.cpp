@@ -118,3 +118,73 @@ TEST(UpdateCircuit, SparseUpdatesSatisfyTheCircuit) {
 
 }  // namespace
 }  // namespace cuzk::circuits::filecoin
+
+namespace cuzk::circuits::filecoin {
+namespace {
+
+// The Poseidon variant on a genuine 1 KiB update whose tree D is a Poseidon
+// tree of tree R's shape (8-4-0), challenges from update_challenges_poseidon.
+TEST(UpdateCircuit, PoseidonVariantSatisfiedByGenuineUpdate) {
+  const std::uint64_t nodes = 1 << 5;
+  const UpdateLayout l = update_layout(nodes);
+  std::uint64_t x = 99;
+  auto rnd = [&] {
+    x += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<Fr> data(nodes), old_r(nodes);
+  for (auto& v : data) v = Fr::random(rnd);
+  for (auto& v : old_r) v = Fr::random(rnd);
+  const Fr comm_c = Fr::random(rnd);
+  const auto ar = native::tree_shape_arities(nodes, 8, 4, 0);
+  const native::PoseidonMerkleTree tree_d(native::PoseidonTreeHasher{}, ar, data);
+  const native::PoseidonMerkleTree tree_r_old(native::PoseidonTreeHasher{}, ar, old_r);
+  const Fr comm_r_old = native::poseidon2(comm_c, tree_r_old.root());
+  const std::size_t h = update_h_default(nodes);
+  const Fr phi = update_phi(tree_d.root(), comm_r_old);
+  std::vector<Fr> new_r(nodes);
+  for (std::size_t i = 0; i < nodes; ++i)
+    new_r[i] = old_r[i] + data[i] * update_rho(phi, std::uint32_t(i >> (l.challenge_bit_len - h)));
+  const native::PoseidonMerkleTree tree_r_new(native::PoseidonTreeHasher{}, ar, new_r);
+  const Fr comm_r_new = native::poseidon2(comm_c, tree_r_new.root());
+
+  auto siblings = [](const native::MerklePath<Fr>& p) {
+    SiblingPath out;
+    for (const auto& lv : p.levels) out.emplace_back(lv.siblings.begin(), lv.siblings.end());
+    return out;
+  };
+  UpdateCircuit::Private priv;
+  priv.comm_c = comm_c;
+  priv.root_r_old = tree_r_old.root();
+  priv.root_r_new = tree_r_new.root();
+  for (std::uint32_t c : update_challenges_poseidon(nodes, comm_r_new)) {
+    UpdateChallengeWitness w;
+    w.leaf_r_old = old_r[c];
+    w.leaf_d_new = data[c];
+    w.leaf_r_new = new_r[c];
+    w.path_r_old = siblings(tree_r_old.path(c));
+    w.path_d_new = siblings(tree_d.path(c));
+    w.path_r_new = siblings(tree_r_new.path(c));
+    priv.challenges.push_back(std::move(w));
+  }
+  const UpdateCircuit::Public pub{Fr::from_u64(*update_h_select(nodes, h)), comm_r_old,
+                                  tree_d.root(), comm_r_new};
+  {
+    StreamCheckCs cs;
+    UpdateCircuit(nodes, UpdateVariant::kPoseidon, pub, priv).synthesize(cs);
+    EXPECT_FALSE(cs.first_unsatisfied().has_value()) << cs.first_unsatisfied_path();
+    EXPECT_EQ(cs.num_constraints(), 32'164u);
+  }
+  // Another comm_d_new: phi, every rho and the tree D root check change.
+  UpdateCircuit::Public bad = pub;
+  bad.comm_d_new = *bad.comm_d_new + Fr::one();
+  StreamCheckCs cs;
+  UpdateCircuit(nodes, UpdateVariant::kPoseidon, bad, priv).synthesize(cs);
+  EXPECT_TRUE(cs.first_unsatisfied().has_value());
+}
+
+}  // namespace
+}  // namespace cuzk::circuits::filecoin
