@@ -4,7 +4,7 @@
 //       writes DIR/update.json and DIR/partition-K.bin (one bincode
 //       PartitionProof each): a genuine update of a natively sealed sector
 //       (--sealed, 2 KiB / 8 MiB) or a sparse synthetic one (any size);
-//   update check --dir DIR [--circuit]
+//   update check --dir DIR [--circuit [--partition K]]
 //       parses every partition, checks it natively (commitments, challenges,
 //       paths, encodings, apex leaves) and, with --circuit, that the
 //       partition circuit is satisfied;
@@ -183,11 +183,12 @@ UpdateInputs load(const std::filesystem::path& dir) {
   }
 }
 
-void check(Context& ctx, const std::string& dir, bool circuit) {
+void check(Context& ctx, const std::string& dir, bool circuit, int only_partition) {
   try {
     const UpdateInputs in = load(dir);
     check_update(in);
     for (std::size_t k = 0; circuit && k < in.partitions.size(); ++k) {
+      if (only_partition >= 0 && k != std::size_t(only_partition)) continue;
       StreamCheckCs cs;
       update_circuit_from_proof(in, k).synthesize(cs);
       if (cs.first_unsatisfied()) {
@@ -316,7 +317,9 @@ void register_update(CLI::App& app, Context& ctx) {
   static bool circuit = false;
   c->add_option("--dir", dir, "directory with update.json")->required();
   c->add_flag("--circuit", circuit, "also check that every partition circuit is satisfied");
-  c->callback([&ctx] { check(ctx, dir, circuit); });
+  static int only_partition = -1;
+  c->add_option("--partition", only_partition, "--circuit: check this partition's circuit only");
+  c->callback([&ctx] { check(ctx, dir, circuit, only_partition); });
 
   auto* su = update->add_subcommand("setup", "development parameters for a sector size");
   static std::string setup_size = "2KiB", setup_out, gpu = "auto";
