@@ -199,7 +199,8 @@ UpdateInputs make_sparse_update(UpdateProof proof, std::uint64_t seed) {
   const std::uint64_t period = std::min<std::uint64_t>(64, region);
   // Leaf i's class: (its rho region, i mod period).
   auto leaf_key = [=](std::uint64_t i) { return (i >> shr) * period + i % period; };
-  // Node classes for a tree whose level-l nodes span `span(l)` leaves.
+  // Node classes of a tree with level arities `ar` (a level-l node spans the
+  // product of ar[0..l) leaves): equal classes, equal nodes.
   auto classes = [=](std::vector<std::size_t> ar) {
     return [=](std::size_t level, std::uint64_t i) -> std::uint64_t {
       std::uint64_t w = 1;
@@ -212,13 +213,14 @@ UpdateInputs make_sparse_update(UpdateProof proof, std::uint64_t seed) {
   };
   SplitMix rng{seed};
   const Fr comm_c = Fr::random(rng);
-  const std::uint64_t s_data = rng(), s_new = rng();
+  const std::uint64_t s_data = rng(), s_old = rng();
   auto data = [=](std::uint64_t i) {
     SplitMix r{mix(s_data, leaf_key(i), 1)};
     return fr32(r);
   };
-  auto new_leaf = [=](std::uint64_t i) {
-    SplitMix r{mix(s_new, leaf_key(i), 2)};
+  // replica_old takes the free pattern; comm_r_old, phi and the encoding follow.
+  auto old_leaf = [=](std::uint64_t i) {
+    SplitMix r{mix(s_old, leaf_key(i), 2)};
     return Fr::random(r);
   };
   const std::vector<std::size_t> d_ar(l.challenge_bit_len, 2);
@@ -226,8 +228,6 @@ UpdateInputs make_sparse_update(UpdateProof proof, std::uint64_t seed) {
                                                l.tree_r.top_arity);
   auto tree_d = std::make_shared<ClassTree<native::Sha256TreeHasher>>(d_ar, data, classes(d_ar));
   const Fr comm_d_new = fr_from_le_bytes(tree_d->node(l.challenge_bit_len, 0));
-  // replica_old takes the free pattern; comm_r_old, phi and the encoding follow.
-  auto old_leaf = new_leaf;
   auto tree_r_old =
       std::make_shared<ClassTree<native::PoseidonTreeHasher>>(r_ar, old_leaf, classes(r_ar));
   const Fr root_r_old = tree_r_old->node(r_ar.size(), 0);
