@@ -58,16 +58,9 @@ std::vector<std::vector<AllocatedNum>> alloc_path(ConstraintSystem& cs, const ch
   return out;
 }
 
-// `bits` allocated from the low bits of num's value, and sum(2^i b_i) * 1 = num.
-std::vector<AllocatedBit> decompose(ConstraintSystem& cs, const AllocatedNum& num,
-                                    std::size_t n) {
-  std::optional<ff::BigInt<4>> v;
-  if (num.value()) v = num.value()->to_int();
-  std::vector<AllocatedBit> bits;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto ns = cs.ns("bit", i);
-    bits.push_back(AllocatedBit::alloc(cs, v ? std::optional<bool>(v->bit(i)) : std::nullopt));
-  }
+// sum(2^i bits_i) * 1 = num (rfp's "binary decomp" constraints).
+void enforce_binary_decomposition(ConstraintSystem& cs, const std::vector<AllocatedBit>& bits,
+                                  const AllocatedNum& num) {
   cs.enforce(
       "binary decomp",
       [&] {
@@ -81,6 +74,19 @@ std::vector<AllocatedBit> decompose(ConstraintSystem& cs, const AllocatedNum& nu
       },
       [] { return LinearCombination(Variable::one()); },
       [&] { return LinearCombination(num.variable()); });
+}
+
+// `bits` allocated from the low bits of num's value, and sum(2^i b_i) * 1 = num.
+std::vector<AllocatedBit> decompose(ConstraintSystem& cs, const AllocatedNum& num,
+                                    std::size_t n) {
+  std::optional<ff::BigInt<4>> v;
+  if (num.value()) v = num.value()->to_int();
+  std::vector<AllocatedBit> bits;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto ns = cs.ns("bit", i);
+    bits.push_back(AllocatedBit::alloc(cs, v ? std::optional<bool>(v->bit(i)) : std::nullopt));
+  }
+  enforce_binary_decomposition(cs, bits, num);
   return bits;
 }
 
@@ -125,19 +131,7 @@ std::vector<std::vector<AllocatedBit>> gen_challenge_bits(ConstraintSystem& cs,
     {
       auto ns2 = cs.ns("digest bits");
       bits = gadgets::field_into_allocated_bits_le(cs, digest.value());
-      cs.enforce(
-          "binary decomp",
-          [&] {
-            LinearCombination lc;
-            Fr pow2 = Fr::one();
-            for (const auto& b : bits) {
-              lc.add(pow2, b.variable());
-              pow2 = pow2.dbl();
-            }
-            return lc;
-          },
-          [] { return LinearCombination(Variable::one()); },
-          [&] { return LinearCombination(digest.variable()); });
+      enforce_binary_decomposition(cs, bits, digest);
     }
     const std::size_t take = j + 1 == digests ? challenges - out.size() : per_digest;
     for (std::size_t c = 0; c < take; ++c) {

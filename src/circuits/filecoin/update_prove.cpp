@@ -4,7 +4,6 @@
 
 #include "circuits/filecoin/graph.hpp"
 #include "circuits/native/sha256.hpp"
-#include "groth16/setup.hpp"
 
 namespace cuzk::circuits::filecoin {
 namespace {
@@ -15,22 +14,6 @@ std::string stem(UpdateProof proof) {
   const Digest32 h = native::sha256({reinterpret_cast<const std::uint8_t*>(id.data()), id.size()});
   return "v28-empty-sector-update-merkletree-poseidon_hasher-" + std::to_string(s.base_arity) +
          "-" + std::to_string(s.sub_arity) + "-" + std::to_string(s.top_arity) + "-" + to_hex(h);
-}
-
-groth16::Parameters load_checked(const std::filesystem::path& path, const groth16::R1cs& r1cs,
-                                 ThreadPool& pool) {
-  groth16::Parameters p;
-  try {
-    p = groth16::read_params(path, pool);
-    groth16::check_shape(
-        p, groth16::ExpectedShape{r1cs.num_inputs(), r1cs.num_aux(), groth16::domain_size(r1cs),
-                                  r1cs.num_inputs() + r1cs.a_aux_density().popcount(),
-                                  r1cs.b_input_density().popcount() +
-                                      r1cs.b_aux_density().popcount()});
-  } catch (const groth16::ParamsError& e) {
-    throw PorepC2Error(PorepC2ErrorKind::kParams, path.string() + ": " + e.what());
-  }
-  return p;
 }
 
 }  // namespace
@@ -58,47 +41,9 @@ groth16::R1cs compile_update_shape(UpdateProof proof) {
 LoadedParams ensure_update_dev_params(UpdateProof proof, const std::filesystem::path& dir,
                                       const groth16::R1cs& r1cs, ThreadPool& pool,
                                       const ParamsGenerator& generate) {
-  LoadedParams out;
-  const ParamFileNames official = update_official_param_names(proof);
-  if (std::filesystem::exists(dir / official.params)) {
-    out.params_path = dir / official.params;
-    out.vk_path = dir / official.vk;
-    out.params = load_checked(out.params_path, r1cs, pool);
-    return out;
-  }
-  const ParamFileNames dev = update_dev_param_names(proof);
-  out.params_path = dir / dev.params;
-  out.vk_path = dir / dev.vk;
-  out.origin = ParamsOrigin::kDevelopment;
-  if (std::filesystem::exists(out.params_path)) {
-    out.params = load_checked(out.params_path, r1cs, pool);
-    return out;
-  }
-  std::fprintf(stderr,
-               "WARNING: generating DEVELOPMENT Groth16 parameters for SnapDeals %s: the toxic "
-               "waste was known to this process; never use them for Filecoin.\n",
-               std::string(update_proof_info(proof).name).c_str());
-  try {
-    out.params = generate ? generate(r1cs, pool)
-                          : groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool);
-  } catch (const groth16::SetupError& e) {
-    throw PorepC2Error(PorepC2ErrorKind::kParams, std::string("setup: ") + e.what());
-  }
-  out.origin = ParamsOrigin::kDevelopmentGenerated;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  try {
-    // The .vk first: the .params decides presence.
-    groth16::write_vk(out.params.vk, out.vk_path);
-    groth16::write_params(out.params, out.params_path);
-  } catch (const std::exception& e) {
-    std::error_code rm;
-    std::filesystem::remove(out.params_path, rm);
-    std::fprintf(stderr, "update: cannot write DEVELOPMENT parameters to %s (%s)\n", dir.c_str(),
-                 e.what());
-    out.persisted = false;
-  }
-  return out;
+  return ensure_dev_params(update_official_param_names(proof), update_dev_param_names(proof),
+                           "SnapDeals " + std::string(update_proof_info(proof).name), dir, r1cs,
+                           pool, generate);
 }
 
 groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k,
