@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   cuzkctl::register_daemon(app, ctx);
   cuzkctl::register_circuit(app, ctx);
   cuzkctl::register_porep(app, ctx);
+  cuzkctl::register_update(app, ctx);
   cuzkctl::register_watch(app, ctx);
   cuzkctl::register_post(app, ctx);
   try {
