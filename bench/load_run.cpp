@@ -30,7 +30,7 @@ engine::JobRequest make_request(const LoadClass& c, const LoadOptions& o, std::u
     req.demo_log_domain = c.demo_log_domain;
     req.demo_seed = o.seed + draw;
   } else {
-    req.c1_json = o.c1_json;
+    req.input = o.c1_json;
   }
   return req;
 }

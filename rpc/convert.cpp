@@ -2,9 +2,28 @@
 
 #include <cstring>
 
+#include "engine/filecoin_request.hpp"
+
 namespace cuzk::rpc {
 
 using engine::ErrorKind;
+
+namespace {
+
+std::vector<std::uint8_t> to_bytes(capnp::Data::Reader d) { return {d.begin(), d.end()}; }
+
+std::vector<std::vector<std::uint8_t>> to_byte_list(capnp::List<capnp::Data>::Reader list) {
+  std::vector<std::vector<std::uint8_t>> out;
+  out.reserve(list.size());
+  for (capnp::Data::Reader d : list) out.push_back(to_bytes(d));
+  return out;
+}
+
+void fill_byte_list(capnp::List<capnp::Data>::Builder b, const std::vector<std::vector<std::uint8_t>>& blobs) {
+  for (unsigned i = 0; i < b.size(); ++i) b.set(i, kj::arrayPtr(blobs[i].data(), blobs[i].size()));
+}
+
+}  // namespace
 
 wire::ErrorKind to_wire(ErrorKind k) {
   switch (k) {
@@ -106,15 +125,59 @@ engine::Result<engine::JobRequest> read(wire::ProofRequest::Reader r) {
       auto c2 = kind.getPorepC2();
       req.kind = engine::ProofKind::kPoRepC2;
       auto data = c2.getVanillaProof();
-      req.c1_json.assign(reinterpret_cast<const char*>(data.begin()), data.size());
+      req.input.assign(reinterpret_cast<const char*>(data.begin()), data.size());
       break;
     }
-    case wire::ProofRequest::Kind::WINDOW_POST: req.kind = engine::ProofKind::kWindowPost; break;
-    case wire::ProofRequest::Kind::WINNING_POST: req.kind = engine::ProofKind::kWinningPost; break;
-    case wire::ProofRequest::Kind::SNAP_DEALS: req.kind = engine::ProofKind::kSnapDeals; break;
+    case wire::ProofRequest::Kind::WINDOW_POST: {
+      auto w = kind.getWindowPost();
+      req.kind = engine::ProofKind::kWindowPost;
+      engine::PostRequest p;
+      p.registered_proof = w.getRegisteredProof();
+      p.miner_id = w.getMinerId();
+      p.partition_index = w.getPartitionIndex();
+      p.randomness = to_bytes(w.getRandomness());
+      p.vanilla_proofs = to_byte_list(w.getVanillaProofs());
+      req.input = engine::encode_post_request(p);
+      break;
+    }
+    case wire::ProofRequest::Kind::WINNING_POST: {
+      auto w = kind.getWinningPost();
+      req.kind = engine::ProofKind::kWinningPost;
+      engine::PostRequest p;
+      p.registered_proof = w.getRegisteredProof();
+      p.miner_id = w.getMinerId();
+      p.randomness = to_bytes(w.getRandomness());
+      p.vanilla_proofs = to_byte_list(w.getVanillaProofs());
+      req.input = engine::encode_post_request(p);
+      break;
+    }
+    case wire::ProofRequest::Kind::SNAP_DEALS: {
+      auto d = kind.getSnapDeals();
+      req.kind = engine::ProofKind::kSnapDeals;
+      engine::SnapRequest p;
+      p.registered_proof = d.getRegisteredProof();
+      struct Field {
+        const char* name;
+        capnp::Data::Reader data;
+        std::array<std::uint8_t, 32>* out;
+      };
+      for (const Field& f : {Field{"commROld", d.getCommROld(), &p.comm_r_old},
+                             Field{"commDNew", d.getCommDNew(), &p.comm_d_new},
+                             Field{"commRNew", d.getCommRNew(), &p.comm_r_new}}) {
+        if (f.data.size() != 32) {
+          return engine::Error{ErrorKind::kInvalidInput, std::string(f.name) + " is " +
+                                                              std::to_string(f.data.size()) + " bytes, not 32"};
+        }
+        std::memcpy(f.out->data(), f.data.begin(), 32);
+      }
+      p.vanilla_proofs = to_byte_list(d.getVanillaProofs());
+      req.input = engine::encode_snap_request(p);
+      break;
+    }
     default:
       return engine::Error{ErrorKind::kInvalidInput, "unknown proof kind (newer client?)"};
   }
+  req.deadline_unix_ms = r.getDeadlineUnixMs();
   return req;
 }
 
@@ -132,13 +195,48 @@ void fill(wire::ProofRequest::Builder b, const engine::JobRequest& req) {
     }
     case engine::ProofKind::kPoRepC2: {
       auto c2 = kind.initPorepC2();
-      c2.setVanillaProof(kj::arrayPtr(reinterpret_cast<const kj::byte*>(req.c1_json.data()), req.c1_json.size()));
+      c2.setVanillaProof(kj::arrayPtr(reinterpret_cast<const kj::byte*>(req.input.data()), req.input.size()));
       break;
     }
-    case engine::ProofKind::kWindowPost: kind.initWindowPost(); break;
-    case engine::ProofKind::kWinningPost: kind.initWinningPost(); break;
-    case engine::ProofKind::kSnapDeals: kind.initSnapDeals(); break;
+    case engine::ProofKind::kWindowPost: {
+      auto w = kind.initWindowPost();
+      // The client encoded it (encode_post_request); an undecodable input
+      // goes out empty and the daemon refuses it.
+      engine::Result<engine::PostRequest> p = engine::decode_post_request(req.input);
+      if (!p) break;
+      w.setRegisteredProof(p.value().registered_proof);
+      w.setMinerId(p.value().miner_id);
+      w.setPartitionIndex(p.value().partition_index);
+      w.setRandomness(kj::arrayPtr(p.value().randomness.data(), p.value().randomness.size()));
+      fill_byte_list(w.initVanillaProofs(static_cast<unsigned>(p.value().vanilla_proofs.size())),
+                     p.value().vanilla_proofs);
+      break;
+    }
+    case engine::ProofKind::kWinningPost: {
+      auto w = kind.initWinningPost();
+      engine::Result<engine::PostRequest> p = engine::decode_post_request(req.input);
+      if (!p) break;
+      w.setRegisteredProof(p.value().registered_proof);
+      w.setMinerId(p.value().miner_id);
+      w.setRandomness(kj::arrayPtr(p.value().randomness.data(), p.value().randomness.size()));
+      fill_byte_list(w.initVanillaProofs(static_cast<unsigned>(p.value().vanilla_proofs.size())),
+                     p.value().vanilla_proofs);
+      break;
+    }
+    case engine::ProofKind::kSnapDeals: {
+      auto d = kind.initSnapDeals();
+      engine::Result<engine::SnapRequest> p = engine::decode_snap_request(req.input);
+      if (!p) break;
+      d.setRegisteredProof(p.value().registered_proof);
+      d.setCommROld(kj::arrayPtr(p.value().comm_r_old.data(), 32));
+      d.setCommDNew(kj::arrayPtr(p.value().comm_d_new.data(), 32));
+      d.setCommRNew(kj::arrayPtr(p.value().comm_r_new.data(), 32));
+      fill_byte_list(d.initVanillaProofs(static_cast<unsigned>(p.value().vanilla_proofs.size())),
+                     p.value().vanilla_proofs);
+      break;
+    }
   }
+  b.setDeadlineUnixMs(req.deadline_unix_ms);
 }
 
 engine::Result<engine::JobKey> read(wire::JobIdOrRequest::Reader r) {
@@ -171,6 +269,7 @@ void fill(wire::JobRef::Builder b, const engine::JobView& v) {
   b.setState(to_wire(v.state));
   b.setQueuePosition(v.queue_position);
   b.setDeduplicated(v.deduplicated);
+  b.setDeadlineMissed(v.deadline_missed);
 }
 
 engine::JobView read(wire::JobRef::Reader r) {
@@ -180,6 +279,7 @@ engine::JobView read(wire::JobRef::Reader r) {
   v.state = from_wire(r.getState());
   v.queue_position = r.getQueuePosition();
   v.deduplicated = r.getDeduplicated();
+  v.deadline_missed = r.getDeadlineMissed();
   return v;
 }
 

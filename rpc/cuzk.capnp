@@ -60,14 +60,20 @@ struct Groth16Builtin {
   seed @2 :UInt64;        # selects the witness (demo: x_0 = seed)
 }
 
-# Filecoin proof kinds, declared so that clients can be written against the
-# final API. PoRepC2 is served (CPU); the others answer `unimplemented` for now.
+# Filecoin proof kinds. Each proof (192 B per partition) is verified by the
+# daemon before it is returned.
 struct PoRepC2 {
   vanillaProof @0 :Data;  # C1 output (SealCommitPhase1Output JSON); result: partitions x 192 B
   sectorNumber @1 :UInt64;
   minerId @2 :UInt64;
   registeredProof @3 :UInt64;
 }
+# One partition of a WindowPoSt: the bincode FallbackPoStSectorProof of each
+# of its sectors (any order: proved in sector number order; duplicates are
+# refused), the 32-byte randomness (masked rand[31] &= 0x3f as lotus does),
+# the partition index (it only enters the challenges inside the vanilla
+# proofs), the miner actor id (the prover id is its LEB128) and the
+# RegisteredPoStProof (StackedDrgWindow32GiBV1_2 = 13). Result: 192 B.
 struct WindowPost {
   vanillaProofs @0 :List(Data);
   randomness @1 :Data;
@@ -75,12 +81,17 @@ struct WindowPost {
   minerId @3 :UInt64;
   registeredProof @4 :UInt64;
 }
+# The one challenged sector's vanilla proof (66 inclusion proofs), as above
+# (StackedDrgWinning32GiBV1 = 3). Result: 192 B.
 struct WinningPost {
   vanillaProofs @0 :List(Data);
   randomness @1 :Data;
   minerId @2 :UInt64;
   registeredProof @3 :UInt64;
 }
+# One bincode PartitionProof per partition of the sector (16 for 32 GiB), the
+# three 32-byte commitments, and the RegisteredUpdateProof (StackedDrg32GiBV1
+# = 3). Result: partitions x 192 B.
 struct SnapDeals {
   vanillaProofs @0 :List(Data);
   commROld @1 :Data;
@@ -99,6 +110,10 @@ struct ProofRequest {
     winningPost @5 :WinningPost;
     snapDeals @6 :SnapDeals;
   }
+  # When the proof is due, ms since the Unix epoch (0: none). A job that ends
+  # after it is still proved and is reported late (JobRef.deadlineMissed,
+  # cuzk_deadline_missed_total).
+  deadlineUnixMs @7 :UInt64;
 }
 
 struct JobRef {
@@ -107,6 +122,7 @@ struct JobRef {
   state @2 :JobState;
   queuePosition @3 :UInt32;   # rank by priority among queued jobs (0 = next); 0 if not queued
   deduplicated @4 :Bool;      # true when the request id matched an existing job
+  deadlineMissed @5 :Bool;    # ended after the request's deadline, or still running past it
 }
 
 struct Timings {

@@ -18,6 +18,7 @@
 #include "circuits/demo.hpp"
 #include "circuits/filecoin/c1.hpp"
 #include "circuits/filecoin/porep_c2.hpp"
+#include "engine/engine_internal.hpp"
 #include "engine/job_journal.hpp"
 #include "engine/request_digest.hpp"
 #include "groth16/proof.hpp"
@@ -32,81 +33,7 @@ using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-struct Engine::Job {
-  Job(asio::any_io_executor ex) : done(std::move(ex)) {}
-  JobId id = 0;
-  std::string request_id;
-  JobRequest request;
-  Priority priority = Priority::kNormal;
-  JobState state = JobState::kQueued;
-  std::string stage = "queued";
-  steady_clock::time_point submitted_at, started_at;
-  std::atomic<bool> cancel_requested{false};  // written on the loop, read on the pool
-  std::optional<Error> error;
-  ProofOutput output;
-  runtime::Notifier done;  // awaiters park here; resubmits too while `accepting`
-  // submit_durable: its accept record is being written (not queued yet);
-  // accept_failed: that write failed, the job was never admitted.
-  bool accepting = false, accept_failed = false;
-  // PoRep batching: the parameter set its C1 names ("" when it names none
-  // readable), read once from the JSON by the collector.
-  std::optional<std::string> porep_srs;
-  // Restored from the journal without its input (finished before the
-  // restart, or its input file lost): `request` holds the kind only, and a
-  // resubmit is compared by the digest the journal kept (none in records
-  // written before digests were kept: then by kind).
-  bool input_known = true;
-  std::optional<policy::RequestDigest> input_digest;
-  // The drain left it queued (journal: it runs at the next start); still
-  // kQueued, `error` tells an awaiter why it gets no proof from this run.
-  bool left_queued = false;
-};
-
 namespace {
-
-std::uint64_t ms_between(steady_clock::time_point a, steady_clock::time_point b) {
-  return b > a ? static_cast<std::uint64_t>(duration_cast<milliseconds>(b - a).count()) : 0;
-}
-
-
-namespace fc = circuits::filecoin;
-
-// A C2 failure caused by the C1 content is the caller's (do not retry); one
-// caused by parameters or our own prover is internal.
-ErrorKind porep_error_kind(fc::PorepC2ErrorKind k) {
-  switch (k) {
-    case fc::PorepC2ErrorKind::kPartitionCount:
-    case fc::PorepC2ErrorKind::kInputMismatch:
-    case fc::PorepC2ErrorKind::kUnsatisfied:
-    case fc::PorepC2ErrorKind::kSynthesis:
-      return ErrorKind::kInvalidInput;
-    case fc::PorepC2ErrorKind::kShapeMismatch:
-    case fc::PorepC2ErrorKind::kInvalidProof:
-    case fc::PorepC2ErrorKind::kWrongVk:
-    case fc::PorepC2ErrorKind::kParams:
-      return ErrorKind::kInternal;
-  }
-  return ErrorKind::kInternal;
-}
-
-// Runs f (on a worker thread), turning the C2 library's typed exceptions into
-// engine errors there: a job's co_awaits then throw only for cancellation.
-template <class T, class F>
-Result<T> porep_call(F&& f) {
-  try {
-    return f();
-  } catch (const ParamsRefused& e) {
-    return e.error();
-  } catch (const fc::C1Error& e) {
-    return Error{ErrorKind::kInvalidInput, std::string("C1 output: ") + e.what()};
-  } catch (const JsonInputError& e) {  // any other outside JSON read in a job
-    return Error{ErrorKind::kInvalidInput, e.what()};
-  } catch (const fc::PorepC2Error& e) {
-    return Error{porep_error_kind(e.kind()), e.what()};
-  } catch (const std::exception& e) {
-    return Error{ErrorKind::kInternal, e.what()};
-  }
-}
 
 // The verifier's public inputs of every partition of a C1, from public data
 // only (replica_id, comm_d, comm_r, seed), never from the witness; a worker
@@ -124,16 +51,15 @@ Result<std::vector<std::vector<ff::Fr>>> porep_partition_inputs(const fc::C1Outp
 
 }  // namespace
 
-namespace {
-
-// PoRep parameter sets are addressed as "porep-<sector size>" (e.g.
-// "porep-32GiB"): V1 and V1_1 of a size share parameters.
 std::string porep_srs_id(fc::SealProof proof) {
   std::string_view name = fc::seal_proof_info(proof).name;  // "StackedDrg32GiBV1_1"
   constexpr std::string_view kPrefix = "StackedDrg";
   name.remove_prefix(kPrefix.size());
   return "porep-" + std::string(name.substr(0, name.rfind('V')));
 }
+
+namespace {
+
 std::optional<fc::SealProof> porep_proof_for_srs_id(const std::string& id) {
   for (const fc::SealProofInfo& info : fc::seal_proofs()) {
     if (porep_srs_id(info.proof) == id) return info.proof;
@@ -147,6 +73,12 @@ std::optional<fc::SealProof> porep_proof_for_srs_id(const std::string& id) {
 // where our writer puts it, then from the end, where a serde struct with the
 // field last puts it). nullopt: not found or unknown; the job then runs
 // alone and its parse reports the error.
+std::string unknown_set_message(const std::string& id) {
+  return "unknown parameter set '" + id +
+         "' (want demo-<log2 domain>, porep-<size>, window-post-<size>, winning-post-<size> or "
+         "snap-deals-<size>, spelled exactly: demo-16, porep-32GiB, winning-post-32GiB)";
+}
+
 std::optional<std::string> porep_srs_of_c1(std::string_view json) {
   constexpr std::string_view kKey = "\"registered_proof\"";
   std::size_t at = json.substr(0, 4096).find(kKey);
@@ -166,58 +98,6 @@ std::optional<std::string> porep_srs_of_c1(std::string_view json) {
 }
 
 }  // namespace
-
-// Shapes and parameters of PoRep C2, per sector shape. Loads block (files of
-// GBs, or a development setup of minutes), so they run on the worker pool;
-// load_mu makes concurrent jobs of one size wait for a single load, while
-// ready_mu (never held across a load) lets the loop drop a set at once.
-struct Engine::PorepState {
-  explicit PorepState(std::filesystem::path params_dir) : dir(params_dir), shapes(std::move(params_dir)) {}
-
-  struct Ready {
-    std::shared_ptr<const groth16::R1cs> r1cs;
-    fc::LoadedParams loaded;
-    groth16::PreparedVerifyingKey pvk;
-    std::vector<std::uint8_t> vk_bytes;  // bellperson .vk encoding
-  };
-
-  std::shared_ptr<const Ready> find(const std::string& key) {
-    std::lock_guard lock(ready_mu);
-    auto it = ready.find(key);
-    return it == ready.end() ? nullptr : it->second;
-  }
-  // The SRS eviction of "porep-<size>": jobs holding the set keep their copy.
-  bool drop(const std::string& key) {
-    std::lock_guard lock(ready_mu);
-    return ready.erase(key) != 0;
-  }
-
-  std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool, const fc::ParamsGenerator& generate,
-                                   const ParamsAdmit& admit) {
-    const std::string key = porep_srs_id(proof);
-    if (auto r = find(key)) return r;
-    std::lock_guard lock(load_mu);
-    if (auto r = find(key)) return r;
-    std::filesystem::create_directories(dir);
-    auto r = std::make_shared<Ready>();
-    r->r1cs = shapes.compiled_shape(proof);
-    if (admit) {
-      if (std::optional<Error> refused = admit(*r->r1cs)) throw ParamsRefused(std::move(*refused));
-    }
-    r->loaded = fc::ensure_dev_params(proof, dir, *r->r1cs, pool, generate);
-    r->pvk = groth16::prepare_verifying_key(r->loaded.params.vk);
-    r->vk_bytes = groth16::encode_vk(r->loaded.params.vk);  // the .vk file's bytes, also when not persisted
-    std::lock_guard ready_lock(ready_mu);
-    ready.emplace(key, r);
-    return r;
-  }
-
-  std::filesystem::path dir;
-  fc::PorepC2 shapes;
-  std::mutex load_mu;   // held across a load (and so guards shapes)
-  std::mutex ready_mu;  // guards ready; never held across a load
-  std::map<std::string, std::shared_ptr<const Ready>> ready;  // by porep_srs_id
-};
 
 std::uint64_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
@@ -240,9 +120,10 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
       queue_(config.admission),
       book_(config.result_ttl),
       work_available_(loop),
+      critical_available_(loop),
       job_finished_(loop),
       stop_(loop),
-      porep_(std::make_unique<PorepState>(params.dir())),
+      sets_(std::make_unique<ParamSets>(params.dir())),
       tasks_(loop) {
   if (config_.max_concurrent_jobs == 0) config_.max_concurrent_jobs = 1;
   memory_ = std::make_unique<MemoryGate>(loop_, config_.memory_budget_bytes != 0
@@ -268,6 +149,8 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
   const std::size_t lane_threads = synthesis_lanes_ * config_.max_concurrent_jobs;
   if (threads > 1) challenge_pools_ = std::make_unique<ThreadPoolSet>(lane_threads, threads);
   synthesis_ = std::make_unique<runtime::WorkerPool>(lane_threads);
+  if (config_.critical_workers > 0)
+    critical_synthesis_ = std::make_unique<runtime::WorkerPool>(config_.critical_workers);
   set_dev_params_generator({});
 }
 
@@ -306,8 +189,10 @@ void Engine::set_dev_params_generator(DevParamsGenerator generator) {
   };
 }
 
-PipelineDeps Engine::pipeline_deps() {
-  return PipelineDeps{*synthesis_, cpu_, *devices_, *memory_, log_, stagings_.get()};
+PipelineDeps Engine::pipeline_deps(Priority priority) {
+  runtime::WorkerPool& synthesis =
+      priority == Priority::kCritical && critical_synthesis_ ? *critical_synthesis_ : *synthesis_;
+  return PipelineDeps{synthesis, cpu_, *devices_, *memory_, log_, stagings_.get()};
 }
 
 Engine::~Engine() = default;
@@ -317,13 +202,15 @@ void Engine::start() {
     journal_writer_ = std::make_unique<runtime::WorkerPool>(1);  // one thread: records stay in order
     restore_journaled_jobs();
   }
-  for (std::uint32_t i = 0; i < config_.max_concurrent_jobs; ++i) {
+  const auto workers = static_cast<std::uint32_t>(config_.max_concurrent_jobs + config_.critical_workers);
+  for (std::uint32_t i = 0; i < workers; ++i) {
     workers_.push_back(WorkerView{i, std::nullopt});
   }
-  for (std::uint32_t i = 0; i < config_.max_concurrent_jobs; ++i) tasks_.spawn(worker(i));
+  for (std::uint32_t i = 0; i < workers; ++i) tasks_.spawn(worker(i));
   tasks_.spawn(expiry_loop());
   tasks_.spawn(srs_sweep_loop());
   log_.info("engine started", {{"workers", config_.max_concurrent_jobs},
+                               {"critical_workers", config_.critical_workers},
                                {"queue_capacity", config_.admission.capacity},
                                {"result_ttl_ms", config_.result_ttl.count()}});
 }
@@ -383,12 +270,11 @@ std::optional<Result<JobView>> Engine::screen(const JobRequest& request, Priorit
     return Error{kind, std::move(msg)};
   };
   if (draining_) return reject(ErrorKind::kShuttingDown, "the daemon is shutting down");
-  if (request.kind != ProofKind::kGroth16Demo && request.kind != ProofKind::kPoRepC2) {
-    return reject(ErrorKind::kUnimplemented,
-                  std::string("proof kind ") + std::string(to_string(request.kind)) + " is not implemented yet");
-  }
-  if (request.kind == ProofKind::kPoRepC2 && request.c1_json.empty()) {
+  if (request.kind == ProofKind::kPoRepC2 && request.input.empty()) {
     return reject(ErrorKind::kInvalidInput, "PoRep C2 request without C1 output (vanillaProof is empty)");
+  }
+  if (request.kind != ProofKind::kGroth16Demo && request.kind != ProofKind::kPoRepC2 && request.input.empty()) {
+    return reject(ErrorKind::kInvalidInput, std::string(to_string(request.kind)) + " request without its input");
   }
   if (request.kind == ProofKind::kGroth16Demo &&
       (request.demo_log_domain < kMinDemoLogDomain || request.demo_log_domain > config_.max_demo_log_domain)) {
@@ -449,6 +335,7 @@ void Engine::enqueue(const JobPtr& job) {
                            {"size", job->request.demo_log_domain}});
   emit(*job);
   work_available_.notify_one();
+  if (job->priority == Priority::kCritical) critical_available_.notify_one();
 }
 
 Result<JobView> Engine::submit(JobRequest request) {
@@ -571,6 +458,8 @@ JobView Engine::view(const Job& job) const {
   v.stage = job.stage;
   if (auto pos = queue_.position(job.id)) v.queue_position = static_cast<std::uint32_t>(*pos);
   v.age_ms = ms_between(job.submitted_at, steady_clock::now());
+  v.deadline_unix_ms = job.request.deadline_unix_ms;
+  v.deadline_missed = job.deadline_missed || (!is_finished(job.state) && past_deadline(job.request));
   return v;
 }
 
@@ -643,6 +532,12 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
     if (!by_shutdown) journal_finished(job);
   }
   std::uint64_t total_ms = ms_between(job.submitted_at, now);
+  if (state != JobState::kCancelled && past_deadline(job.request)) {
+    job.deadline_missed = true;
+    ++deadline_missed_by_kind_[job.request.kind];
+    log_.warn("deadline missed", {{"job", job.id}, {"kind", to_string(job.request.kind)},
+                                  {"state", to_string(state)}, {"deadline_unix_ms", job.request.deadline_unix_ms}});
+  }
   switch (state) {
     case JobState::kDone: {
       ++completed_total_;
@@ -718,11 +613,17 @@ std::uint64_t Engine::subscribe(Subscriber fn) {
 
 void Engine::unsubscribe(std::uint64_t token) { subscribers_.erase(token); }
 
+std::optional<JobId> Engine::next_job(bool critical_only) {
+  if (critical_only && queue_.top_priority() != Priority::kCritical) return std::nullopt;
+  return queue_.pop();
+}
+
 asio::awaitable<void> Engine::worker(std::uint32_t index) {
+  const bool critical_only = index >= config_.max_concurrent_jobs;
   while (!stopping_) {
-    std::optional<JobId> id = queue_.pop();
+    std::optional<JobId> id = next_job(critical_only);
     if (!id) {
-      co_await work_available_.wait();
+      co_await (critical_only ? critical_available_ : work_available_).wait();
       continue;
     }
     JobPtr job = jobs_.at(*id);
@@ -764,6 +665,10 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
   if (job->request.kind == ProofKind::kPoRepC2) {
     std::vector<JobPtr> alone{job};
     co_await run_porep_batch(std::move(alone));
+    co_return;
+  }
+  if (job->request.kind != ProofKind::kGroth16Demo) {
+    co_await run_filecoin_job(std::move(job));
     co_return;
   }
   job->started_at = steady_clock::now();
@@ -819,7 +724,8 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
     plan.on_stage = [this, &j](std::uint32_t, std::string_view stage) {
       set_stage(j, JobState::kRunning, std::string(stage));
     };
-    Result<PipelineOutcome> outcome = co_await run_partition_pipeline(pipeline_deps(), plan, job->cancel_requested);
+    Result<PipelineOutcome> outcome =
+        co_await run_partition_pipeline(pipeline_deps(job->priority), plan, job->cancel_requested);
     if (!outcome) {
       if (outcome.error().kind == ErrorKind::kCancelled || job->cancel_requested) {
         finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
@@ -868,7 +774,7 @@ struct Engine::PorepMember {
 struct Engine::PorepBatch {
   std::string srs_key;
   Priority priority = Priority::kNormal;
-  std::shared_ptr<const PorepState::Ready> ready;
+  std::shared_ptr<const ParamSets::Ready> ready;
   // The batch's members, joiners appended: a deque, so that the pipeline's
   // callbacks keep pointing at their member while others join.
   std::deque<PorepMember>& members;
@@ -881,7 +787,7 @@ struct Engine::PorepBatch {
 // What finish_porep needs of one member (its task owns it).
 struct Engine::PorepFinish {
   JobPtr job;
-  std::shared_ptr<const PorepState::Ready> ready;
+  std::shared_ptr<const ParamSets::Ready> ready;
   std::vector<std::vector<ff::Fr>> inputs;
   Result<PipelineOutcome> outcome;
   Timings t;
@@ -940,7 +846,7 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
       // destroys such a closure temporary twice inside a co_await, so a
       // captured shared_ptr would lose a reference each time (a use-after-free
       // of the job under ASan). This frame outlives every closure (run_on).
-      const std::string& c1_json = m.job->request.c1_json;
+      const std::string& c1_json = m.job->request.input;
       Result<std::shared_ptr<const fc::C1Output>> c1 = co_await runtime::run_on(cpu_, [&c1_json] {
         return porep_call<std::shared_ptr<const fc::C1Output>>(
             [&] { return std::make_shared<const fc::C1Output>(fc::parse_c1(c1_json)); });
@@ -967,17 +873,17 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
     auto since = steady_clock::now();
     const fc::ParamsGenerator& generate = porep_generator_;
     const ParamsAdmit admit = params_admit(/*proving=*/true);
-    Result<std::shared_ptr<const PorepState::Ready>> ready =
+    Result<std::shared_ptr<const ParamSets::Ready>> ready =
         co_await runtime::run_on(cpu_, [this, proof, &generate, &admit] {
-          return porep_call<std::shared_ptr<const PorepState::Ready>>(
-              [&] { return porep_->get(proof, math_, generate, admit); });
+          return porep_call<std::shared_ptr<const ParamSets::Ready>>(
+              [&] { return sets_->get(proof, math_, generate, admit); });
         });
     const std::uint64_t params_ms = ms_between(since, steady_clock::now());
     for (Member& m : members) m.t.params_ms = params_ms;
     if (!ready) {
       fail_all(ready.error());
     } else if (!prune()) {
-      const PorepState::Ready& r = *ready.value();
+      const ParamSets::Ready& r = *ready.value();
       // Held until the batch ends. Charged: the parameters and the R1cs (the
       // compiled shape itself stays cached in PorepC2 after an eviction).
       policy::SrsLease srs_lease =
@@ -1078,7 +984,7 @@ PlanMember Engine::porep_plan_member(PorepMember& m, PorepBatch& b) {
   // a separate pass here it cost ~15 thread-s per 32 GiB partition (H200
   // host, 16 cores), as much as the evaluation itself, on a CPU-bound
   // pipeline. The lane keeps the cheap checks (shape, public inputs).
-  const PorepState::Ready* r = b.ready.get();
+  const ParamSets::Ready* r = b.ready.get();
   const std::vector<std::vector<ff::Fr>>* inputs = &m.inputs;
   pm.check = [this, r, inputs](std::uint32_t i, const groth16::Witness& w) -> std::optional<Error> {
     Result<bool> ok = porep_call<bool>([&] {
@@ -1133,7 +1039,7 @@ asio::awaitable<void> Engine::admit_porep_joiners(PorepBatch* batch, BatchDoor* 
     if (std::optional<JobId> id = queue_.front()) {
       next = jobs_.at(*id);
       if (next->request.kind == ProofKind::kPoRepC2 && !next->porep_srs)
-        next->porep_srs = porep_srs_of_c1(next->request.c1_json).value_or("");
+        next->porep_srs = porep_srs_of_c1(next->request.input).value_or("");
       head = QueueHead{next->request.kind, next->priority,
                        next->porep_srs ? std::string_view(*next->porep_srs) : std::string_view()};
     }
@@ -1166,7 +1072,7 @@ asio::awaitable<void> Engine::join_porep(PorepBatch* batch, BatchDoor* door, Bat
   batch->registration.add(job->id);  // cancel_running()
   try {
     set_stage(*job, JobState::kRunning, "c1");
-    const std::string& c1_json = job->request.c1_json;  // plain references: see run_porep_batch
+    const std::string& c1_json = job->request.input;  // plain references: see run_porep_batch
     Result<std::shared_ptr<const fc::C1Output>> c1 = co_await runtime::run_on(cpu_, [&c1_json] {
       return porep_call<std::shared_ptr<const fc::C1Output>>(
           [&] { return std::make_shared<const fc::C1Output>(fc::parse_c1(c1_json)); });
@@ -1244,7 +1150,7 @@ asio::awaitable<void> Engine::finish_porep(std::shared_ptr<PorepFinish> f) {
       verify_ms += pt.verify_ms;
     }
     set_stage(job, JobState::kRunning, "verify");
-    const PorepState::Ready& r = *f->ready;
+    const ParamSets::Ready& r = *f->ready;
     const std::vector<std::vector<ff::Fr>>& all_inputs = f->inputs;
     const std::vector<std::uint8_t> proof_bytes = groth16::encode_proofs(outcome.proofs);
     std::string detail;
@@ -1319,7 +1225,7 @@ asio::awaitable<void> Engine::expiry_loop() {
 // its id ("demo-<n>", "porep-<sector size>") and its real host size; a job
 // holds a lease on it until it ends. The manager decides evictions, the
 // engine performs them: a host ("pinned") eviction drops the in-memory copy
-// (ParamStore / PorepState; jobs still holding it keep theirs) together with
+// (ParamStore / ParamSets; jobs still holding it keep theirs) together with
 // any copy a back end keeps on its device, and gives the budget charge back.
 // Loading stays what the engine did before: the set is loaded first (on the
 // worker pool), then registered and charged as already allocated.
@@ -1377,7 +1283,7 @@ void Engine::apply_srs_actions(const std::vector<policy::SrsAction>& actions) {
   for (const policy::SrsAction& a : actions) {
     if (a.op != policy::SrsAction::Op::kEvictPinned) continue;  // loads: done by the caller
     const std::string& id = a.key.path;
-    bool dropped = parse_demo_circuit_id(id) ? params_.evict(id) : porep_->drop(id);
+    bool dropped = parse_demo_circuit_id(id) ? params_.evict(id) : sets_->drop(id);
     // Device copies uploaded from it go too (the manager has no device
     // capacity configured: the back end decides what stays there).
     for (std::size_t i = 0; i < devices_->gpu_count(); ++i) {
@@ -1429,11 +1335,8 @@ asio::awaitable<void> Engine::srs_sweep_loop() {
 asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
   const auto log_domain = parse_demo_circuit_id(srs_id);
   const auto porep = porep_proof_for_srs_id(srs_id);
-  if (!log_domain && !porep) {
-    co_return Error{ErrorKind::kInvalidInput,
-                    "unknown parameter set '" + srs_id +
-                        "' (want demo-<log2 domain> or porep-<sector size>, spelled exactly: demo-16, porep-32GiB)"};
-  }
+  const auto spec = circuit_set_spec(srs_id);
+  if (!log_domain && !porep && !spec) co_return Error{ErrorKind::kInvalidInput, unknown_set_message(srs_id)};
   if (log_domain && *log_domain > config_.max_demo_log_domain)
     co_return Error{ErrorKind::kInvalidInput, "demo size above engine.max_demo_log_domain"};
   const bool already =
@@ -1451,12 +1354,14 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
       host_bytes = params_host_bytes(l.params->params) + l.params->r1cs.memory_bytes();
       keep = l.params;
     } else {
-      const fc::SealProof proof = *porep;
       const fc::ParamsGenerator& generate = porep_generator_;
-      Result<std::shared_ptr<const PorepState::Ready>> ready =
-          co_await runtime::run_on(cpu_, [this, proof, &generate, &admit] {
-            return porep_call<std::shared_ptr<const PorepState::Ready>>(
-                [&] { return porep_->get(proof, math_, generate, admit); });
+      const std::optional<fc::SealProof>& proof = porep;
+      const std::optional<CircuitSetSpec>& set = spec;
+      Result<std::shared_ptr<const ParamSets::Ready>> ready =
+          co_await runtime::run_on(cpu_, [this, &proof, &set, &generate, &admit] {
+            return porep_call<std::shared_ptr<const ParamSets::Ready>>([&] {
+              return proof ? sets_->get(*proof, math_, generate, admit) : sets_->get(*set, math_, generate, admit);
+            });
           });
       if (!ready) co_return ready.error();
       host_bytes = params_host_bytes(ready.value()->loaded.params) + ready.value()->r1cs->memory_bytes();
@@ -1478,11 +1383,8 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
 // Refused while a job holds the set: kOverloaded ("retry later"; the
 // engine's error kinds have no "busy"), never deferred.
 Result<bool> Engine::evict(const std::string& srs_id) {
-  if (!parse_demo_circuit_id(srs_id) && !porep_proof_for_srs_id(srs_id)) {
-    return Error{ErrorKind::kInvalidInput,
-                 "unknown parameter set '" + srs_id +
-                        "' (want demo-<log2 domain> or porep-<sector size>, spelled exactly: demo-16, porep-32GiB)"};
-  }
+  if (!parse_demo_circuit_id(srs_id) && !porep_proof_for_srs_id(srs_id) && !circuit_set_spec(srs_id))
+    return Error{ErrorKind::kInvalidInput, unknown_set_message(srs_id)};
   auto actions = srs_->evict(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params});
   if (!actions) {
     switch (actions.error().kind) {
@@ -1586,6 +1488,14 @@ std::string Engine::metrics() const {
     auto it = done_by_kind_.find(k);
     o << "cuzk_proofs_total{kind=\"" << to_string(k) << "\"} " << (it == done_by_kind_.end() ? 0 : it->second)
       << '\n';
+  }
+  family("cuzk_deadline_missed_total", "counter",
+         "Jobs that ended (done or failed) after their request's deadline, by proof kind.");
+  for (ProofKind k : {ProofKind::kGroth16Demo, ProofKind::kPoRepC2, ProofKind::kWindowPost, ProofKind::kWinningPost,
+                      ProofKind::kSnapDeals}) {
+    auto it = deadline_missed_by_kind_.find(k);
+    o << "cuzk_deadline_missed_total{kind=\"" << to_string(k) << "\"} "
+      << (it == deadline_missed_by_kind_.end() ? 0 : it->second) << '\n';
   }
   family("cuzk_job_failures_total", "counter", "Jobs that failed after admission, by error kind.");
   for (ErrorKind k : {ErrorKind::kInvalidInput, ErrorKind::kNotFound, ErrorKind::kInternal, ErrorKind::kTimeout}) {
@@ -1714,6 +1624,7 @@ asio::awaitable<void> Engine::drain() {
   stopping_ = true;
   tasks_.close();
   work_available_.notify_all();
+  critical_available_.notify_all();
   stop_.notify_all();
   co_await tasks_.join();
   // The journal's last records (the finishes above) on disk before we report drained.
@@ -1735,7 +1646,7 @@ bool Engine::batchable_with(Job& head, Job& other) {
       return other.request.demo_log_domain == head.request.demo_log_domain;
     case ProofKind::kPoRepC2: {
       for (Job* j : {&head, &other})
-        if (!j->porep_srs) j->porep_srs = porep_srs_of_c1(j->request.c1_json).value_or("");
+        if (!j->porep_srs) j->porep_srs = porep_srs_of_c1(j->request.input).value_or("");
       return !head.porep_srs->empty() && *other.porep_srs == *head.porep_srs;
     }
     default:

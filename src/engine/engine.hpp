@@ -61,6 +61,12 @@ namespace cuzk::engine {
 
 struct EngineConfig {
   std::size_t max_concurrent_jobs = 1;  // worker coroutines (jobs in flight)
+  // Further workers that take CRITICAL jobs only (WinningPoSt's default
+  // priority), each with its own synthesis thread: a WinningPoSt never waits
+  // for a worker held by a PoRep batch or for synthesis lanes busy with its
+  // partitions, and its partition is served first by the memory budget and
+  // the device queue (both by priority). 0: critical jobs wait for a worker.
+  std::size_t critical_workers = 1;
   AdmissionPolicy admission;
   std::chrono::milliseconds result_ttl{std::chrono::minutes(10)};
   std::uint32_t max_demo_log_domain = 16;  // demo sizes 3..16 (2^16 constraints)
@@ -194,8 +200,15 @@ class Engine {
   struct Job;
   using JobPtr = std::shared_ptr<Job>;
 
+  // Workers 0..max_concurrent_jobs-1 take any job; the critical_workers
+  // after them take CRITICAL jobs only.
   asio::awaitable<void> worker(std::uint32_t index);
+  std::optional<JobId> next_job(bool critical_only);
   asio::awaitable<void> run_job(JobPtr job);
+  // WindowPoSt, WinningPoSt, SnapDeals (engine_filecoin.cpp): the request
+  // prepared (engine/filecoin_work.hpp), its parameter set loaded, its
+  // partitions through the partition pipeline, each proof verified.
+  asio::awaitable<void> run_filecoin_job(JobPtr job);
   // The kPoRepC2 pipeline of one job or of a batch of one sector shape;
   // finish_porep ends one member once its partitions are proved.
   asio::awaitable<void> run_porep_batch(std::vector<JobPtr> batch);
@@ -263,6 +276,7 @@ class Engine {
   std::map<JobId, JobPtr> jobs_;
   std::vector<WorkerView> workers_;
   runtime::Notifier work_available_;  // workers park here
+  runtime::Notifier critical_available_;  // critical-only workers park here
   runtime::Notifier job_finished_;    // drain waits here
   runtime::Notifier stop_;            // expiry loop parks here
   std::map<std::uint64_t, Subscriber> subscribers_;
@@ -306,6 +320,7 @@ class Engine {
   std::map<ProofKind, std::uint64_t> done_by_kind_;     // cuzk_proofs_total
   std::map<ErrorKind, std::uint64_t> failed_by_error_;  // cuzk_job_failures_total
   std::uint64_t left_queued_total_ = 0;  // queued jobs the drain left for the next start
+  std::map<ProofKind, std::uint64_t> deadline_missed_by_kind_;  // cuzk_deadline_missed_total
   // Job latency histogram (submit to finish, done jobs), seconds.
   static constexpr std::array<double, 10> kLatencyBucketsS = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
   std::array<std::uint64_t, kLatencyBucketsS.size()> latency_buckets_{};
@@ -324,6 +339,9 @@ class Engine {
   // running there use it until synthesis_ is joined.
   std::unique_ptr<ThreadPoolSet> challenge_pools_;
   std::unique_ptr<runtime::WorkerPool> synthesis_;
+  // Synthesis of CRITICAL jobs' partitions (one thread per critical worker):
+  // never queued behind the lanes of a PoRep batch.
+  std::unique_ptr<runtime::WorkerPool> critical_synthesis_;
   DevParamsGenerator dev_params_;
   // What PoRep's ensure_dev_params calls: dev_params_ (or the CPU setup) with
   // fresh toxic waste and progress logging.
@@ -331,18 +349,19 @@ class Engine {
   std::size_t synthesis_lanes_ = 1;
   // Residency of every parameter set the engine loads (demo "demo-<n>",
   // PoRep "porep-<sector size>"). The policy's "pinned" tier is the engine's
-  // in-memory copy (ParamStore / PorepState; ordinary pageable memory today),
+  // in-memory copy (ParamStore / ParamSets; ordinary pageable memory today),
   // charged to memory_ while resident. No device capacity is given to the
   // manager: the device copy follows the back end (DeviceSet) and is dropped
   // with the host copy. After memory_ (it holds reservations on it).
   std::unique_ptr<policy::SteadyClock> own_srs_clock_;
   std::unique_ptr<policy::SrsManager> srs_;
-  PipelineDeps pipeline_deps();
+  PipelineDeps pipeline_deps(Priority priority = Priority::kNormal);
 
-  // PoRep C2: compiled partition shapes and parameters per sector size,
-  // loaded (or dev-generated) on first use under params_.dir().
-  struct PorepState;
-  std::unique_ptr<PorepState> porep_;
+  // Filecoin circuits (PoRep C2, PoSt, SnapDeals): compiled partition
+  // shapes and parameters per set id, loaded (or dev-generated) on first use
+  // under params_.dir() (engine_internal.hpp).
+  struct ParamSets;
+  std::unique_ptr<ParamSets> sets_;
 
   runtime::TaskSet tasks_;  // last: destroyed first, after every coroutine has joined
 };

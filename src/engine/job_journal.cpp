@@ -134,14 +134,15 @@ std::optional<std::vector<std::uint8_t>> read_whole(const fs::path& path) {
   return b;
 }
 
-// The body of a job's input file: a view of the request (no copy of a C1).
+// The body of a job's input file: a view of the request (no copy of a C1
+// or of vanilla proofs).
 std::span<const std::uint8_t> input_body(const JobRequest& request, std::vector<std::uint8_t>& demo_body) {
   if (request.kind == ProofKind::kGroth16Demo) {
     put_u32(demo_body, request.demo_log_domain);
     put_u64(demo_body, request.demo_seed);
     return demo_body;
   }
-  return {reinterpret_cast<const std::uint8_t*>(request.c1_json.data()), request.c1_json.size()};
+  return {reinterpret_cast<const std::uint8_t*>(request.input.data()), request.input.size()};
 }
 
 std::vector<std::uint8_t> input_header(JobId id, ProofKind kind, std::span<const std::uint8_t> body) {
@@ -240,10 +241,11 @@ Result<JobRequest> decode_job_input(JobId id, ProofKind kind, const std::vector<
       r.demo_seed = get_u64(body.data() + 4);
       break;
     case ProofKind::kPoRepC2:
-      r.c1_json.assign(body.begin(), body.end());
+    case ProofKind::kWindowPost:
+    case ProofKind::kWinningPost:
+    case ProofKind::kSnapDeals:
+      r.input.assign(body.begin(), body.end());
       break;
-    default:
-      return bad("proof kind " + std::string(to_string(kind)) + " has no journaled input");
   }
   return r;
 }

@@ -16,10 +16,10 @@ policy::RequestDigest request_digest(const JobRequest& request) {
   put(static_cast<std::uint8_t>(request.kind), 1);
   put(request.demo_log_domain, 4);
   put(request.demo_seed, 8);
-  put(request.c1_json.size(), 8);
+  put(request.input.size(), 8);
   circuits::native::Sha256 h;
   h.update(head);
-  h.update({reinterpret_cast<const std::uint8_t*>(request.c1_json.data()), request.c1_json.size()});
+  h.update({reinterpret_cast<const std::uint8_t*>(request.input.data()), request.input.size()});
   return h.finish();
 }
 

@@ -76,13 +76,20 @@ struct JobRequest {
   ProofKind kind = ProofKind::kGroth16Demo;
   std::uint32_t demo_log_domain = 0;  // kGroth16Demo: size = log2 of the domain (rounds fill it)
   std::uint64_t demo_seed = 0;    // kGroth16Demo: witness x_0
-  // kPoRepC2: the SealCommitPhase1Output JSON (parsed by the job, on a worker
-  // thread: a 32 GiB C1 is tens of MB and must not stall the loop).
-  std::string c1_json;
+  // The input of a Filecoin kind, parsed by the job on a worker thread (a
+  // 32 GiB C1 is tens of MB and must not stall the loop):
+  //   kPoRepC2: the SealCommitPhase1Output JSON;
+  //   kWindowPost, kWinningPost, kSnapDeals: the request's fields encoded by
+  //   engine/filecoin_request.hpp (vanilla proofs, randomness, commitments).
+  std::string input;
+  // When the proof is due (wall clock, ms since the Unix epoch); 0: none. A
+  // job that ends after it is still proved, and counted as late (status,
+  // metrics: cuzk_deadline_missed_total). Not journaled.
+  std::uint64_t deadline_unix_ms = 0;
   // Same proof wanted: the idempotency check compares requests with this.
   bool same_work(const JobRequest& o) const {
     return kind == o.kind && demo_log_domain == o.demo_log_domain && demo_seed == o.demo_seed &&
-           c1_json == o.c1_json;
+           input == o.input;
   }
 };
 

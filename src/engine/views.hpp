@@ -38,6 +38,9 @@ struct JobView {
   std::uint32_t queue_position = 0;
   bool deduplicated = false;
   std::uint64_t age_ms = 0;
+  std::uint64_t deadline_unix_ms = 0;  // the request's; 0: none
+  // Ended after the deadline, or still unfinished past it.
+  bool deadline_missed = false;
 };
 
 struct JobOutcome {

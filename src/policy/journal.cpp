@@ -127,7 +127,9 @@ bool decode(std::span<const std::uint8_t> payload, Decoded& d) {
   if (type < 1 || type > 5) return false;
   d.type = static_cast<RecordType>(type);
   if (d.type != RecordType::kStarted) {
-    if (!r.u8(kind) || !r.u8(prio) || prio >= engine::kNumPriorities) return false;
+    if (!r.u8(kind) || kind > static_cast<std::uint8_t>(engine::ProofKind::kSnapDeals) || !r.u8(prio) ||
+        prio >= engine::kNumPriorities)
+      return false;
     d.kind = static_cast<engine::ProofKind>(kind);
     d.priority = static_cast<engine::Priority>(prio);
   }

@@ -547,7 +547,7 @@ namespace fc = circuits::filecoin;
 JobRequest porep(std::string c1_json) {
   JobRequest r;
   r.kind = engine::ProofKind::kPoRepC2;
-  r.c1_json = std::move(c1_json);
+  r.input = std::move(c1_json);
   return r;
 }
 

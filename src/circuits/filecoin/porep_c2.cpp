@@ -119,6 +119,38 @@ std::filesystem::path r1cs_cache_path(const std::filesystem::path& cache_dir, Se
   return cache_dir / (param_stem(proof) + ".r1cs");
 }
 
+std::shared_ptr<const groth16::R1cs> load_or_compile_shape(const std::filesystem::path& path,
+                                                           std::size_t expected_inputs,
+                                                           const std::function<groth16::R1cs()>& compile,
+                                                           std::string_view what) {
+  const std::string tag(what);
+  if (!path.empty() && std::filesystem::exists(path)) {
+    try {
+      auto loaded = std::make_shared<groth16::R1cs>(groth16::load_r1cs(path));
+      if (loaded->num_inputs() == expected_inputs) return loaded;
+    } catch (const groth16::R1csError& e) {
+      std::fprintf(stderr, "%s: ignoring R1CS cache %s (%s)\n", tag.c_str(), path.c_str(), e.what());
+    }
+  }
+  auto r1cs = std::make_shared<const groth16::R1cs>(compile());
+  if (path.empty()) return r1cs;
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (!has_room(path.parent_path(), r1cs->memory_bytes())) {
+    std::fprintf(stderr, "%s: not saving the R1CS cache %s: about %llu bytes needed, too little free space\n",
+                 tag.c_str(), path.c_str(), static_cast<unsigned long long>(r1cs->memory_bytes()));
+    return r1cs;
+  }
+  try {
+    write_atomically(path, [&](const std::filesystem::path& tmp) { groth16::save_r1cs(*r1cs, tmp); });
+  } catch (const std::exception& e) {
+    // The in-memory copy is still good; only the next process pays again.
+    remove_quietly(path.string() + ".tmp");
+    std::fprintf(stderr, "%s: cannot save R1CS cache %s (%s)\n", tag.c_str(), path.c_str(), e.what());
+  }
+  return r1cs;
+}
+
 PorepC2::PorepC2(std::filesystem::path cache_dir) : cache_dir_(std::move(cache_dir)) {}
 
 std::shared_ptr<const groth16::R1cs> PorepC2::compiled_shape(SealProof proof) {
@@ -131,37 +163,9 @@ std::shared_ptr<const groth16::R1cs> PorepC2::compiled_shape(SealProof proof) {
   }
   const StackedShape shape = stacked_shape(proof);
   const std::size_t expected_inputs = 4 + 18 * shape.challenges;  // ONE included
-  std::shared_ptr<const groth16::R1cs> r1cs;
-  const std::filesystem::path path =
-      cache_dir_.empty() ? std::filesystem::path{} : r1cs_cache_path(cache_dir_, proof);
-  if (!path.empty() && std::filesystem::exists(path)) {
-    try {
-      auto loaded = std::make_shared<groth16::R1cs>(groth16::load_r1cs(path));
-      if (loaded->num_inputs() == expected_inputs) r1cs = std::move(loaded);
-    } catch (const groth16::R1csError& e) {
-      // A stale or damaged cache is rebuilt, not fatal.
-      std::fprintf(stderr, "porep c2: ignoring R1CS cache %s (%s)\n", path.c_str(), e.what());
-    }
-  }
-  if (!r1cs) {
-    r1cs = std::make_shared<groth16::R1cs>(groth16::compile(StackedCircuit::blank(shape)));
-    if (!path.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(cache_dir_, ec);
-      if (!has_room(cache_dir_, r1cs->memory_bytes())) {
-        std::fprintf(stderr, "porep c2: not saving the R1CS cache %s: about %llu bytes needed, too little free space\n",
-                     path.c_str(), static_cast<unsigned long long>(r1cs->memory_bytes()));
-      } else {
-        try {
-          write_atomically(path, [&](const std::filesystem::path& tmp) { groth16::save_r1cs(*r1cs, tmp); });
-        } catch (const std::exception& e) {
-          // The in-memory copy is still good; only the next process pays again.
-          remove_quietly(path.string() + ".tmp");
-          std::fprintf(stderr, "porep c2: cannot save R1CS cache %s (%s)\n", path.c_str(), e.what());
-        }
-      }
-    }
-  }
+  std::shared_ptr<const groth16::R1cs> r1cs = load_or_compile_shape(
+      cache_dir_.empty() ? std::filesystem::path{} : r1cs_cache_path(cache_dir_, proof), expected_inputs,
+      [&shape] { return groth16::compile(StackedCircuit::blank(shape)); }, "porep c2");
   by_sector_bytes_.emplace(info.sector_bytes, r1cs);
   return r1cs;
 }

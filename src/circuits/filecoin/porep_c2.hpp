@@ -111,6 +111,16 @@ class PorepC2 {
 // The path compiled_shape uses for the disk copy.
 std::filesystem::path r1cs_cache_path(const std::filesystem::path& cache_dir, SealProof proof);
 
+// A compiled shape with a disk copy at `path` (empty: none): the copy when it
+// loads and has `expected_inputs` inputs (ONE included), else compile()'s
+// result, saved there atomically when the disk has room. A stale or damaged
+// copy is rebuilt, not fatal; a failed save only costs the next process.
+// `what` prefixes the messages on stderr.
+std::shared_ptr<const groth16::R1cs> load_or_compile_shape(const std::filesystem::path& path,
+                                                           std::size_t expected_inputs,
+                                                           const std::function<groth16::R1cs()>& compile,
+                                                           std::string_view what);
+
 // ---------------------------------------------------------------------------
 // Proving
 

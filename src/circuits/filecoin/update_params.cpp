@@ -81,6 +81,11 @@ std::optional<UpdateProof> update_proof_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<UpdateProof> update_proof_from_id(std::uint64_t registered_id) {
+  if (registered_id >= std::size(kProofs)) return std::nullopt;
+  return static_cast<UpdateProof>(registered_id);
+}
+
 std::optional<UpdateProof> update_proof_from_sector_bytes(std::uint64_t bytes) {
   for (const auto& p : kProofs)
     if (p.sector_bytes == bytes) return p.proof;

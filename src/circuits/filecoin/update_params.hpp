@@ -57,6 +57,9 @@ std::span<const UpdateProofInfo> update_proofs();
 const UpdateProofInfo& update_proof_info(UpdateProof p);
 std::optional<UpdateProof> update_proof_from_name(std::string_view name);
 std::optional<UpdateProof> update_proof_from_sector_bytes(std::uint64_t bytes);
+// The wire value (go-state-types abi.RegisteredUpdateProof: 2 KiB = 0 ..
+// 64 GiB = 4, the order of UpdateProof).
+std::optional<UpdateProof> update_proof_from_id(std::uint64_t registered_id);
 
 // True for the sector sizes rfp allows (the 11 of constants.rs ALLOWED_SECTOR_SIZES).
 bool update_nodes_allowed(std::uint64_t nodes);

@@ -561,7 +561,7 @@ TEST(PorepBatchKey, TheCollectorBatchesQueuedPorepJobsOfOneSize) {
     auto porep = [](std::string json) {
       JobRequest r;
       r.kind = ProofKind::kPoRepC2;
-      r.c1_json = std::move(json);
+      r.input = std::move(json);
       return r;
     };
     const std::string k2 = R"({"registered_proof": "StackedDrg2KiBV1_1", "vanilla_proofs": 7})";

@@ -74,7 +74,7 @@ JobRequest demo(std::uint32_t size, std::uint64_t seed, std::string request_id =
 JobRequest c2(std::string json, std::string request_id) {
   JobRequest r;
   r.kind = ProofKind::kPoRepC2;
-  r.c1_json = std::move(json);
+  r.input = std::move(json);
   r.request_id = std::move(request_id);
   return r;
 }
@@ -137,7 +137,7 @@ TEST(JobJournalFormat, InputFilesRoundTripAndEveryFlippedByteIsCaught) {
   auto pfile = encode_job_input(4, p);
   auto pback = decode_job_input(4, ProofKind::kPoRepC2, pfile);
   ASSERT_TRUE(pback);
-  EXPECT_EQ(pback.value().c1_json, p.c1_json);
+  EXPECT_EQ(pback.value().input, p.input);
 
   // Wrong job, wrong kind, truncated, extended: typed errors.
   EXPECT_FALSE(decode_job_input(5, ProofKind::kGroth16Demo, file));
@@ -207,7 +207,7 @@ TEST(JobJournal, ReopenResumesUnfinishedJobsAndKeepsFinishedOutcomes) {
   EXPECT_EQ(r.resume[1].id, 3u);
   EXPECT_EQ(r.resume[1].request_id, "porep-3");
   EXPECT_EQ(r.resume[1].request.request_id, "porep-3");
-  EXPECT_EQ(r.resume[1].request.c1_json, "{\"c1\":true}");
+  EXPECT_EQ(r.resume[1].request.input, "{\"c1\":true}");
   EXPECT_EQ(r.resume[1].priority, Priority::kLow);
 
   ASSERT_EQ(r.finished.size(), 3u);

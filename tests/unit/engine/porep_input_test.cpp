@@ -50,7 +50,7 @@ TEST(PorepInput, HostileC1JsonIsInvalidInput) {
     for (std::size_t i = 0; i < hostile.size(); ++i) {
       JobRequest r;
       r.kind = ProofKind::kPoRepC2;
-      r.c1_json = hostile[i];
+      r.input = hostile[i];
       const JobId id = e.submit(std::move(r)).value().id;
       auto out = co_await e.await(id, 0ms);
       EXPECT_FALSE(out.ok()) << i;

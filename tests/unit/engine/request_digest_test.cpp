@@ -34,9 +34,9 @@ TEST(RequestDigest, CoversWhatSameWorkComparesAndNothingElse) {
   EXPECT_NE(request_digest(b), d);
   JobRequest c1 = a;
   c1.kind = ProofKind::kPoRepC2;
-  c1.c1_json = "{\"a\":1}";
+  c1.input = "{\"a\":1}";
   JobRequest c2 = c1;
-  c2.c1_json = "{\"a\":2}";
+  c2.input = "{\"a\":2}";
   EXPECT_NE(request_digest(c1), request_digest(c2));
 }
 

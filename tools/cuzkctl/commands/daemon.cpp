@@ -12,6 +12,12 @@
 //         PoRep C2 on the daemon: C1 JSON in, partitions x 192 B out; the
 //         proof is verified here too, against the returned verifying key and
 //         public inputs derived from the C1's public data
+//     prove (--window-post DIR | --winning-post DIR | --snap-deals DIR)
+//           [--proof OUT] [--request-id ID] [--priority P] [--deadline-s S]
+//         PoSt / SnapDeals on the daemon from a directory of `cuzkctl post
+//         gen` / `update gen` (manifest + bincode vanilla proofs), verified
+//         here like PoRep's (cuzkctl/filecoin_job.hpp); --deadline-s: due
+//         S seconds from now (a late job is reported, still proved)
 //     submit --circuit demo --size N [--request-id ID] [--priority P] [--seed S]
 //     await (--job ID | --request-id ID) [--timeout-ms T]
 //     cancel (--job ID | --request-id ID)
@@ -41,6 +47,7 @@
 #include "circuits/filecoin/c1.hpp"
 #include "circuits/filecoin/porep_c2.hpp"
 #include "cuzkctl/commands.hpp"
+#include "cuzkctl/filecoin_job.hpp"
 #include "cuzkctl/watch_view.hpp"
 #include "engine/types.hpp"
 #include "engine/views.hpp"
@@ -72,7 +79,9 @@ struct DaemonArgs {
   std::string circuit_id;
   std::string params_file;  // preload/evict --params FILE
   std::string porep_c1;   // prove --porep-c1 FILE
-  std::string proof_out;  // prove --proof OUT (with --porep-c1)
+  std::string proof_out;  // prove --proof OUT (with --porep-c1 or a PoSt / SnapDeals directory)
+  std::string window_post, winning_post, snap_deals;  // prove --window-post DIR ...
+  double deadline_s = 0;                               // prove --deadline-s (0: none)
 };
 
 // A typed daemon error: printed as one line, exit 1.
@@ -141,7 +150,8 @@ eng::JobKey job_key(const DaemonArgs& a) {
 
 json job_json(const eng::JobView& v) {
   return {{"job_id", v.id}, {"request_id", v.request_id}, {"state", eng::to_string(v.state)},
-          {"queue_position", v.queue_position}, {"deduplicated", v.deduplicated}};
+          {"queue_position", v.queue_position}, {"deduplicated", v.deduplicated},
+          {"deadline_missed", v.deadline_missed}};
 }
 
 std::string hex(const std::vector<std::uint8_t>& b) {
@@ -265,17 +275,20 @@ bool verify_porep_locally(const eng::JobOutcome& o, const std::string& c1_json, 
   }
 }
 
-void prove_porep_remote(Context& ctx, const DaemonArgs& a) {
-  std::ifstream in(a.porep_c1, std::ios::binary);
-  if (!in) throw CLI::ValidationError("--porep-c1", "cannot read " + a.porep_c1);
-  std::string c1_json{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  eng::JobRequest req;
-  req.kind = eng::ProofKind::kPoRepC2;
-  req.c1_json = c1_json;
+// Submits `req`, awaits it, checks the proof with `verify` (local, from
+// public data), writes it to --proof and reports. A proof that does not
+// verify here is exit 1.
+void prove_file_remote(Context& ctx, const DaemonArgs& a, eng::JobRequest req,
+                       const std::function<bool(const eng::ProofOutput&, std::string&)>& verify) {
   req.request_id = a.request_id;
   if (!a.priority.empty()) {
     req.priority = eng::parse_priority(a.priority);
     if (!req.priority) throw CLI::ValidationError("--priority", "expected low, normal, high or critical");
+  }
+  if (a.deadline_s > 0) {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    req.deadline_unix_ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) +
+                           static_cast<std::uint64_t>(a.deadline_s * 1000.0);
   }
   cuzk::rpc::Client client(a.addr);
   auto t0 = std::chrono::steady_clock::now();
@@ -283,7 +296,7 @@ void prove_porep_remote(Context& ctx, const DaemonArgs& a) {
   eng::JobOutcome o = unwrap(client.await(job.id, a.timeout_ms));
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string why;
-  bool valid = verify_porep_locally(o, c1_json, why);
+  bool valid = verify(o.output, why);
   if (!a.proof_out.empty()) {
     std::ofstream out(a.proof_out, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(o.output.proof.data()), static_cast<std::streamsize>(o.output.proof.size()));
@@ -292,21 +305,51 @@ void prove_porep_remote(Context& ctx, const DaemonArgs& a) {
   const eng::Timings& t = o.output.timings;
   std::size_t partitions = o.output.proof.size() / 192;
   if (ctx.json) {
-    std::cout << json{{"job", job_json(o.job)}, {"valid", valid}, {"verdict", why}, {"partitions", partitions},
-                      {"proof", hex(o.output.proof)}, {"wall_s", wall_s},
-                      {"timings_ms", {{"queue", t.queue_ms}, {"params", t.params_ms}, {"prove", t.prove_ms},
-                                      {"total", t.total_ms}}}}
+    std::cout << json{{"job", job_json(o.job)}, {"kind", std::string(eng::to_string(req.kind))}, {"valid", valid},
+                      {"verdict", why}, {"partitions", partitions}, {"proof", hex(o.output.proof)},
+                      {"wall_s", wall_s}, {"deadline_missed", o.job.deadline_missed},
+                      {"timings_ms", {{"queue", t.queue_ms}, {"params", t.params_ms}, {"synthesis", t.synthesis_ms},
+                                      {"prove", t.prove_ms}, {"verify", t.verify_ms}, {"total", t.total_ms}}}}
                      .dump()
               << '\n';
   } else {
-    std::printf("job %llu (%s): %zu partition(s), %zu bytes: %s  total %llu ms (queue %llu, params %llu, "
-                "prove %llu)\n",
-                static_cast<unsigned long long>(o.job.id), o.job.request_id.c_str(), partitions,
-                o.output.proof.size(), valid ? "proof verified locally" : ("INVALID: " + why).c_str(),
+    std::printf("job %llu (%s, %s): %zu partition(s), %zu bytes: %s  total %llu ms (queue %llu, params %llu, "
+                "prove %llu)%s\n",
+                static_cast<unsigned long long>(o.job.id), o.job.request_id.c_str(),
+                std::string(eng::to_string(req.kind)).c_str(), partitions, o.output.proof.size(),
+                valid ? "proof verified locally" : ("INVALID: " + why).c_str(),
                 static_cast<unsigned long long>(t.total_ms), static_cast<unsigned long long>(t.queue_ms),
-                static_cast<unsigned long long>(t.params_ms), static_cast<unsigned long long>(t.prove_ms));
+                static_cast<unsigned long long>(t.params_ms), static_cast<unsigned long long>(t.prove_ms),
+                o.job.deadline_missed ? "  DEADLINE MISSED" : "");
   }
   if (!valid) throw DaemonError{{eng::ErrorKind::kInternal, "the returned proof did not verify locally: " + why}};
+}
+
+void prove_porep_remote(Context& ctx, const DaemonArgs& a) {
+  std::ifstream in(a.porep_c1, std::ios::binary);
+  if (!in) throw CLI::ValidationError("--porep-c1", "cannot read " + a.porep_c1);
+  std::string c1_json{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  eng::JobRequest req;
+  req.kind = eng::ProofKind::kPoRepC2;
+  req.input = c1_json;
+  prove_file_remote(ctx, a, std::move(req), [&c1_json](const eng::ProofOutput& out, std::string& why) {
+    eng::JobOutcome o;
+    o.output = out;
+    return verify_porep_locally(o, c1_json, why);
+  });
+}
+
+void prove_filecoin_remote(Context& ctx, const DaemonArgs& a, eng::ProofKind kind, const std::string& dir) {
+  FilecoinJob job;
+  try {
+    job = load_filecoin_job(kind, dir);
+  } catch (const ManifestError& e) {
+    throw CLI::ValidationError(std::string("--") + (kind == eng::ProofKind::kSnapDeals    ? "snap-deals"
+                                                    : kind == eng::ProofKind::kWinningPost ? "winning-post"
+                                                                                           : "window-post"),
+                               e.what());
+  }
+  prove_file_remote(ctx, a, std::move(job.request), job.verify);
 }
 
 void submit(Context& ctx, const DaemonArgs& a) {
@@ -530,24 +573,44 @@ void register_daemon(CLI::App& app, Context& ctx) {
     offline->add_option("--timeout-ms", args->timeout_ms, "per-proof await timeout (with --circuit)");
     CLI::Option* porep_c1 =
         offline->add_option("--porep-c1", args->porep_c1, "C1 output JSON: PoRep C2 through the daemon");
+    CLI::Option* window_post = offline->add_option(
+        "--window-post", args->window_post, "directory of `cuzkctl post gen --kind window`: WindowPoSt through the daemon");
+    CLI::Option* winning_post = offline->add_option(
+        "--winning-post", args->winning_post, "directory of `cuzkctl post gen --kind winning`: WinningPoSt through the daemon");
+    CLI::Option* snap_deals = offline->add_option(
+        "--snap-deals", args->snap_deals, "directory of `cuzkctl update gen`: SnapDeals through the daemon");
+    offline->add_option("--deadline-s", args->deadline_s, "the proof is due in S seconds (reported if late)");
     // The offline prover owns --proof; with --porep-c1 it names the output.
     CLI::Option* proof_out = offline->get_option_no_throw("--proof");
     CLI::App* root = &app;
-    offline->parse_complete_callback([&ctx, args, circuit, porep_c1, proof_out, root] {
+    offline->parse_complete_callback([&ctx, args, circuit, porep_c1, window_post, winning_post, snap_deals,
+                                      proof_out, root] {
       // This runs before the root app stores its own options into their
       // variables, so read the global --addr and --json here.
       if (CLI::Option* o = root->get_option_no_throw("--addr"); o != nullptr && o->count() > 0)
         args->addr = o->as<std::string>();
       if (CLI::Option* o = root->get_option_no_throw("--json"); o != nullptr && o->count() > 0) ctx.json = true;
-      if (porep_c1->count() > 0) {
+      const std::size_t kinds = circuit->count() + porep_c1->count() + window_post->count() +
+                                winning_post->count() + snap_deals->count();
+      if (kinds > 1) {
         ctx.handled = true;
-        if (circuit->count() > 0) {
-          print_error(ctx, "usage", "--porep-c1 and --circuit are exclusive");
-          ctx.exit_code = kExitMalformed;
-          return;
-        }
+        print_error(ctx, "usage",
+                    "--circuit, --porep-c1, --window-post, --winning-post and --snap-deals are exclusive");
+        ctx.exit_code = kExitMalformed;
+        return;
+      }
+      if (kinds == 1 && circuit->count() == 0) {
+        ctx.handled = true;
         if (proof_out != nullptr && proof_out->count() > 0) args->proof_out = proof_out->as<std::string>();
-        guarded(ctx, [&] { prove_porep_remote(ctx, *args); });
+        if (porep_c1->count() > 0) {
+          guarded(ctx, [&] { prove_porep_remote(ctx, *args); });
+        } else if (window_post->count() > 0) {
+          guarded(ctx, [&] { prove_filecoin_remote(ctx, *args, eng::ProofKind::kWindowPost, args->window_post); });
+        } else if (winning_post->count() > 0) {
+          guarded(ctx, [&] { prove_filecoin_remote(ctx, *args, eng::ProofKind::kWinningPost, args->winning_post); });
+        } else {
+          guarded(ctx, [&] { prove_filecoin_remote(ctx, *args, eng::ProofKind::kSnapDeals, args->snap_deals); });
+        }
         return;
       }
       if (circuit->count() == 0) return;

@@ -1,0 +1,190 @@
+// The engine's private parts shared by its translation units (engine.cpp,
+// engine_filecoin.cpp): the job record, the Filecoin parameter sets, and the
+// helpers that turn the circuit libraries' exceptions into typed errors.
+// Not part of the engine's interface.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "circuits/filecoin/c1.hpp"
+#include "circuits/filecoin/porep_c2.hpp"
+#include "engine/engine.hpp"
+#include "engine/filecoin_work.hpp"
+#include "groth16/proof.hpp"
+#include "groth16/verifier.hpp"
+#include "policy/journal.hpp"
+#include "util/json_input.hpp"
+
+namespace cuzk::engine {
+
+namespace fc = circuits::filecoin;
+
+inline std::uint64_t ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return b > a ? static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count())
+               : 0;
+}
+
+// Whether the request's deadline (JobRequest::deadline_unix_ms) has passed.
+inline bool past_deadline(const JobRequest& r) {
+  if (r.deadline_unix_ms == 0) return false;
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) >
+         r.deadline_unix_ms;
+}
+
+// PoRep parameter sets are addressed as "porep-<sector size>" (e.g.
+// "porep-32GiB"): V1 and V1_1 of a size share parameters.
+std::string porep_srs_id(fc::SealProof proof);
+
+struct Engine::Job {
+  Job(asio::any_io_executor ex) : done(std::move(ex)) {}
+  JobId id = 0;
+  std::string request_id;
+  JobRequest request;
+  Priority priority = Priority::kNormal;
+  JobState state = JobState::kQueued;
+  std::string stage = "queued";
+  std::chrono::steady_clock::time_point submitted_at, started_at;
+  std::atomic<bool> cancel_requested{false};  // written on the loop, read on the pool
+  std::optional<Error> error;
+  ProofOutput output;
+  runtime::Notifier done;  // awaiters park here; resubmits too while `accepting`
+  // submit_durable: its accept record is being written (not queued yet);
+  // accept_failed: that write failed, the job was never admitted.
+  bool accepting = false, accept_failed = false;
+  // PoRep batching: the parameter set its C1 names ("" when it names none
+  // readable), read once from the JSON by the collector.
+  std::optional<std::string> porep_srs;
+  // Restored from the journal without its input (finished before the
+  // restart, or its input file lost): `request` holds the kind only, and a
+  // resubmit is compared by the digest the journal kept (none in records
+  // written before digests were kept: then by kind).
+  bool input_known = true;
+  std::optional<policy::RequestDigest> input_digest;
+  // The drain left it queued (journal: it runs at the next start); still
+  // kQueued, `error` tells an awaiter why it gets no proof from this run.
+  bool left_queued = false;
+  // It ended (done or failed) after its request's deadline.
+  bool deadline_missed = false;
+};
+
+
+// A C2 failure caused by the C1 content is the caller's (do not retry); one
+// caused by parameters or our own prover is internal.
+inline ErrorKind porep_error_kind(fc::PorepC2ErrorKind k) {
+  switch (k) {
+    case fc::PorepC2ErrorKind::kPartitionCount:
+    case fc::PorepC2ErrorKind::kInputMismatch:
+    case fc::PorepC2ErrorKind::kUnsatisfied:
+    case fc::PorepC2ErrorKind::kSynthesis:
+      return ErrorKind::kInvalidInput;
+    case fc::PorepC2ErrorKind::kShapeMismatch:
+    case fc::PorepC2ErrorKind::kInvalidProof:
+    case fc::PorepC2ErrorKind::kWrongVk:
+    case fc::PorepC2ErrorKind::kParams:
+      return ErrorKind::kInternal;
+  }
+  return ErrorKind::kInternal;
+}
+
+// Runs f (on a worker thread), turning the C2 library's typed exceptions into
+// engine errors there: a job's co_awaits then throw only for cancellation.
+template <class T, class F>
+Result<T> porep_call(F&& f) {
+  try {
+    return f();
+  } catch (const ParamsRefused& e) {
+    return e.error();
+  } catch (const fc::C1Error& e) {
+    return Error{ErrorKind::kInvalidInput, std::string("C1 output: ") + e.what()};
+  } catch (const JsonInputError& e) {  // any other outside JSON read in a job
+    return Error{ErrorKind::kInvalidInput, e.what()};
+  } catch (const fc::PorepC2Error& e) {
+    return Error{porep_error_kind(e.kind()), e.what()};
+  } catch (const std::exception& e) {
+    return Error{ErrorKind::kInternal, e.what()};
+  }
+}
+
+// Shapes and parameters of the Filecoin circuits (PoRep C2 per sector shape;
+// PoSt and SnapDeals per engine/filecoin_work.hpp's set ids). Loads block (files of
+// GBs, or a development setup of minutes), so they run on the worker pool;
+// load_mu makes concurrent jobs of one size wait for a single load, while
+// ready_mu (never held across a load) lets the loop drop a set at once.
+struct Engine::ParamSets {
+  explicit ParamSets(std::filesystem::path params_dir) : dir(params_dir), shapes(std::move(params_dir)) {}
+
+  struct Ready {
+    std::shared_ptr<const groth16::R1cs> r1cs;
+    fc::LoadedParams loaded;
+    groth16::PreparedVerifyingKey pvk;
+    std::vector<std::uint8_t> vk_bytes;  // bellperson .vk encoding
+  };
+
+  std::shared_ptr<const Ready> find(const std::string& key) {
+    std::lock_guard lock(ready_mu);
+    auto it = ready.find(key);
+    return it == ready.end() ? nullptr : it->second;
+  }
+  // The SRS eviction of a set: jobs holding it keep their copy.
+  bool drop(const std::string& key) {
+    std::lock_guard lock(ready_mu);
+    return ready.erase(key) != 0;
+  }
+
+  std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool, const fc::ParamsGenerator& generate,
+                                   const ParamsAdmit& admit) {
+    return get_or_load(porep_srs_id(proof), admit, [&] { return shapes.compiled_shape(proof); },
+                       [&](const groth16::R1cs& r1cs) { return fc::ensure_dev_params(proof, dir, r1cs, pool, generate); });
+  }
+  std::shared_ptr<const Ready> get(const CircuitSetSpec& spec, ThreadPool& pool, const fc::ParamsGenerator& generate,
+                                   const ParamsAdmit& admit) {
+    return get_or_load(
+        spec.id, admit,
+        [&] {
+          const std::string& params = spec.official.params;  // "<stem>.params": the shape caches as "<stem>.r1cs"
+          const std::filesystem::path cache = dir / (params.substr(0, params.rfind('.')) + ".r1cs");
+          return fc::load_or_compile_shape(cache, spec.expected_inputs, spec.compile, spec.id);
+        },
+        [&](const groth16::R1cs& r1cs) {
+          return fc::ensure_dev_params(spec.official, spec.dev, spec.what, dir, r1cs, pool, generate);
+        });
+  }
+
+  // Under load_mu: the shape (compile), the budget check, the parameters
+  // (ensure), their prepared key and .vk bytes.
+  template <class Compile, class Ensure>
+  std::shared_ptr<const Ready> get_or_load(const std::string& key, const ParamsAdmit& admit, Compile compile,
+                                           Ensure ensure) {
+    if (auto r = find(key)) return r;
+    std::lock_guard lock(load_mu);
+    if (auto r = find(key)) return r;
+    std::filesystem::create_directories(dir);
+    auto r = std::make_shared<Ready>();
+    r->r1cs = compile();
+    if (admit) {
+      if (std::optional<Error> refused = admit(*r->r1cs)) throw ParamsRefused(std::move(*refused));
+    }
+    r->loaded = ensure(*r->r1cs);
+    r->pvk = groth16::prepare_verifying_key(r->loaded.params.vk);
+    r->vk_bytes = groth16::encode_vk(r->loaded.params.vk);  // the .vk file's bytes, also when not persisted
+    std::lock_guard ready_lock(ready_mu);
+    ready.emplace(key, r);
+    return r;
+  }
+
+  std::filesystem::path dir;
+  fc::PorepC2 shapes;
+  std::mutex load_mu;   // held across a load (and so guards shapes)
+  std::mutex ready_mu;  // guards ready; never held across a load
+  std::map<std::string, std::shared_ptr<const Ready>> ready;  // by set id
+};
+
+}  // namespace cuzk::engine
