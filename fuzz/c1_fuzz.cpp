@@ -1,13 +1,6 @@
 // PoRep C1 output JSON (circuits/filecoin/c1.cpp parse_c1), the input of
 // every PoRep C2 request. Only C1Error may come out; a document that parses
 // must survive to_json and a second parse unchanged.
-//
-// PENDING (fuzz/findings/c1/, bench/RELIABILITY.md "Fuzzing"): parse_c1 lets
-// nlohmann's out_of_range 406 (a number such as 1e400) escape instead of a
-// C1Error. The harness tolerates exactly that exception until the parser
-// fix lands, so that CI stays green; remove the catch then.
-#include <nlohmann/json.hpp>
-
 #include "circuits/filecoin/c1.hpp"
 #include "fuzz_util.hpp"
 
@@ -20,9 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     c1 = parse_c1(text);
   } catch (const C1Error&) {
-    return 0;
-  } catch (const nlohmann::json::out_of_range& e) {
-    if (e.id != 406) throw;  // PENDING, see above
     return 0;
   }
   fuzz::require(parse_c1(to_json(c1)) == c1, "C1 JSON round trip");

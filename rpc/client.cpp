@@ -12,6 +12,7 @@
 #include "rpc/client_impl.hpp"
 #include "rpc/convert.hpp"
 #include "rpc/server.hpp"
+#include "rpc/tls_ip_client.hpp"
 
 namespace cuzk::rpc {
 
@@ -89,7 +90,12 @@ Client::Client(const std::string& addr, ClientOptions options) {
     auto& ws = impl->ws();
     auto address = impl->io.provider->getNetwork().parseAddress(kj_addr).wait(ws);
     kj::Own<kj::AsyncIoStream> stream = address->connect().wait(ws);
-    if (!ca_pem.empty()) {
+    const std::string name = tcp && options.tls_server_name.empty() ? tcp->host : options.tls_server_name;
+    if (!ca_pem.empty() && is_ip_literal(name)) {
+      // An IP address: its certificate must carry it as an IP SAN, which
+      // kj-tls cannot check (rpc/tls_ip_client.hpp).
+      stream = tls_connect_ip(kj::mv(stream), ca_pem, name).wait(ws);
+    } else if (!ca_pem.empty()) {
       kj::TlsCertificate ca = [&] {
         try {
           return kj::TlsCertificate(kj::StringPtr(ca_pem.c_str()));
@@ -103,7 +109,6 @@ Client::Client(const std::string& addr, ClientOptions options) {
       tls_options.trustedCertificates = kj::arrayPtr(&ca, 1);
       tls_options.minVersion = kj::TlsVersion::TLS_1_2;
       impl->tls = kj::heap<kj::TlsContext>(kj::mv(tls_options));
-      std::string name = options.tls_server_name.empty() ? tcp->host : options.tls_server_name;
       stream = impl->tls->wrapClient(kj::mv(stream), name).wait(ws);
     }
     impl->stream = kj::mv(stream);
@@ -124,7 +129,7 @@ Client::Client(const std::string& addr, ClientOptions options) {
     auto answer = login.send().wait(ws);
     auto response = answer.getResponse();
     if (response.isError()) {
-      throw ClientError(std::string("unauthenticated: ") + response.getError().getMessage().cStr(),
+      throw ClientError(std::string("the daemon refused the token: ") + response.getError().getMessage().cStr(),
                         ClientErrorKind::kUnauthenticated);
     }
     impl->cap = response.getService();

@@ -5,7 +5,8 @@
 //
 // Addresses: unix:///path.sock, or tcp://host:port. Over TCP the client
 // speaks TLS when a CA file is given (it verifies the daemon's certificate
-// against that CA and the host name), else plain TCP (only a daemon with
+// against that CA and the host name - a DNS SAN, or for an IP address such
+// as tcp://127.0.0.1:9820 an IP SAN), else plain TCP (only a daemon with
 // tcp_insecure_loopback accepts that), then logs in with the bearer token
 // (cuzk.capnp Login) before any other call.
 #pragma once

@@ -16,7 +16,8 @@ $Cxx.namespace("cuzk::rpc::schema");
 const schemaVersion :UInt32 = 1;
 
 enum ErrorKind {
-  invalidInput @0;   # the request is malformed or names an unknown circuit/size: do not retry
+  invalidInput @0;   # the request is malformed, names an unknown circuit/size, or needs more memory
+                     # than the daemon's whole budget (memory.total_budget): do not retry
   notFound @1;       # no such job (never existed, or its result expired)
   overloaded @2;     # the queue is full: retry later
   cancelled @3;      # the job was cancelled

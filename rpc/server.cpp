@@ -6,7 +6,9 @@
 #include <openssl/sha.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <system_error>
 
@@ -61,6 +63,14 @@ std::array<unsigned char, 32> sha256(kj::ArrayPtr<const kj::byte> bytes) {
   return out;
 }
 
+// The wire's u64 timeoutMs as a duration: values past INT64_MAX saturate
+// there (the engine saturates the deadline itself) instead of wrapping to a
+// negative count.
+milliseconds wire_timeout(std::uint64_t timeout_ms) {
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<milliseconds::rep>::max());
+  return milliseconds(static_cast<milliseconds::rep>(std::min(timeout_ms, kMax)));
+}
+
 std::string read_text_file(const std::filesystem::path& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ServerError(std::string("cannot read ") + what + " " + path.string());
@@ -71,12 +81,14 @@ std::string read_text_file(const std::filesystem::path& path, const char* what) 
 
 }  // namespace
 
-// State shared by one connection's capabilities and its auth timer.
+// State shared by one connection's capabilities and its first-call timer.
 struct Server::ConnState {
   std::string peer;  // for logs
+  // TCP: logged in. Unix: made a call. Either way the connection is past its
+  // handshake deadline (auth_timeout).
   bool authenticated = false;
   std::uint32_t calls = 0;  // counted calls in flight (see server.hpp)
-  kj::Own<kj::PromiseFulfiller<void>> kill;  // fulfilling it closes the connection (TCP only)
+  kj::Own<kj::PromiseFulfiller<void>> kill;  // fulfilling it closes the connection
 };
 
 // One counted call: holds a slot of its connection's cap until destroyed.
@@ -135,6 +147,7 @@ class Server::Service final : public wire::ProvingV1::Server {
         state_(std::move(state)) {}
 
   kj::Promise<void> submit(SubmitContext ctx) override {
+    mark_active();
     auto response = ctx.getResults().initResponse();
     auto req = read(ctx.getParams().getRequest());
     if (!req) {
@@ -152,6 +165,7 @@ class Server::Service final : public wire::ProvingV1::Server {
   }
 
   kj::Promise<void> await(AwaitContext ctx) override {
+    mark_active();
     auto key = read(ctx.getParams().getJob());
     if (!key) {
       fill(ctx.getResults().initResponse().initError(), key.error());
@@ -162,10 +176,11 @@ class Server::Service final : public wire::ProvingV1::Server {
       fill(ctx.getResults().initResponse().initError(), overloaded());
       return kj::READY_NOW;
     }
-    return await_job(ctx, std::move(key.value()), milliseconds(ctx.getParams().getTimeoutMs())).attach(kj::mv(slot));
+    return await_job(ctx, std::move(key.value()), wire_timeout(ctx.getParams().getTimeoutMs())).attach(kj::mv(slot));
   }
 
   kj::Promise<void> prove(ProveContext ctx) override {
+    mark_active();
     auto slot = admit();
     if (slot.get() == nullptr) {
       fill(ctx.getResults().initResponse().initError(), overloaded());
@@ -176,7 +191,7 @@ class Server::Service final : public wire::ProvingV1::Server {
       fill(ctx.getResults().initResponse().initError(), req.error());
       return kj::READY_NOW;
     }
-    const milliseconds timeout(ctx.getParams().getTimeoutMs());
+    const milliseconds timeout = wire_timeout(ctx.getParams().getTimeoutMs());
     return to_kj(calls_, engine_.submit_durable(std::move(req.value())))
         .then([this, ctx, timeout](kj::Own<engine::Result<engine::JobView>> boxed) mutable -> kj::Promise<void> {
           const auto& r = *boxed;
@@ -190,6 +205,7 @@ class Server::Service final : public wire::ProvingV1::Server {
   }
 
   kj::Promise<void> cancel(CancelContext ctx) override {
+    mark_active();
     auto response = ctx.getResults().initResponse();
     auto key = read(ctx.getParams().getJob());
     if (!key) {
@@ -203,16 +219,19 @@ class Server::Service final : public wire::ProvingV1::Server {
   }
 
   kj::Promise<void> status(StatusContext ctx) override {
+    mark_active();
     fill(ctx.getResults().initStatus(), engine_.status(), max_message_bytes_);
     return kj::READY_NOW;
   }
 
   kj::Promise<void> metrics(MetricsContext ctx) override {
+    mark_active();
     ctx.getResults().setText(engine_.metrics());
     return kj::READY_NOW;
   }
 
   kj::Promise<void> preloadSrs(PreloadSrsContext ctx) override {
+    mark_active();
     auto slot = admit();
     if (slot.get() == nullptr) {
       fill(ctx.getResults().initResponse().initError(), overloaded());
@@ -235,6 +254,7 @@ class Server::Service final : public wire::ProvingV1::Server {
   }
 
   kj::Promise<void> evictSrs(EvictSrsContext ctx) override {
+    mark_active();
     auto response = ctx.getResults().initResponse();
     auto r = engine_.evict(ctx.getParams().getCircuitId().cStr());
     if (r) response.initOk().setAlreadyLoaded(true);
@@ -243,6 +263,7 @@ class Server::Service final : public wire::ProvingV1::Server {
   }
 
   kj::Promise<void> watch(WatchContext ctx) override {
+    mark_active();
     auto slot = admit();
     if (slot.get() == nullptr) {
       return KJ_EXCEPTION(OVERLOADED, "too many calls in flight on this connection (daemon.max_calls_per_connection)");
@@ -252,6 +273,9 @@ class Server::Service final : public wire::ProvingV1::Server {
   }
 
  private:
+  // A call arrived: a Unix connection is past its first-call deadline
+  // (TCP ones passed it at login).
+  void mark_active() { state_->authenticated = true; }
   // A slot under the connection's call cap, or null when the cap is reached.
   kj::Own<CallSlot> admit() {
     if (state_->calls >= limits_.max_calls_per_connection) return kj::Own<CallSlot>();
@@ -469,12 +493,19 @@ asio::awaitable<void> Server::accept_loop() {
     if (!serving_) continue;
     auto state = std::make_shared<ConnState>();
     state->peer = "unix";
+    auto killed = kj::newPromiseAndFulfiller<void>();
+    state->kill = kj::mv(killed.fulfiller);
+    // The TCP policy, minus TLS and login: a peer that connects and makes no
+    // call within auth_timeout (idle, or stuck half-way through a message)
+    // is closed, so such peers cannot hold sockets and memory for good.
+    auto timer = arm_first_call_deadline(state, "no call within the auth timeout");
     auto conn = kj::heap<Connection>(
         kj::heap<AsioStream>(std::move(socket)),
         kj::heap<Service>(engine_, calls_, config_.max_message_bytes, limits_, state), reader_options_,
         connection_count_);
     auto disconnected = conn->network.onDisconnect();
-    connection_tasks_->add(disconnected.attach(kj::mv(conn)));
+    connection_tasks_->add(
+        disconnected.attach(kj::mv(conn)).exclusiveJoin(kj::mv(killed.promise)).attach(kj::mv(timer)));
   }
 }
 
@@ -501,16 +532,8 @@ void Server::serve_tcp(asio::ip::tcp::socket socket) {
   auto killed = kj::newPromiseAndFulfiller<void>();
   state->kill = kj::mv(killed.fulfiller);
 
-  // Handshake and login must finish within auth_timeout; the timer's handler
-  // only holds a weak reference, so a finished connection makes it a no-op.
-  auto timer = std::make_shared<asio::steady_timer>(io_, config_.tcp.auth_timeout);
-  timer->async_wait([this, weak = std::weak_ptr<ConnState>(state)](const asio::error_code& wait_ec) {
-    if (wait_ec) return;  // cancelled: the connection is gone (and maybe the server)
-    auto s = weak.lock();
-    if (!s || s->authenticated) return;
-    log_.warn("closing connection: no login within the auth timeout", {{"peer", s->peer}});
-    if (s->kill->isWaiting()) s->kill->fulfill();
-  });
+  // Handshake and login must finish within auth_timeout.
+  auto timer = arm_first_call_deadline(state, "no login within the auth timeout");
 
   kj::Own<kj::AsyncIoStream> plain = kj::heap<AsioStream>(std::move(socket));
   kj::Promise<kj::Own<kj::AsyncIoStream>> secured =
@@ -528,6 +551,21 @@ void Server::serve_tcp(asio::ip::tcp::socket socket) {
         return kj::READY_NOW;
       });
   connection_tasks_->add(served.exclusiveJoin(kj::mv(killed.promise)).attach(kj::mv(timer)));
+}
+
+std::shared_ptr<asio::steady_timer> Server::arm_first_call_deadline(const std::shared_ptr<ConnState>& state,
+                                                                    const char* why) {
+  // The handler holds only a weak reference, so a finished connection makes
+  // it a no-op; the connection's task owns the timer (cancelled with it).
+  auto timer = std::make_shared<asio::steady_timer>(io_, config_.tcp.auth_timeout);
+  timer->async_wait([this, weak = std::weak_ptr<ConnState>(state), why](const asio::error_code& wait_ec) {
+    if (wait_ec) return;  // cancelled: the connection is gone (and maybe the server)
+    auto s = weak.lock();
+    if (!s || s->authenticated) return;
+    log_.warn(std::string("closing connection: ") + why, {{"peer", s->peer}});
+    if (s->kill->isWaiting()) s->kill->fulfill();
+  });
+  return timer;
 }
 
 void Server::stop_accepting() {

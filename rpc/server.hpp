@@ -28,7 +28,9 @@
 // - `insecure_loopback` drops TLS (and, with no token configured, the token
 //   check) but is refused unless the listen address is a loopback address.
 // Unix sockets bootstrap ProvingV1 directly: the socket's file mode (group
-// `cuzk`) is the access control there.
+// `cuzk`) is the access control there. The handshake deadline applies to
+// them too: a Unix connection that makes no call within auth_timeout (an
+// idle or stuck peer) is closed.
 //
 // Limits (per connection, all listeners):
 // - max_message_bytes: Cap'n Proto traversal limit of a received message; a
@@ -72,7 +74,7 @@ struct TcpConfig {
   std::filesystem::path tls_cert_file;  // PEM certificate (chain), required unless insecure_loopback
   std::filesystem::path tls_key_file;   // PEM private key (unencrypted), required unless insecure_loopback
   bool insecure_loopback = false;       // plain TCP; refused for a non-loopback address
-  std::chrono::milliseconds auth_timeout{10'000};  // handshake + login must finish within this
+  std::chrono::milliseconds auth_timeout{10'000};  // handshake + login (Unix: the first call) within this
 };
 
 // Values SIGHUP may change on a running server (Server::reload).
@@ -150,6 +152,10 @@ class Server : private kj::TaskSet::ErrorHandler {
   asio::awaitable<void> tcp_accept_loop();
   void bind_tcp();
   void serve_tcp(asio::ip::tcp::socket socket);
+  // Closes the connection of `state` unless it is marked authenticated
+  // (TCP: logged in; Unix: made a call) within tcp.auth_timeout.
+  std::shared_ptr<asio::steady_timer> arm_first_call_deadline(const std::shared_ptr<ConnState>& state,
+                                                              const char* why);
   bool token_matches(kj::ArrayPtr<const kj::byte> presented) const;
   void taskFailed(kj::Exception&& exception) override;
 

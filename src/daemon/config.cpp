@@ -62,8 +62,8 @@ class Reader {
   }
 
  private:
-  inline static const std::set<std::string> kSections = {"daemon", "engine", "cpu",    "logging",
-                                                         "gpu",    "memory", "porep",   "srs"};
+  inline static const std::set<std::string> kSections = {"daemon", "engine", "cpu",    "logging", "gpu",
+                                                         "memory", "porep",  "srs",    "metrics"};
   const toml::table& root_;
   std::string origin_;
   std::set<std::string> known_;
@@ -233,6 +233,8 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
       else c.engine.srs_max_host_bytes = b.value();
     }
   }
+  if (auto v = r.get<std::string>("metrics", "listen")) c.metrics_listen = *v;
+  if (auto v = r.get<bool>("metrics", "allow_non_loopback")) c.metrics_allow_non_loopback = *v;
   if (auto v = r.get<std::string>("logging", "level")) {
     auto l = runtime::parse_log_level(*v);
     if (!l) r.fail("logging.level", "expected debug, info, warn or error");

@@ -58,6 +58,11 @@ struct Config {
   std::uint64_t memory_auto_margin_bytes = 12ull << 30;  // what "auto" leaves to the OS and the rest
   // [porep] per-partition pipeline of PoRep C2 jobs: engine.porep_* fields.
   // [srs] parameter-set residency: engine.srs_min_idle, engine.srs_max_host_bytes.
+  // [metrics] the Prometheus scrape endpoint (daemon/metrics_http.hpp):
+  // "127.0.0.1:9821" or "[::1]:9821"; empty: off. A non-loopback address
+  // needs allow_non_loopback.
+  std::string metrics_listen;
+  bool metrics_allow_non_loopback = false;
   // [logging]
   runtime::LogLevel log_level = runtime::LogLevel::kInfo;
   runtime::LogFormat log_format = runtime::LogFormat::kText;

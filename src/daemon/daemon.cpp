@@ -1,4 +1,5 @@
 #include "daemon/daemon.hpp"
+#include "daemon/metrics_http.hpp"
 
 #include <systemd/sd-daemon.h>
 #include <toml++/toml.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -36,8 +38,8 @@ asio::awaitable<void> second_signal(asio::signal_set& signals, engine::Engine& e
 }
 
 asio::awaitable<void> lifecycle(asio::io_context& io, asio::signal_set& signals, engine::Engine& engine,
-                                rpc::Server& server, runtime::TaskSet& ops, runtime::SdNotifier& notify,
-                                runtime::Logger& log, milliseconds grace) {
+                                rpc::Server& server, MetricsHttpServer* metrics, runtime::TaskSet& ops,
+                                runtime::SdNotifier& notify, runtime::Logger& log, milliseconds grace) {
   int signo = co_await signals.async_wait(asio::use_awaitable);
   log.info("signal received, draining", {{"signal", signo == SIGTERM ? "SIGTERM" : "SIGINT"}});
   notify.send("STOPPING=1\nSTATUS=draining");
@@ -48,6 +50,7 @@ asio::awaitable<void> lifecycle(asio::io_context& io, asio::signal_set& signals,
   server.stop_accepting();
   co_await engine.drain();
   co_await server.shutdown(grace);
+  if (metrics != nullptr) co_await metrics->stop();  // scraped until the drain ends
   signals.cancel();
   co_await watchers.join();
   ops.close();
@@ -314,9 +317,31 @@ int run(const Config& config, runtime::Logger& log, ConfigReloader reload, std::
   runtime::TaskSet main_tasks(loop.executor());
   runtime::TaskSet ops(loop.executor());  // SIGHUP and watchdog loops, cancelled by the drain
 
+  // The Prometheus endpoint ([metrics] listen): the text of `cuzkctl metrics`.
+  std::optional<MetricsHttpServer> metrics;
+  if (!config.metrics_listen.empty()) {
+    MetricsHttpConfig mc;
+    mc.listen = config.metrics_listen;
+    mc.allow_non_loopback = config.metrics_allow_non_loopback;
+    try {
+      metrics.emplace(loop.io(), mc, [&engine] { return engine.metrics(); }, log);
+    } catch (const std::runtime_error& e) {
+      log.error("metrics endpoint", {{"error", e.what()}});
+      return 2;
+    }
+  }
+
   // Listeners are bound before the engine starts (a bad address or TLS file
   // stops the daemon while nothing runs yet), and accept after it.
   server.bind();
+  if (metrics) {
+    try {
+      metrics->bind();
+    } catch (const std::runtime_error& e) {
+      log.error("metrics endpoint", {{"error", e.what()}});
+      return 2;
+    }
+  }
   // The engine first: it recovers the job journal, and a journal it cannot
   // open stops the daemon before anything else has started.
   try {
@@ -327,13 +352,15 @@ int run(const Config& config, runtime::Logger& log, ConfigReloader reload, std::
     return 1;
   }
   server.start();
+  if (metrics) metrics->start();
   ops.spawn(sighup_loop(loop.io(), reloader, notify));
   std::uint64_t watchdog_usec = 0;
   if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0 && notify.enabled()) {
     ops.spawn(watchdog(loop.io(), std::chrono::microseconds(watchdog_usec / 2), notify, log));
     log.info("watchdog", {{"interval_ms", watchdog_usec / 2000}});
   }
-  main_tasks.spawn(lifecycle(loop.io(), signals, engine, server, ops, notify, log, config.drain_timeout));
+  main_tasks.spawn(lifecycle(loop.io(), signals, engine, server, metrics ? &*metrics : nullptr, ops, notify, log,
+                                   config.drain_timeout));
   log.info("cuzkd ready", {{"listen", inherited == 1 ? std::string("systemd socket") : config.listen},
                            {"listen_tcp", config.listen_tcp.empty() ? std::string("off") : config.listen_tcp},
                            {"state_dir", config.state_dir.string()},

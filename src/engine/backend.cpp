@@ -11,6 +11,13 @@ std::uint64_t params_host_bytes(const groth16::Parameters& p) {
   return g1 * sizeof(ec::G1Affine) + p.b_g2.size() * sizeof(ec::G2Affine);
 }
 
+std::uint64_t expected_params_host_bytes(const groth16::R1cs& r1cs) {
+  const std::uint64_t inputs = r1cs.num_inputs(), aux = r1cs.num_aux();
+  const std::uint64_t b = r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount();
+  const std::uint64_t g1 = (groth16::domain_size(r1cs) - 1) + aux + (inputs + r1cs.a_aux_density().popcount()) + b + inputs;
+  return g1 * sizeof(ec::G1Affine) + b * sizeof(ec::G2Affine);
+}
+
 std::uint64_t witness_bytes(const groth16::R1cs& r1cs) {
   return (static_cast<std::uint64_t>(r1cs.num_inputs()) + r1cs.num_aux()) * sizeof(ff::Fr);
 }

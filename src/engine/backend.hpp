@@ -204,6 +204,11 @@ using DevParamsGenerator = std::function<groth16::Parameters(
 
 // Host bytes of a Parameters object's vectors (the SRS held in memory).
 std::uint64_t params_host_bytes(const groth16::Parameters& params);
+// The same for the parameters of `r1cs`, from its shape alone (before they
+// are read or generated): |h| = m - 1, |l| = aux, |a| = inputs +
+// popcount(a_aux), |b_g1| = |b_g2| = popcount(b_in) + popcount(b_aux),
+// |ic| = inputs (groth16/params.hpp ExpectedShape).
+std::uint64_t expected_params_host_bytes(const groth16::R1cs& r1cs);
 // Host bytes of one witness of `r1cs` (inputs and aux, 32 B each).
 std::uint64_t witness_bytes(const groth16::R1cs& r1cs);
 

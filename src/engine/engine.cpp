@@ -19,10 +19,12 @@
 #include "circuits/filecoin/c1.hpp"
 #include "circuits/filecoin/porep_c2.hpp"
 #include "engine/job_journal.hpp"
+#include "engine/request_digest.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/verifier.hpp"
+#include "util/json_input.hpp"
 
 namespace cuzk::engine {
 
@@ -49,6 +51,15 @@ struct Engine::Job {
   // PoRep batching: the parameter set its C1 names ("" when it names none
   // readable), read once from the JSON by the collector.
   std::optional<std::string> porep_srs;
+  // Restored from the journal without its input (finished before the
+  // restart, or its input file lost): `request` holds the kind only, and a
+  // resubmit is compared by the digest the journal kept (none in records
+  // written before digests were kept: then by kind).
+  bool input_known = true;
+  std::optional<policy::RequestDigest> input_digest;
+  // The drain left it queued (journal: it runs at the next start); still
+  // kQueued, `error` tells an awaiter why it gets no proof from this run.
+  bool left_queued = false;
 };
 
 namespace {
@@ -84,8 +95,12 @@ template <class T, class F>
 Result<T> porep_call(F&& f) {
   try {
     return f();
+  } catch (const ParamsRefused& e) {
+    return e.error();
   } catch (const fc::C1Error& e) {
     return Error{ErrorKind::kInvalidInput, std::string("C1 output: ") + e.what()};
+  } catch (const JsonInputError& e) {  // any other outside JSON read in a job
+    return Error{ErrorKind::kInvalidInput, e.what()};
   } catch (const fc::PorepC2Error& e) {
     return Error{porep_error_kind(e.kind()), e.what()};
   } catch (const std::exception& e) {
@@ -177,7 +192,8 @@ struct Engine::PorepState {
     return ready.erase(key) != 0;
   }
 
-  std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool, const fc::ParamsGenerator& generate) {
+  std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool, const fc::ParamsGenerator& generate,
+                                   const ParamsAdmit& admit) {
     const std::string key = porep_srs_id(proof);
     if (auto r = find(key)) return r;
     std::lock_guard lock(load_mu);
@@ -185,6 +201,9 @@ struct Engine::PorepState {
     std::filesystem::create_directories(dir);
     auto r = std::make_shared<Ready>();
     r->r1cs = shapes.compiled_shape(proof);
+    if (admit) {
+      if (std::optional<Error> refused = admit(*r->r1cs)) throw ParamsRefused(std::move(*refused));
+    }
     r->loaded = fc::ensure_dev_params(proof, dir, *r->r1cs, pool, generate);
     r->pvk = groth16::prepare_verifying_key(r->loaded.params.vk);
     r->vk_bytes = groth16::encode_vk(r->loaded.params.vk);  // the .vk file's bytes, also when not persisted
@@ -330,6 +349,7 @@ void Engine::restore_journaled_jobs() {
     job->priority = r.priority;
     job->state = r.state;
     job->stage = std::string(to_string(r.state));
+    job->input_digest = r.digest;
     job->submitted_at = now - r.since_accepted;
     job->output = std::move(r.output);
     jobs_.emplace(job->id, job);
@@ -337,6 +357,7 @@ void Engine::restore_journaled_jobs() {
   };
   for (RecoveredJob& r : opened.recovery.finished) {
     JobPtr job = restore(r);
+    job->input_known = false;
     job->error = std::move(r.error);
     book_.finished(job->id, now - r.since_finished);
   }
@@ -344,6 +365,7 @@ void Engine::restore_journaled_jobs() {
     std::optional<Error> lost = std::move(r.error);
     JobPtr job = restore(r);
     if (lost) {
+      job->input_known = false;
       finish(*job, JobState::kFailed, std::move(lost));
       continue;
     }
@@ -378,9 +400,12 @@ std::optional<Result<JobView>> Engine::screen(const JobRequest& request, Priorit
   if (!request.request_id.empty()) {
     if (auto existing = book_.find(request.request_id)) {
       const JobPtr& job = jobs_.at(*existing);
-      // A finished job recovered from the journal has no input left to compare.
-      bool same = job->request.same_work(request) ||
-                  (journal_ && !journal_->input_kept(job->id) && job->request.kind == request.kind);
+      // A job restored without its input is compared by digest (hashing a
+      // resubmitted C1 of tens of MB here costs tens of ms on the loop: only
+      // for a request id reused across a restart).
+      bool same = job->input_known  ? job->request.same_work(request)
+                  : job->input_digest ? *job->input_digest == request_digest(request)
+                                      : job->request.kind == request.kind;
       if (!same) {
         return reject(ErrorKind::kInvalidInput,
                       "request id '" + request.request_id + "' was already used for a different request");
@@ -498,7 +523,7 @@ asio::awaitable<Result<JobView>> Engine::submit_durable(JobRequest request) {
   }
   if (draining_) {
     // Like a job queued at the drain: its record stays, it runs at the next start.
-    finish(*job, JobState::kCancelled, Error{ErrorKind::kShuttingDown, "daemon shutting down before the job started"});
+    leave_queued(*job);
     co_return view(*job);
   }
   job->stage = "queued";
@@ -559,13 +584,19 @@ asio::awaitable<Result<JobOutcome>> Engine::await(JobKey key, milliseconds timeo
   JobPtr job = find(key);
   if (!job) co_return Error{ErrorKind::kNotFound, "no such job (unknown, or its result expired)"};
   if (!is_finished(job->state)) {
-    auto deadline = timeout.count() > 0 ? steady_clock::now() + timeout : steady_clock::time_point::max();
+    // Saturating: now + a timeout of years (10^13 ms, INT64_MAX ms) would
+    // overflow the clock's nanoseconds into the past and time out at once.
+    const auto now = steady_clock::now();
+    auto deadline = steady_clock::time_point::max();
+    if (timeout.count() > 0 && timeout < duration_cast<milliseconds>(steady_clock::time_point::max() - now))
+      deadline = now + timeout;
     // Several wakeups are possible only if notified spuriously; loop on state.
-    while (!is_finished(job->state)) {
+    while (!is_finished(job->state) && !job->left_queued) {
       bool notified = co_await job->done.wait_until(deadline);
       if (!notified) break;
     }
   }
+  if (job->left_queued && !is_finished(job->state)) co_return *job->error;
   if (!is_finished(job->state)) {
     co_return Error{ErrorKind::kTimeout, "job " + std::to_string(job->id) + " still " +
                                              std::string(to_string(job->state)) + " after " +
@@ -615,6 +646,7 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
   switch (state) {
     case JobState::kDone: {
       ++completed_total_;
+      ++done_by_kind_[job.request.kind];
       double s = static_cast<double>(total_ms) / 1000.0;
       latency_sum_s_ += s;
       for (std::size_t i = 0; i < kLatencyBucketsS.size(); ++i)
@@ -632,10 +664,17 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
     }
     case JobState::kFailed:
       ++failed_total_;
+      ++failed_by_error_[job.error ? job.error->kind : ErrorKind::kInternal];
       log_.warn("job failed", {{"job", job.id}, {"kind", to_string(job.request.kind)}, {"ms", total_ms},
                                {"error", job.error ? job.error->message : ""}});
       break;
     case JobState::kCancelled:
+      if (journal_ && stopped_by_shutdown_.count(job.id) != 0) {
+        // Not a cancellation: its accepted record stays, it runs again at the next start.
+        log_.info("job stopped by the shutdown; it runs again at the next start",
+                  {{"job", job.id}, {"ms", total_ms}, {"stage", job.stage}});
+        break;
+      }
       ++cancelled_total_;
       log_.info("job cancelled", {{"job", job.id}, {"ms", total_ms},
                                   {"reason", job.error ? job.error->message : ""}});
@@ -644,6 +683,19 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
       std::fprintf(stderr, "Engine::finish with unfinished state\n");
       std::abort();
   }
+  emit(job);
+  job.done.notify_all();
+  job_finished_.notify_all();
+}
+
+void Engine::leave_queued(Job& job) {
+  job.left_queued = true;
+  job.stage = "left queued for the next start";
+  job.error = Error{ErrorKind::kShuttingDown, "the daemon is stopping: job " + std::to_string(job.id) +
+                                                  " stays queued in the journal and runs at the next start"};
+  ++left_queued_total_;
+  log_.info("job left queued for the next start", {{"job", job.id}, {"request_id", job.request_id},
+                                                   {"kind", to_string(job.request.kind)}});
   emit(job);
   job.done.notify_all();
   job_finished_.notify_all();
@@ -734,8 +786,9 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
   try {
     auto since = steady_clock::now();
     set_stage(*job, JobState::kRunning, "params");
+    const ParamsAdmit admit = params_admit(/*proving=*/true);
     ParamStore::Loaded loaded =
-        co_await runtime::run_on(cpu_, [this, log_domain] { return params_.get_demo(log_domain); });
+        co_await runtime::run_on(cpu_, [this, log_domain, &admit] { return params_.get_demo(log_domain, admit); });
     t.params_ms = stage_done(since);
     // Held until the job ends: the set cannot be evicted under it.
     policy::SrsLease srs_lease =
@@ -793,6 +846,8 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
     out.timings = t;
     job->output = std::move(out);
     finish(*job, JobState::kDone, std::nullopt);
+  } catch (const ParamsRefused& e) {
+    finish(*job, JobState::kFailed, e.error());
   } catch (const std::exception& e) {
     if (finish_from_exception(*job, e)) throw;
   }
@@ -911,10 +966,12 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
     stage_all("params");
     auto since = steady_clock::now();
     const fc::ParamsGenerator& generate = porep_generator_;
-    Result<std::shared_ptr<const PorepState::Ready>> ready = co_await runtime::run_on(cpu_, [this, proof, &generate] {
-      return porep_call<std::shared_ptr<const PorepState::Ready>>(
-          [&] { return porep_->get(proof, math_, generate); });
-    });
+    const ParamsAdmit admit = params_admit(/*proving=*/true);
+    Result<std::shared_ptr<const PorepState::Ready>> ready =
+        co_await runtime::run_on(cpu_, [this, proof, &generate, &admit] {
+          return porep_call<std::shared_ptr<const PorepState::Ready>>(
+              [&] { return porep_->get(proof, math_, generate, admit); });
+        });
     const std::uint64_t params_ms = ms_between(since, steady_clock::now());
     for (Member& m : members) m.t.params_ms = params_ms;
     if (!ready) {
@@ -1267,6 +1324,32 @@ asio::awaitable<void> Engine::expiry_loop() {
 // Loading stays what the engine did before: the set is loaded first (on the
 // worker pool), then registered and charged as already allocated.
 
+// A parameter set is checked against the memory budget from its circuit's
+// shape, before it is read or generated: one that can never fit (with, for a
+// job, one prover working set and a partition's synthesis, 2 witnesses, see
+// engine/pipeline.hpp) is refused as invalid_input - the request cannot be
+// served under this daemon's configuration, so retrying is pointless (as for
+// a demo size above engine.max_demo_log_domain); `overloaded` would invite
+// retries and `internal` blames the daemon. Sets that fit but not beside what
+// is loaded now are admitted: idle sets are evicted for them (SRS residency).
+// Called on a worker thread: it reads only what is fixed once the engine has
+// started (the budget's total, the back ends).
+ParamsAdmit Engine::params_admit(bool proving) {
+  if (config_.memory_budget_bytes == 0) return {};
+  const std::uint64_t total = config_.memory_budget_bytes;
+  const DeviceSet* devices = devices_.get();
+  return [total, devices, proving](const groth16::R1cs& r1cs) -> std::optional<Error> {
+    const std::uint64_t set_bytes = expected_params_host_bytes(r1cs) + r1cs.memory_bytes();
+    const std::uint64_t work_bytes = proving ? devices->host_bytes_per_prove(r1cs) + 2 * witness_bytes(r1cs) : 0;
+    if (set_bytes + work_bytes <= total) return std::nullopt;
+    return Error{ErrorKind::kInvalidInput,
+                 "the parameter set needs " + std::to_string(set_bytes) + " B" +
+                     (proving ? " and proving it " + std::to_string(work_bytes) + " B more" : std::string()) +
+                     ", above the whole memory budget of " + std::to_string(total) +
+                     " B: it can never fit (raise memory.total_budget)"};
+  };
+}
+
 policy::SrsLease Engine::lease_srs(const std::string& srs_id, std::uint64_t host_bytes, Priority priority) {
   const policy::SrsKey key{srs_id, policy::SrsKind::kGroth16Params};
   std::optional<policy::Reservation> prepaid;
@@ -1348,7 +1431,8 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
   const auto porep = porep_proof_for_srs_id(srs_id);
   if (!log_domain && !porep) {
     co_return Error{ErrorKind::kInvalidInput,
-                    "unknown parameter set '" + srs_id + "' (want demo-<log2 domain> or porep-<sector size>)"};
+                    "unknown parameter set '" + srs_id +
+                        "' (want demo-<log2 domain> or porep-<sector size>, spelled exactly: demo-16, porep-32GiB)"};
   }
   if (log_domain && *log_domain > config_.max_demo_log_domain)
     co_return Error{ErrorKind::kInvalidInput, "demo size above engine.max_demo_log_domain"};
@@ -1356,21 +1440,23 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
       srs_->residency(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params}, std::nullopt) ==
       policy::Residency::kResident;
   auto t0 = steady_clock::now();
+  const ParamsAdmit admit = params_admit(/*proving=*/false);
   try {
     std::uint64_t host_bytes = 0;
     // Kept until the lease below is taken (an eviction meanwhile only drops the cache's reference).
     std::shared_ptr<const void> keep;
     if (log_domain) {
-      ParamStore::Loaded l = co_await runtime::run_on(cpu_, [this, k = *log_domain] { return params_.get_demo(k); });
+      ParamStore::Loaded l =
+          co_await runtime::run_on(cpu_, [this, k = *log_domain, &admit] { return params_.get_demo(k, admit); });
       host_bytes = params_host_bytes(l.params->params) + l.params->r1cs.memory_bytes();
       keep = l.params;
     } else {
       const fc::SealProof proof = *porep;
       const fc::ParamsGenerator& generate = porep_generator_;
       Result<std::shared_ptr<const PorepState::Ready>> ready =
-          co_await runtime::run_on(cpu_, [this, proof, &generate] {
+          co_await runtime::run_on(cpu_, [this, proof, &generate, &admit] {
             return porep_call<std::shared_ptr<const PorepState::Ready>>(
-                [&] { return porep_->get(proof, math_, generate); });
+                [&] { return porep_->get(proof, math_, generate, admit); });
           });
       if (!ready) co_return ready.error();
       host_bytes = params_host_bytes(ready.value()->loaded.params) + ready.value()->r1cs->memory_bytes();
@@ -1379,6 +1465,8 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
     // Resident without a holder: idle from now (evictable after srs_min_idle).
     lease_srs(srs_id, host_bytes, Priority::kNormal);  // the lease ends here
     co_return ParamsInfo{already, ms_between(t0, steady_clock::now())};
+  } catch (const ParamsRefused& e) {
+    co_return e.error();
   } catch (const std::system_error& e) {
     if (is_cancellation(e)) throw;
     co_return Error{ErrorKind::kInternal, e.what()};
@@ -1392,7 +1480,8 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
 Result<bool> Engine::evict(const std::string& srs_id) {
   if (!parse_demo_circuit_id(srs_id) && !porep_proof_for_srs_id(srs_id)) {
     return Error{ErrorKind::kInvalidInput,
-                 "unknown parameter set '" + srs_id + "' (want demo-<log2 domain> or porep-<sector size>)"};
+                 "unknown parameter set '" + srs_id +
+                        "' (want demo-<log2 domain> or porep-<sector size>, spelled exactly: demo-16, porep-32GiB)"};
   }
   auto actions = srs_->evict(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params});
   if (!actions) {
@@ -1491,6 +1580,24 @@ std::string Engine::metrics() const {
   o << "cuzk_jobs_finished_total{outcome=\"done\"} " << completed_total_ << '\n';
   o << "cuzk_jobs_finished_total{outcome=\"failed\"} " << failed_total_ << '\n';
   o << "cuzk_jobs_finished_total{outcome=\"cancelled\"} " << cancelled_total_ << '\n';
+  family("cuzk_proofs_total", "counter", "Jobs finished with a proof, by proof kind.");
+  for (ProofKind k : {ProofKind::kGroth16Demo, ProofKind::kPoRepC2, ProofKind::kWindowPost, ProofKind::kWinningPost,
+                      ProofKind::kSnapDeals}) {
+    auto it = done_by_kind_.find(k);
+    o << "cuzk_proofs_total{kind=\"" << to_string(k) << "\"} " << (it == done_by_kind_.end() ? 0 : it->second)
+      << '\n';
+  }
+  family("cuzk_job_failures_total", "counter", "Jobs that failed after admission, by error kind.");
+  for (ErrorKind k : {ErrorKind::kInvalidInput, ErrorKind::kNotFound, ErrorKind::kInternal, ErrorKind::kTimeout}) {
+    auto it = failed_by_error_.find(k);
+    o << "cuzk_job_failures_total{kind=\"" << to_string(k) << "\"} " << (it == failed_by_error_.end() ? 0 : it->second)
+      << '\n';
+  }
+  for (const auto& [k, n] : failed_by_error_) {  // any other kind, once it happened
+    if (k != ErrorKind::kInvalidInput && k != ErrorKind::kNotFound && k != ErrorKind::kInternal &&
+        k != ErrorKind::kTimeout)
+      o << "cuzk_job_failures_total{kind=\"" << to_string(k) << "\"} " << n << '\n';
+  }
   family("cuzk_job_duration_seconds", "histogram", "Submit-to-result latency of successful jobs.");
   for (std::size_t i = 0; i < kLatencyBucketsS.size(); ++i)
     o << "cuzk_job_duration_seconds_bucket{le=\"" << kLatencyBucketsS[i] << "\"} " << latency_buckets_[i] << '\n';
@@ -1576,11 +1683,15 @@ asio::awaitable<void> Engine::drain() {
   draining_ = true;
   log_.info("engine draining", {{"queued", queue_.size()}, {"drain_timeout_ms", config_.drain_timeout.count()}});
   while (auto id = queue_.pop()) {
-    finish(*jobs_.at(*id), JobState::kCancelled,
-           Error{ErrorKind::kShuttingDown, "daemon shutting down before the job started"});
+    if (journal_) {
+      leave_queued(*jobs_.at(*id));
+    } else {
+      finish(*jobs_.at(*id), JobState::kCancelled,
+             Error{ErrorKind::kShuttingDown, "daemon shutting down before the job started"});
+    }
   }
   // Submissions whose record is being written settle first (each is then
-  // cancelled like a queued job, and resumed at the next start).
+  // left queued like a queued job, and runs at the next start).
   while (accepting_ > 0) co_await job_finished_.wait();
   auto running = [this] {
     std::size_t n = 0;
@@ -1608,7 +1719,7 @@ asio::awaitable<void> Engine::drain() {
   // The journal's last records (the finishes above) on disk before we report drained.
   if (journal_writer_) co_await runtime::run_on(*journal_writer_, [] {});
   log_.info("engine drained", {{"completed_total", completed_total_}, {"failed_total", failed_total_},
-                               {"cancelled_total", cancelled_total_}});
+                               {"cancelled_total", cancelled_total_}, {"left_queued", left_queued_total_}});
 }
 
 // ---------------------------------------------------------------------------
@@ -1704,8 +1815,9 @@ asio::awaitable<void> Engine::run_demo_batch(std::vector<JobPtr> batch) {
   try {
     auto since = steady_clock::now();
     stage_all("params");
+    const ParamsAdmit admit = params_admit(/*proving=*/true);
     ParamStore::Loaded loaded =
-        co_await runtime::run_on(cpu_, [this, log_domain] { return params_.get_demo(log_domain); });
+        co_await runtime::run_on(cpu_, [this, log_domain, &admit] { return params_.get_demo(log_domain, admit); });
     const std::uint64_t params_ms = ms_between(since, steady_clock::now());
     for (Member& m : members) m.t.params_ms = params_ms;
     // Held until the batch ends (SRS residency): not evicted under it.
@@ -1903,6 +2015,8 @@ asio::awaitable<void> Engine::run_demo_batch(std::vector<JobPtr> batch) {
       if (!is_finished(m.job->state))
         finish(*m.job, JobState::kCancelled, Error{ErrorKind::kCancelled, "daemon shutting down"});
     throw;
+  } catch (const ParamsRefused& e) {
+    fail_all(e.error());
   } catch (const std::exception& e) {
     fail_all(Error{ErrorKind::kInternal, std::string(e.what())});
   }

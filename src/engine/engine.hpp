@@ -18,9 +18,11 @@
 // Cancellation of a running job is cooperative: the flag is checked between
 // stages, so a cancel takes effect within one stage.
 //
-// Shutdown: drain() stops admission, cancels queued jobs, lets running jobs
-// finish for up to `drain_timeout`, then cancels them, stops the workers and
-// joins every coroutine the engine started.
+// Shutdown: drain() stops admission, leaves queued jobs for the next start
+// (with a journal; without one they are cancelled), lets running jobs finish
+// for up to `drain_timeout`, then stops them (with a journal they run again
+// at the next start), stops the workers and joins every coroutine the engine
+// started.
 #pragma once
 
 #include <asio.hpp>
@@ -220,6 +222,9 @@ class Engine {
   // evictions the manager decides (apply_srs_actions).
   // Inactive (untracked, logged) if the manager refuses.
   policy::SrsLease lease_srs(const std::string& srs_id, std::uint64_t host_bytes, Priority priority);
+  // The memory-budget check of a parameter set before it is loaded (a job's
+  // when `proving`, else a preload's); empty without a budget.
+  ParamsAdmit params_admit(bool proving);
   void apply_srs_actions(const std::vector<policy::SrsAction>& actions);
   void sweep_idle_srs();  // LRU eviction of sets idle past srs_min_idle
   asio::awaitable<void> release_idle_stagings();
@@ -229,6 +234,9 @@ class Engine {
   JobView view(const Job& job) const;
   void set_stage(Job& job, JobState state, std::string stage);
   void finish(Job& job, JobState state, std::optional<Error> error);
+  // drain() with a journal: a queued job is not cancelled but left for the
+  // next start (its accepted record stays); awaiters get kShuttingDown.
+  void leave_queued(Job& job);
   bool finish_from_exception(Job& job, const std::exception& e);  // true: rethrow (shutdown)
   void restore_journaled_jobs();  // start(): jobs of the previous run
   // submit()'s checks: a rejection or a deduplicated answer, or nullopt with
@@ -295,6 +303,9 @@ class Engine {
   std::uint64_t submitted_total_ = 0, deduplicated_total_ = 0;
   std::array<std::uint64_t, 8> rejected_total_{};  // by ErrorKind
   std::uint64_t completed_total_ = 0, failed_total_ = 0, cancelled_total_ = 0;
+  std::map<ProofKind, std::uint64_t> done_by_kind_;     // cuzk_proofs_total
+  std::map<ErrorKind, std::uint64_t> failed_by_error_;  // cuzk_job_failures_total
+  std::uint64_t left_queued_total_ = 0;  // queued jobs the drain left for the next start
   // Job latency histogram (submit to finish, done jobs), seconds.
   static constexpr std::array<double, 10> kLatencyBucketsS = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
   std::array<std::uint64_t, kLatencyBucketsS.size()> latency_buckets_{};

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 
+#include "engine/request_digest.hpp"
 #include "policy/crc32c.hpp"
 #include "util/file_io.hpp"
 
@@ -370,6 +371,7 @@ JournalRecovery JobJournal::recover(policy::ReplayReport replay) {
     r.priority = f.priority;
     r.request.kind = f.kind;
     r.request.request_id = r.request_id;
+    r.digest = f.digest;
     r.since_finished = since(now, f.finished_at);
     r.since_accepted = r.since_finished;
     switch (f.ending) {
@@ -407,6 +409,7 @@ JournalRecovery JobJournal::recover(policy::ReplayReport replay) {
     r.request_id = key->second;
     r.priority = a.priority;
     r.request.kind = a.kind;
+    r.digest = a.digest;
     keys_.emplace(r.id, a.request_id);
     std::optional<InputRef> ref = decode_input_ref(a.input);
     r.since_accepted = since(now, ref ? Millis{ref->accepted_at_ms} : a.accepted_at);
@@ -432,7 +435,7 @@ JournalRecovery JobJournal::recover(policy::ReplayReport replay) {
       // give up after max_interrupted_runs.
       ++ref->interrupted_runs;
       r.interrupted_runs = ref->interrupted_runs;
-      if (auto w = journal_->accepted(a.request_id, a.kind, a.priority, encode_input_ref(*ref)); !w) {
+      if (auto w = journal_->accepted(a.request_id, a.kind, a.priority, encode_input_ref(*ref), a.digest); !w) {
         log_.error("journal: cannot count an interrupted run", {{"job", r.id}, {"error", w.error().message}});
       }
       if (ref->interrupted_runs >= config_.max_interrupted_runs) {
@@ -534,7 +537,7 @@ std::optional<Error> JobJournal::accepted(JobId id, const JobRequest& request, P
     return fail(why);
   std::string key = journal_key(id, request.request_id);
   InputRef ref{0, clock().now().count(), "jobs/" + input_name(id)};
-  auto r = journal_->accepted(key, request.kind, priority, encode_input_ref(ref));
+  auto r = journal_->accepted(key, request.kind, priority, encode_input_ref(ref), request_digest(request));
   if (!r) {
     std::error_code ec;
     fs::remove(input, ec);

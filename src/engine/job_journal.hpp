@@ -8,7 +8,9 @@
 //   journal       policy::Journal records, one key per job: "<job id>/<request id>"
 //                 (the client's request id, empty when the engine named the job);
 //                 a terminal record stands alone after compaction, so the key
-//                 carries the job id to every record. kAccepted's inline input:
+//                 carries the job id to every record, and the request digest
+//                 (engine/request_digest.hpp) to compare a resubmitted request
+//                 with once the input file is gone. kAccepted's inline input:
 //                 u8 version (1) | u32 interrupted runs | i64 submit wall ms |
 //                 u32 n + the input file's path relative to the state directory
 //   jobs/<id>.job the job's input (demo: size and seed; PoRep C2: the C1 JSON, tens
@@ -107,6 +109,9 @@ struct RecoveredJob {
   // Resumed jobs: the complete request. Finished jobs: the kind only (inputs
   // are not kept past a job's end; see JobJournal::input_kept).
   JobRequest request;
+  // The digest of its input (request_digest); absent in records written
+  // before the journal kept it.
+  std::optional<policy::RequestDigest> digest;
   // kQueued: resume it (or, with `error` set, fail it: its input is lost).
   // kDone / kFailed / kCancelled: its outcome, awaitable until it expires.
   JobState state = JobState::kQueued;
@@ -145,7 +150,7 @@ class JobJournal {
   // restart, which costs time but loses nothing.
   void finished(JobId id, JobState state, const ProofOutput& output, const std::optional<Error>& error);
   // False for a finished job recovered from the journal: its input is gone,
-  // so an idempotent resubmit can only be compared by kind.
+  // so an idempotent resubmit is compared by its digest (RecoveredJob).
   bool input_kept(JobId id) const { return !input_dropped_.count(id); }
 
   const std::filesystem::path& dir() const { return config_.dir; }

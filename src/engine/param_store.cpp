@@ -19,6 +19,9 @@ std::optional<std::uint32_t> parse_demo_circuit_id(const std::string& id) {
   const char* last = id.data() + id.size();
   auto [p, ec] = std::from_chars(first, last, log_domain);
   if (ec != std::errc() || p != last || log_domain < kMinDemoLogDomain || log_domain > 31) return std::nullopt;
+  // One spelling per set: "demo-016" would name the same parameters under
+  // another residency key, each alias charged to the budget again.
+  if (*first == '0') return std::nullopt;
   return log_domain;
 }
 
@@ -27,7 +30,7 @@ std::string demo_circuit_id(std::uint32_t log_domain) { return "demo-" + std::to
 ParamStore::ParamStore(std::filesystem::path state_dir, ThreadPool& math, runtime::Logger& log)
     : dir_(std::move(state_dir) / "params"), math_(math), log_(log), loader_(math) {}
 
-ParamStore::Loaded ParamStore::get_demo(std::uint32_t log_domain) {
+ParamStore::Loaded ParamStore::get_demo(std::uint32_t log_domain, const ParamsAdmit& admit) {
   std::shared_ptr<Slot> slot;
   {
     std::lock_guard lock(mu_);
@@ -43,18 +46,22 @@ ParamStore::Loaded ParamStore::get_demo(std::uint32_t log_domain) {
     if (auto it = ready_.find(log_domain); it != ready_.end()) return {it->second, true, false};
   }
   bool generated = false;
-  auto params = load_or_generate(log_domain, generated);
+  auto params = load_or_generate(log_domain, admit, generated);
   std::lock_guard lock(mu_);
   ready_[log_domain] = params;
   return {params, false, generated};
 }
 
-std::shared_ptr<const CircuitParams> ParamStore::load_or_generate(std::uint32_t log_domain, bool& generated) {
+std::shared_ptr<const CircuitParams> ParamStore::load_or_generate(std::uint32_t log_domain, const ParamsAdmit& admit,
+                                                              bool& generated) {
   using namespace std::chrono;
   auto t0 = steady_clock::now();
   const std::string circuit_id = demo_circuit_id(log_domain);
   groth16::R1cs r1cs = groth16::compile(
       circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(log_domain), std::nullopt));
+  if (admit) {
+    if (std::optional<Error> refused = admit(r1cs)) throw ParamsRefused(std::move(*refused));
+  }
   std::filesystem::path params_path = dir_ / (circuit_id + ".params");
   std::filesystem::path vk_path = dir_ / (circuit_id + ".vk");
   groth16::Parameters params;

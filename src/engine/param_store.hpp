@@ -17,15 +17,18 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "groth16/params.hpp"
 #include "groth16/r1cs.hpp"
+#include "engine/types.hpp"
 #include "engine/views.hpp"
 #include "groth16/verifier.hpp"
 #include "io/params_loader.hpp"
@@ -46,9 +49,26 @@ struct CircuitParams {
 };
 
 // "demo-<log_domain>" -> log_domain (>= kMinDemoLogDomain), or nullopt.
+// Strict: only the canonical decimal spelling (demo_circuit_id), no leading
+// zeros or signs, so that every set has exactly one id.
 inline constexpr std::uint32_t kMinDemoLogDomain = 3;  // 2^3 rows hold one round + 3 inputs
 std::optional<std::uint32_t> parse_demo_circuit_id(const std::string& id);
 std::string demo_circuit_id(std::uint32_t log_domain);
+
+// Asked with a circuit's compiled shape before its parameters are read or
+// generated: an error refuses the load (nothing is read, generated or kept),
+// e.g. a set that can never fit the memory budget (Engine::params_admit).
+using ParamsAdmit = std::function<std::optional<Error>(const groth16::R1cs& r1cs)>;
+
+// Thrown by a load that ParamsAdmit refused; carries its typed error.
+class ParamsRefused : public std::runtime_error {
+ public:
+  explicit ParamsRefused(Error e) : std::runtime_error(e.message), error_(std::move(e)) {}
+  const Error& error() const { return error_; }
+
+ private:
+  Error error_;
+};
 
 class ParamStore {
  public:
@@ -59,8 +79,9 @@ class ParamStore {
     bool already_loaded = false;
     bool generated = false;
   };
-  // Blocking: returns the cached parameters, or reads / generates them.
-  Loaded get_demo(std::uint32_t log_domain);
+  // Blocking: returns the cached parameters, or reads / generates them once
+  // `admit` (if set) accepted the shape; throws ParamsRefused otherwise.
+  Loaded get_demo(std::uint32_t log_domain, const ParamsAdmit& admit = {});
   // Drops the cached copy (the file stays); false if it was not loaded.
   bool evict(const std::string& circuit_id);
 
@@ -73,7 +94,8 @@ class ParamStore {
   struct Slot {
     std::mutex load_mu;  // held while one thread loads this circuit
   };
-  std::shared_ptr<const CircuitParams> load_or_generate(std::uint32_t log_domain, bool& generated);
+  std::shared_ptr<const CircuitParams> load_or_generate(std::uint32_t log_domain, const ParamsAdmit& admit,
+                                                        bool& generated);
 
   std::filesystem::path dir_;
   ThreadPool& math_;

@@ -142,6 +142,18 @@ CircomR1cs parse_circom_r1cs(std::span<const std::uint8_t> file_bytes) {
   if (1 + n_public + hdr.n_prv_in > hdr.n_wires) {
     throw R1csError(R1csErrorKind::kMalformed, "wire counts inconsistent");
   }
+  // Every wire costs a variable below: the count is bounded by the file
+  // before anything is allocated (circom writes an 8-byte label id per wire
+  // in section 3, so a genuine file is always larger than its wire count).
+  if (hdr.n_wires > file_bytes.size()) {
+    throw R1csError(R1csErrorKind::kMalformed, std::to_string(hdr.n_wires) + " wires declared in a file of " +
+                                                   std::to_string(file_bytes.size()) + " bytes");
+  }
+  if (auto labels = sections.find(3);
+      labels != sections.end() && labels->second.size() != std::uint64_t(hdr.n_wires) * 8) {
+    throw R1csError(R1csErrorKind::kMalformed, "wire-to-label section holds " + std::to_string(labels->second.size()) +
+                                                   " bytes for " + std::to_string(hdr.n_wires) + " wires");
+  }
 
   // Replay the file through the recorder: it normalizes rows, interns
   // coefficients and appends the input constraints exactly as for a native

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "util/json_input.hpp"
+
 namespace cuzk::groth16 {
 
 std::string blake2b_file_hex(const std::filesystem::path& path,
@@ -57,14 +59,26 @@ std::string blake2b_hex(std::span<const std::uint8_t> bytes) {
 }
 
 std::optional<PublishedParam> find_published(const std::string& text, const std::string& file_name) {
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j;
+  try {
+    j = parse_json_input(text);
+  } catch (const JsonInputError&) {
+    return std::nullopt;
+  }
   if (!j.is_object() || !j.contains(file_name)) return std::nullopt;
   const auto& e = j.at(file_name);
+  if (!e.is_object()) return std::nullopt;
+  // Missing or mistyped members read as empty / 0 (a digest "" never matches).
+  auto text_of = [&e](const char* key) {
+    auto it = e.find(key);
+    return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
   PublishedParam p;
   p.name = file_name;
-  p.cid = e.value("cid", "");
-  p.digest = e.value("digest", "");
-  p.sector_size = e.value("sector_size", std::uint64_t{0});
+  p.cid = text_of("cid");
+  p.digest = text_of("digest");
+  auto size = e.find("sector_size");
+  p.sector_size = size != e.end() && size->is_number_unsigned() ? size->get<std::uint64_t>() : 0;
   return p;
 }
 

@@ -24,7 +24,9 @@ struct PublishedParam {
   std::string name, cid, digest;  // digest: 32 hex chars
   std::uint64_t sector_size = 0;
 };
-// Looks `file_name` up in a parameters.json document (its text).
+// Looks `file_name` up in a parameters.json document (its text). A document
+// that is not JSON (util/json_input), or an entry that is not an object, is
+// nullopt; mistyped members read as empty / 0.
 std::optional<PublishedParam> find_published(const std::string& parameters_json, const std::string& file_name);
 
 }  // namespace cuzk::groth16

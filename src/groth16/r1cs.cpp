@@ -516,6 +516,13 @@ R1cs load_r1cs(const std::filesystem::path& path) {
   if (std::memcmp(digest.data(), header.data() + 24, 32) != 0) {
     throw R1csError(R1csErrorKind::kChecksum, path.string());
   }
+  // The variable counts size the density bit vectors, allocated before the
+  // constructor checks them: bound them here (a checksum is no protection
+  // against a crafted file; 2^60 aux variables threw bad_alloc).
+  if (n_inputs == 0 || n_inputs > 0xffffffffull || n_aux > 0xffffffffull - n_inputs) {
+    malformed("variable counts out of range (" + std::to_string(n_inputs) + " inputs, " + std::to_string(n_aux) +
+              " aux)");
+  }
   const std::size_t n_coeffs = raw_coeffs.size();
   std::vector<Fr> coeffs(n_coeffs);
   for (std::size_t i = 0; i < n_coeffs; ++i) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "ec/curve.hpp"
+#include "ec/subgroup.hpp"
 #include "msm/msm.hpp"
 
 namespace cuzk::groth16 {
@@ -205,7 +206,12 @@ Zkey read_zkey(const std::filesystem::path& path, ThreadPool& pool) {
     std::uint32_t type = top.u32();
     std::uint64_t size = top.u64();
     if (size > top.remaining()) throw ZkeyError(ZkeyErrorKind::kTruncated, "section " + std::to_string(type));
-    sec[type] = top.take(std::size_t(size));
+    if (!sec.emplace(type, top.take(std::size_t(size))).second) {
+      throw ZkeyError(ZkeyErrorKind::kMalformed, "duplicate section " + std::to_string(type));
+    }
+  }
+  if (top.remaining() != 0) {
+    throw ZkeyError(ZkeyErrorKind::kMalformed, std::to_string(top.remaining()) + " bytes after the last section");
   }
   auto need = [&](std::uint32_t t) {
     auto it = sec.find(t);
@@ -214,6 +220,7 @@ Zkey read_zkey(const std::filesystem::path& path, ThreadPool& pool) {
   };
   Cursor proto(need(1), "protocol");
   if (proto.u32() != 1) throw ZkeyError(ZkeyErrorKind::kUnsupported, "not a Groth16 zkey");
+  if (proto.remaining() != 0) throw ZkeyError(ZkeyErrorKind::kMalformed, "protocol section has trailing bytes");
 
   Zkey z;
   Cursor h(need(2), "groth16 header");
@@ -234,8 +241,24 @@ Zkey read_zkey(const std::filesystem::path& path, ThreadPool& pool) {
   z.gamma_g2 = g2_at(h.take(kG2Bytes), "gamma_2");
   z.delta_g1 = g1_at(h.take(kG1Bytes), "delta_1");
   z.delta_g2 = g2_at(h.take(kG2Bytes), "delta_2");
+  if (h.remaining() != 0) throw ZkeyError(ZkeyErrorKind::kMalformed, "groth16 header has trailing bytes");
 
   z.ic = points<G1Affine>(need(3), z.n_public + 1, "IC", pool);
+  // The verifying key's points are few: check their subgroup here (a proof
+  // is checked under them). The proving key's are not checked (cost); a bad
+  // one yields a proof that fails that check.
+  auto vk_subgroup = [](const auto& p, const std::string& what) {
+    if (!p.infinity && !ec::in_subgroup(p)) {
+      throw ZkeyError(ZkeyErrorKind::kMalformed, what + ": point not in the prime-order subgroup");
+    }
+  };
+  vk_subgroup(z.alpha_g1, "alpha_1");
+  vk_subgroup(z.beta_g1, "beta_1");
+  vk_subgroup(z.beta_g2, "beta_2");
+  vk_subgroup(z.gamma_g2, "gamma_2");
+  vk_subgroup(z.delta_g1, "delta_1");
+  vk_subgroup(z.delta_g2, "delta_2");
+  for (std::size_t i = 0; i < z.ic.size(); ++i) vk_subgroup(z.ic[i], "IC[" + std::to_string(i) + "]");
   z.a = points<G1Affine>(need(5), z.n_vars, "A", pool);
   z.b_g1 = points<G1Affine>(need(6), z.n_vars, "B1", pool);
   z.b_g2 = points<G2Affine>(need(7), z.n_vars, "B2", pool);

@@ -31,6 +31,7 @@ namespace {
 constexpr std::uint8_t kFileMagic[8] = {'C', 'U', 'Z', 'K', 'J', 'R', 'N', 'L'};
 constexpr std::uint32_t kVersion = 1;
 constexpr std::uint32_t kRecordMagic = 0x524A5A43;  // "CZJR" as little-endian bytes
+constexpr std::uint8_t kDigestTrailerVersion = 2;   // a record's fields followed by its request digest
 
 // ---- little-endian encoding ----
 
@@ -91,6 +92,12 @@ class Reader {
     v.assign(b.begin(), b.end());
     return true;
   }
+  bool bytes(std::size_t n, const std::uint8_t*& p) {
+    if (pos_ + n > b_.size()) return false;
+    p = b_.data() + pos_;
+    pos_ += n;
+    return true;
+  }
   bool done() const { return pos_ == b_.size(); }
 
  private:
@@ -108,6 +115,7 @@ struct Decoded {
   std::vector<std::uint8_t> result;  // kCompleted
   engine::ErrorKind error_kind{};    // kFailed
   std::string message;               // kFailed
+  std::optional<RequestDigest> digest;  // version 2 records
 };
 
 bool decode(std::span<const std::uint8_t> payload, Decoded& d) {
@@ -139,6 +147,12 @@ bool decode(std::span<const std::uint8_t> payload, Decoded& d) {
     case RecordType::kCancelled:
       break;
   }
+  if (r.done()) return true;  // version 1: no trailer
+  std::uint8_t version = 0;
+  const std::uint8_t* digest = nullptr;
+  if (!r.u8(version) || version != kDigestTrailerVersion || !r.bytes(32, digest)) return false;
+  d.digest.emplace();
+  std::copy(digest, digest + 32, d.digest->begin());
   return r.done();
 }
 
@@ -239,6 +253,11 @@ std::vector<std::uint8_t> kind_priority(engine::ProofKind kind, engine::Priority
 
 }  // namespace
 
+void append_digest(std::vector<std::uint8_t>& fields, const RequestDigest& digest) {
+  put_u8(fields, kDigestTrailerVersion);
+  fields.insert(fields.end(), digest.begin(), digest.end());
+}
+
 std::vector<std::uint8_t> journal_file_header() {
   std::vector<std::uint8_t> h(kFileMagic, kFileMagic + 8);
   put_u32(h, kVersion);
@@ -275,7 +294,7 @@ Expected<ReplayReport, JournalError> replay_journal(std::span<const std::uint8_t
       case RecordType::kAccepted: {
         // A request id accepted again after it finished is a new job.
         finished.erase(d.request_id);
-        AcceptedJob j{d.request_id, d.kind, d.priority, d.input, d.at, std::nullopt};
+        AcceptedJob j{d.request_id, d.kind, d.priority, d.input, d.at, std::nullopt, d.digest};
         unfinished.insert_or_assign(d.request_id, std::make_pair(seq++, std::move(j)));
         break;
       }
@@ -303,6 +322,7 @@ Expected<ReplayReport, JournalError> replay_journal(std::span<const std::uint8_t
         f.error_kind = d.error_kind;
         f.error_message = d.message;
         f.finished_at = d.at;
+        f.digest = d.digest;
         finished.insert_or_assign(d.request_id, std::make_pair(seq++, std::move(f)));
         break;
       }
@@ -360,7 +380,7 @@ Expected<Journal::Opened, JournalError> Journal::open(JournalConfig config, cons
   auto journal = std::unique_ptr<Journal>(new Journal(std::move(config), clock, fd, image.size()));
   ReplayReport spans_report;  // same walk, to index the spans compaction copies
   (void)scan(image, spans_report, [&](const Decoded& d, std::uint64_t off, std::uint64_t bytes) {
-    journal->index(d.request_id, d.type, d.kind, d.priority, d.at, Span{off, bytes});
+    journal->index(d.request_id, d.type, d.kind, d.priority, d.at, Span{off, bytes}, d.digest);
   });
   if (report->torn_tail_bytes != 0) {
     // Cut the torn record off, so the next append starts on a clean boundary.
@@ -375,10 +395,10 @@ Expected<Journal::Opened, JournalError> Journal::open(JournalConfig config, cons
 }
 
 void Journal::index(const std::string& request_id, RecordType type, engine::ProofKind kind,
-                    engine::Priority priority, Millis at, Span span) {
+                    engine::Priority priority, Millis at, Span span, const std::optional<RequestDigest>& digest) {
   switch (type) {
     case RecordType::kAccepted:
-      live_.insert_or_assign(request_id, Live{next_seq_++, kind, priority, false, Millis{0}, {span}});
+      live_.insert_or_assign(request_id, Live{next_seq_++, kind, priority, false, Millis{0}, {span}, digest});
       break;
     case RecordType::kStarted: {
       auto it = live_.find(request_id);
@@ -389,14 +409,21 @@ void Journal::index(const std::string& request_id, RecordType type, engine::Proo
     case RecordType::kFailed:
     case RecordType::kCancelled:
       // Self-contained: the finished job needs only this record.
-      live_.insert_or_assign(request_id, Live{next_seq_++, kind, priority, true, at, {span}});
+      live_.insert_or_assign(request_id, Live{next_seq_++, kind, priority, true, at, {span}, digest});
       break;
   }
 }
 
 Expected<Ok, JournalError> Journal::append(RecordType type, const std::string& request_id, engine::ProofKind kind,
-                                           engine::Priority priority, std::span<const std::uint8_t> fields, bool sync) {
+                                           engine::Priority priority, std::span<const std::uint8_t> fields, bool sync,
+                                           const std::optional<RequestDigest>& digest) {
   Millis at = clock_.now();
+  std::vector<std::uint8_t> with_digest;
+  if (digest) {
+    with_digest.assign(fields.begin(), fields.end());
+    append_digest(with_digest, *digest);
+    fields = with_digest;
+  }
   std::vector<std::uint8_t> record = encode_record(type, at, request_id, fields);
   if (record.size() - kJournalRecordHeaderBytes > kMaxPayloadBytes) {
     return unexpected(JournalError{JournalErrorKind::kTooLarge, file_bytes_,
@@ -411,12 +438,13 @@ Expected<Ok, JournalError> Journal::append(RecordType type, const std::string& r
   if ((sync || config_.sync_every_record) && ::fdatasync(fd_) != 0) return unexpected(io_error("fdatasync", config_.path));
   Span span{file_bytes_, record.size()};
   file_bytes_ += record.size();
-  index(request_id, type, kind, priority, at, span);
+  index(request_id, type, kind, priority, at, span, digest);
   return Ok{};
 }
 
 Expected<Ok, JournalError> Journal::accepted(const std::string& request_id, engine::ProofKind kind,
-                                             engine::Priority priority, const JobInput& input) {
+                                             engine::Priority priority, const JobInput& input,
+                                             std::optional<RequestDigest> digest) {
   if (input.bytes.size() > kMaxPayloadBytes) {
     return unexpected(JournalError{JournalErrorKind::kTooLarge, file_bytes_,
                                    "input of " + std::to_string(input.bytes.size()) + " B"});
@@ -424,22 +452,23 @@ Expected<Ok, JournalError> Journal::accepted(const std::string& request_id, engi
   std::vector<std::uint8_t> f = kind_priority(kind, priority);
   put_u8(f, static_cast<std::uint8_t>(input.mode));
   put_blob(f, input.bytes);
-  return append(RecordType::kAccepted, request_id, kind, priority, f, /*sync=*/true);
+  return append(RecordType::kAccepted, request_id, kind, priority, f, /*sync=*/true, digest);
 }
 
 Expected<Ok, JournalError> Journal::started(const std::string& request_id) {
-  return append(RecordType::kStarted, request_id, {}, {}, {}, /*sync=*/false);
+  return append(RecordType::kStarted, request_id, {}, {}, {}, /*sync=*/false, std::nullopt);
 }
 
 Expected<Ok, JournalError> Journal::finish(const std::string& request_id, RecordType type,
                                            std::vector<std::uint8_t> extra) {
-  // The terminal record repeats kind and priority from the accepted job.
+  // The terminal record repeats kind, priority and digest from the accepted job.
   auto it = live_.find(request_id);
   engine::ProofKind kind = it != live_.end() ? it->second.kind : engine::ProofKind::kGroth16Demo;
   engine::Priority priority = it != live_.end() ? it->second.priority : engine::Priority::kNormal;
+  std::optional<RequestDigest> digest = it != live_.end() ? it->second.digest : std::nullopt;
   std::vector<std::uint8_t> f = kind_priority(kind, priority);
   f.insert(f.end(), extra.begin(), extra.end());
-  return append(type, request_id, kind, priority, f, /*sync=*/false);
+  return append(type, request_id, kind, priority, f, /*sync=*/false, digest);
 }
 
 Expected<Ok, JournalError> Journal::completed(const std::string& request_id, std::span<const std::uint8_t> result) {

@@ -14,8 +14,13 @@
 //     kCompleted: u8 kind | u8 priority | blob result
 //     kFailed:    u8 kind | u8 priority | u8 error kind | str message
 //     kCancelled: u8 kind | u8 priority
-// Terminal records repeat kind and priority, so a finished job needs no other
-// record: compaction keeps just that one.
+//     then, in every record but kStarted, optionally (record version 2):
+//       u8 2 | 32 B request digest (the SHA-256 the engine computes over the
+//       job's input, engine/request_digest.hpp). Version 1 records end after
+//       the type fields and still replay (digest absent).
+// Terminal records repeat kind, priority and the digest, so a finished job
+// needs no other record: compaction keeps just that one, and a request id
+// reused with a different input after a restart is still told apart.
 //
 // Durability: kAccepted is fdatasync'ed before accepted() returns (the client
 // is told "accepted" only once it would survive a crash); other records are
@@ -32,6 +37,7 @@
 // event loop (fdatasync takes milliseconds on a good disk, far more on a bad one).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -66,6 +72,9 @@ struct JournalError {
 
 enum class RecordType : std::uint8_t { kAccepted = 1, kStarted = 2, kCompleted = 3, kFailed = 4, kCancelled = 5 };
 
+// What identifies a job's input (SHA-256, engine/request_digest.hpp).
+using RequestDigest = std::array<std::uint8_t, 32>;
+
 struct JobInput {
   enum class Mode : std::uint8_t { kPath = 0, kInline = 1 };
   Mode mode = Mode::kInline;
@@ -83,6 +92,7 @@ struct AcceptedJob {
   JobInput input;
   Millis accepted_at{0};
   std::optional<Millis> started_at;  // it had started before the restart
+  std::optional<RequestDigest> digest;  // absent in version 1 records
 };
 
 enum class Ending : std::uint8_t { kCompleted, kFailed, kCancelled };
@@ -96,6 +106,7 @@ struct FinishedJob {
   engine::ErrorKind error_kind = engine::ErrorKind::kInternal;      // kFailed
   std::string error_message;                                        // kFailed
   Millis finished_at{0};
+  std::optional<RequestDigest> digest;                              // absent in version 1 records
 };
 
 struct ReplayReport {
@@ -120,6 +131,8 @@ Expected<ReplayReport, JournalError> replay_journal(std::span<const std::uint8_t
 // Encodes one record (header + payload), as written to the file.
 std::vector<std::uint8_t> encode_record(RecordType type, Millis at, const std::string& request_id,
                                         std::span<const std::uint8_t> fields);
+// The version 2 trailer of a record's fields (u8 2 | 32 B digest).
+void append_digest(std::vector<std::uint8_t>& fields, const RequestDigest& digest);
 std::vector<std::uint8_t> journal_file_header();
 
 struct JournalConfig {
@@ -140,8 +153,10 @@ class Journal {
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
+  // `digest` (when given) is repeated in the job's terminal record.
   Expected<Ok, JournalError> accepted(const std::string& request_id, engine::ProofKind kind,
-                                      engine::Priority priority, const JobInput& input);
+                                      engine::Priority priority, const JobInput& input,
+                                      std::optional<RequestDigest> digest = std::nullopt);
   Expected<Ok, JournalError> started(const std::string& request_id);
   Expected<Ok, JournalError> completed(const std::string& request_id, std::span<const std::uint8_t> result);
   Expected<Ok, JournalError> failed(const std::string& request_id, engine::ErrorKind error_kind,
@@ -170,13 +185,15 @@ class Journal {
     bool finished = false;
     Millis finished_at{0};
     std::vector<Span> records;  // what compaction copies, in file order
+    std::optional<RequestDigest> digest;
   };
 
   Journal(JournalConfig config, const Clock& clock, int fd, std::uint64_t file_bytes);
   Expected<Ok, JournalError> append(RecordType type, const std::string& request_id, engine::ProofKind kind,
-                                    engine::Priority priority, std::span<const std::uint8_t> fields, bool sync);
+                                    engine::Priority priority, std::span<const std::uint8_t> fields, bool sync,
+                                    const std::optional<RequestDigest>& digest);
   void index(const std::string& request_id, RecordType type, engine::ProofKind kind, engine::Priority priority,
-             Millis at, Span span);
+             Millis at, Span span, const std::optional<RequestDigest>& digest);
   Expected<Ok, JournalError> finish(const std::string& request_id, RecordType type,
                                     std::vector<std::uint8_t> fields);
 

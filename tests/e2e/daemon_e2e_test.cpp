@@ -47,6 +47,9 @@ constexpr char kConfig[] = R"(
 [daemon]
 max_message_bytes = 1048576
 drain_timeout_ms = 20000
+# A Unix connection must make its first call within this (see
+# UnixPeersThatNeverCallAreClosed).
+auth_timeout_ms = 3000
 [engine]
 max_concurrent_jobs = 1
 queue_capacity = 4
@@ -112,6 +115,37 @@ TEST_F(DaemonE2E, SocketIsGroupOnly) {
   ASSERT_EQ(::stat(daemon_->socket().c_str(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0660u);
+}
+
+// A Unix peer that connects and never completes a call (silent, or stuck
+// half-way through a message) is closed after auth_timeout_ms, as TCP peers
+// that never log in are; a client that calls is not affected.
+TEST_F(DaemonE2E, UnixPeersThatNeverCallAreClosed) {
+  auto connect_raw = [] {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", daemon_->socket().c_str());
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    timeval tv{15, 0};  // bounded: a daemon that never closes fails the test, not hangs it
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+  };
+  int silent = connect_raw();
+  int partial = connect_raw();
+  const std::uint8_t half_frame[4] = {0, 0, 0, 0};  // a segment count, then nothing
+  ASSERT_EQ(::send(partial, half_frame, sizeof half_frame, MSG_NOSIGNAL), 4);
+  rpc::Client busy(addr());
+  EXPECT_EQ(busy.status().schema_version, 1u);
+  for (int fd : {silent, partial}) {
+    char byte;
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(::recv(fd, &byte, 1, 0), 0) << "the idle Unix connection was not closed";
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 14s);
+    ::close(fd);
+  }
+  // The client that called keeps its connection past the deadline.
+  EXPECT_EQ(busy.status().schema_version, 1u);
 }
 
 TEST_F(DaemonE2E, ConcurrentClientsGetProofsThatVerify) {
@@ -480,6 +514,29 @@ TEST_F(DaemonE2E, CuzkctlProvesVerifiesAndReportsTypedErrors) {
   CliRun nowhere = run_cuzkctl("--addr unix://" + (*dir_ / "nobody.sock").string() + " status");
   EXPECT_EQ(nowhere.status, 3);
   EXPECT_EQ(nowhere.out.rfind("error: unavailable: ", 0), 0u) << nowhere.out;
+}
+
+// `prove --count K` beyond what the queue holds (capacity 4, one place kept
+// for urgent jobs): the refused submission ends the batch, and the jobs it
+// had submitted are cancelled rather than left queued for nobody.
+TEST_F(DaemonE2E, CuzkctlBatchBeyondTheQueueCancelsWhatItSubmitted) {
+  if (!fs::exists(CUZKCTL_BINARY)) GTEST_SKIP() << CUZKCTL_BINARY << " not built";
+  rpc::Client c(addr());
+  auto blocker = c.submit(demo(kBlockerSize, 31));
+  ASSERT_TRUE(blocker.ok());
+  wait_running(c, blocker.value().id);
+  CliRun batch = run_cuzkctl("--addr " + addr() + " prove --circuit demo --size 5 --count 10 --request-id orph");
+  EXPECT_EQ(batch.status, 1) << batch.out;
+  EXPECT_EQ(batch.out.rfind("error: overloaded: ", 0), 0u) << batch.out;
+  int seen = 0;
+  for (const engine::JobView& j : c.status().engine.jobs) {
+    if (j.request_id.rfind("orph-", 0) != 0) continue;
+    ++seen;
+    EXPECT_EQ(j.state, JobState::kCancelled) << j.request_id << " left " << engine::to_string(j.state);
+  }
+  EXPECT_GE(seen, 1) << "the queue took no job of the batch";  // 3 when nothing else is queued
+  c.cancel(blocker.value().id);
+  (void)c.await(blocker.value().id, 60000);
 }
 #endif
 

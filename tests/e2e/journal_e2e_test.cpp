@@ -277,9 +277,17 @@ TEST_F(JournalE2E, GracefulStopLeavesQueuedJobsToTheNextStart) {
     auto stopped = c.await(queued.id, 10000);
     ASSERT_FALSE(stopped.ok());
     EXPECT_EQ(stopped.error().kind, ErrorKind::kShuttingDown);
+    // ...and says what it is: still queued, left for the next start - not cancelled.
+    auto left = find_job(c.status(), queued.id);
+    ASSERT_TRUE(left.has_value());
+    EXPECT_EQ(left->state, JobState::kQueued);
+    EXPECT_EQ(left->stage, "left queued for the next start");
     auto done = c.await(running.id, 60000);
     ASSERT_TRUE(done.ok()) << done.error().message;
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log_text();
+    const std::string log = d.log_text();
+    EXPECT_NE(log.find("job left queued for the next start"), std::string::npos) << log;
+    EXPECT_EQ(log.find("job cancelled"), std::string::npos) << log;
   }
   // ...but it stays accepted, and runs at the next start; the finished one
   // is still awaitable.

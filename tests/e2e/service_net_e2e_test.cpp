@@ -198,6 +198,42 @@ TEST_F(ServiceNetE2E, TlsWithTheRightTokenProvesAndVerifies) {
   EXPECT_TRUE(daemon_->wait_log("login peer=127.0.0.1:"));
 }
 
+// tcp://127.0.0.1 without a server name: the certificate's IP SAN
+// (IP:127.0.0.1) is what authenticates the daemon; another address, or a
+// certificate from another CA, is still refused.
+TEST_F(ServiceNetE2E, TlsToAnIpAddressAcceptsAMatchingIpSan) {
+  rpc::ClientOptions by_ip = tls_options();
+  by_ip.tls_server_name.clear();
+  rpc::Client c(daemon_->tcp_addr(), by_ip);
+  auto r = c.prove(demo(kSmallSize, 12), 30000);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(verifies(r.value(), kSmallSize, 12));
+  rpc::ClientOptions other_ip = tls_options();
+  other_ip.tls_server_name = "127.0.0.2";
+  try {
+    rpc::Client refused(daemon_->tcp_addr(), other_ip);
+    ADD_FAILURE() << "a certificate for 127.0.0.1 was accepted for 127.0.0.2";
+  } catch (const rpc::ClientError& e) {
+    EXPECT_EQ(e.kind(), rpc::ClientErrorKind::kTransport) << e.what();
+  }
+  rpc::ClientOptions other_ca = by_ip;
+  other_ca.tls_ca_file = (*dir_ / "other.crt").string();
+  try {
+    rpc::Client refused(daemon_->tcp_addr(), other_ca);
+    ADD_FAILURE() << "an untrusted certificate was accepted";
+  } catch (const rpc::ClientError& e) {
+    EXPECT_EQ(e.kind(), rpc::ClientErrorKind::kTransport) << e.what();
+  }
+#ifdef CUZKCTL_BINARY
+  if (fs::exists(CUZKCTL_BINARY)) {
+    EXPECT_EQ(run_shell(std::string(CUZKCTL_BINARY) + " --addr " + daemon_->tcp_addr() + " --tls-ca " +
+                        (*dir_ / "server.crt").string() + " --token-file " + (*dir_ / "token").string() +
+                        " status >/dev/null 2>&1"),
+              0);
+  }
+#endif
+}
+
 TEST_F(ServiceNetE2E, WrongOrMissingTokenIsATypedRefusal) {
   for (std::string token : {std::string("7f3a9c2e51d84b06a1e2c3d4f5a6b7c9"), std::string(), std::string(kToken) + "x"}) {
     try {
@@ -364,8 +400,10 @@ TEST_F(ServiceNetE2E, CuzkctlSpeaksTlsWithATokenFile) {
   std::ofstream(*dir_ / "bad-token") << "this-is-not-the-right-token\n";
   int rc = run_shell(base + " --token-file " + (*dir_ / "bad-token").string() + " status >" +
                      (*dir_ / "ctl.out").string() + " 2>&1");
-  EXPECT_NE(rc, 0);
-  EXPECT_NE(read_file(*dir_ / "ctl.out").find("unauthenticated"), std::string::npos) << read_file(*dir_ / "ctl.out");
+  // A refused token is a typed failure (exit 1, kind unauthenticated), not an
+  // unreachable daemon (exit 3, unavailable).
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(read_file(*dir_ / "ctl.out").rfind("error: unauthenticated: ", 0), 0u) << read_file(*dir_ / "ctl.out");
   // CUZK_TOKEN works like --token-file.
   EXPECT_EQ(run_shell("CUZK_TOKEN=" + std::string(kToken) + " " + base + " status >/dev/null 2>&1"), 0);
 #endif

@@ -2,11 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
 #include "circuits/filecoin/c1_build.hpp"
 #include "circuits/native/poseidon.hpp"
+#include "circuits/filecoin/labels.hpp"
+#include "util/json_input.hpp"
 
 namespace cuzk::circuits::filecoin {
 
@@ -74,6 +77,13 @@ class JPath {
   std::string s_;
 };
 
+// An untrusted object key as a JSON pointer token, at most 64 bytes
+// (longer keys are cut and marked with "...").
+std::string path_token(const std::string& key) {
+  constexpr std::size_t kMax = 64;
+  return key.size() <= kMax ? key : key.substr(0, kMax) + "...";
+}
+
 [[noreturn]] void fail(C1ErrorKind k, const JPath& p, const std::string& detail) {
   throw C1Error(k, p.str(), detail);
 }
@@ -119,7 +129,7 @@ Digest32 read_domain(const json& j, JPath& p) {
         (b.is_number_unsigned() ? b.get<std::uint64_t>() > 255 : true)) {
       // nlohmann stores non-negative integer literals as unsigned.
       JPath::Scope s(p, i);
-      fail(C1ErrorKind::ByteValue, p, "expected an integer 0..255, got " + b.dump());
+      fail(C1ErrorKind::ByteValue, p, "expected an integer 0..255, got " + json_excerpt(b));
     }
     d[i] = std::uint8_t(b.get<std::uint64_t>());
   }
@@ -166,7 +176,10 @@ MerkleProof read_merkle_proof(const json& j, JPath& p) {
   }
   const std::string& variant = data.begin().key();
   const json& body = data.begin().value();
-  JPath::Scope sv(p, variant);
+  JPath::Scope sv(p, path_token(variant));
+  if (variant != "Single" && variant != "Sub" && variant != "Top") {
+    fail(C1ErrorKind::WrongType, p, "unknown MerkleProof variant");
+  }
   MerkleProof m;
   if (variant == "Single") {
     m.kind = MerkleProofKind::Single;
@@ -186,8 +199,6 @@ MerkleProof read_merkle_proof(const json& j, JPath& p) {
       JPath::Scope s(p, "top_proof");
       m.top = read_inclusion_path(field(body, "top_proof", p), p);
     }
-  } else {
-    fail(C1ErrorKind::WrongType, p, "unknown MerkleProof variant '" + variant + "'");
   }
   {
     JPath::Scope s(p, "root");
@@ -411,6 +422,114 @@ void check_labeling(const LabelingProof& l, std::uint32_t want_layer, std::uint6
   }
 }
 
+// Every domain value of a genuine C1 is a canonical Fr: Poseidon outputs are
+// field elements and SHA-256 ones are trimmed to 254 bits (fr32). The
+// synthesis and the public inputs convert them to Fr and abort on a value
+// >= r, so the parse refuses one (a replica_id of 32 x 0xff crashed cuzkd).
+void expect_canonical(const Digest32& d, JPath& p) {
+  ff::Fr x;
+  if (!ff::Fr::from_bytes_le(d, x)) fail(C1ErrorKind::NonCanonicalField, p, "value >= r");
+}
+
+void expect_canonical(const std::vector<Digest32>& v, JPath& p) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    JPath::Scope s(p, i);
+    expect_canonical(v[i], p);
+  }
+}
+
+// `p` points at the MerkleProof object.
+void expect_canonical(const MerkleProof& m, JPath& p) {
+  JPath::Scope sd(p, "data");
+  JPath::Scope sv(p, kind_name(m.kind));
+  {
+    JPath::Scope s(p, "root");
+    expect_canonical(m.root, p);
+  }
+  {
+    JPath::Scope s(p, "leaf");
+    expect_canonical(m.leaf, p);
+  }
+  const std::pair<const char*, const InclusionPath*> parts[] = {
+      {m.kind == MerkleProofKind::Single ? "path" : "base_proof", &m.base}, {"sub_proof", &m.sub}, {"top_proof", &m.top}};
+  for (const auto& [name, path] : parts) {
+    JPath::Scope s(p, name);
+    JPath::Scope s2(p, "path");
+    for (std::size_t i = 0; i < path->size(); ++i) {
+      JPath::Scope si(p, i);
+      JPath::Scope sh(p, "hashes");
+      expect_canonical((*path)[i].hashes, p);
+    }
+  }
+}
+
+void expect_canonical(const ColumnProof& c, JPath& p) {
+  {
+    JPath::Scope s(p, "column");
+    JPath::Scope sr(p, "rows");
+    expect_canonical(c.column.rows, p);
+  }
+  JPath::Scope s(p, "inclusion_proof");
+  expect_canonical(c.inclusion_proof, p);
+}
+
+void expect_canonical(const ChallengeProof& c, JPath& p) {
+  {
+    JPath::Scope s(p, "comm_d_proofs");
+    expect_canonical(c.comm_d_proofs, p);
+  }
+  {
+    JPath::Scope s(p, "comm_r_last_proof");
+    expect_canonical(c.comm_r_last_proof, p);
+  }
+  JPath::Scope s(p, "replica_column_proofs");
+  {
+    JPath::Scope sc(p, "c_x");
+    expect_canonical(c.replica_column_proofs.c_x, p);
+  }
+  const std::pair<const char*, const std::vector<ColumnProof>*> groups[] = {
+      {"drg_parents", &c.replica_column_proofs.drg_parents}, {"exp_parents", &c.replica_column_proofs.exp_parents}};
+  for (const auto& [name, cols] : groups) {
+    JPath::Scope sg(p, name);
+    for (std::size_t i = 0; i < cols->size(); ++i) {
+      JPath::Scope si(p, i);
+      expect_canonical((*cols)[i], p);
+    }
+  }
+  // The labeling/encoding parents equal column rows (check_labeling_parents).
+}
+
+// The labeling proofs repeat the parent labels that the column proofs open:
+// layer l's parents are the DRG columns' row l and (l > 1) the expander
+// columns' row l - 1, expanded to 37; the encoding proof repeats the last
+// layer's. The circuit computes labels from the columns only, so a C1 whose
+// copies disagree still proves, yet rust-fil-proofs' vanilla verification
+// (LabelingProof::verify: the label of its own parents must be c_x's row)
+// rejects it. Cheap (comparisons only), so every parse checks it. Runs after
+// the counts are checked (6 + 8 columns of `layers` rows, 37 parents).
+void check_labeling_parents(const ChallengeProof& c, const SealProofInfo& info, JPath& p) {
+  const auto& r = c.replica_column_proofs;
+  for (std::uint32_t l = 1; l <= info.layers; ++l) {
+    std::vector<Digest32> parents;
+    for (const auto& col : r.drg_parents) parents.push_back(col.column.rows[l - 1]);
+    if (l > 1) {
+      for (const auto& col : r.exp_parents) parents.push_back(col.column.rows[l - 2]);
+    }
+    const auto expanded = expand_parents(parents);
+    if (!std::equal(expanded.begin(), expanded.end(), c.labeling_proofs[l - 1].parents.begin())) {
+      JPath::Scope s(p, "labeling_proofs");
+      JPath::Scope si(p, l - 1);
+      JPath::Scope sp(p, "parents");
+      fail(C1ErrorKind::LabelMismatch, p, "parents differ from the parent column proofs' rows");
+    }
+  }
+  if (c.encoding_proof.parents != c.labeling_proofs[info.layers - 1].parents) {
+    JPath::Scope s(p, "encoding_proof");
+    JPath::Scope sp(p, "parents");
+    fail(C1ErrorKind::LabelMismatch, p, "parents differ from the last labeling proof's");
+  }
+}
+
 void check_challenge(const ChallengeProof& c, const SealProofInfo& info, const Digest32& comm_d,
                      const Digest32& comm_r_last, const Digest32& comm_c, JPath& p) {
   const TreeShape rc = tree_rc_shape(info);
@@ -482,6 +601,8 @@ void check_challenge(const ChallengeProof& c, const SealProofInfo& info, const D
     JPath::Scope s(p, "encoding_proof");
     check_labeling(c.encoding_proof, info.layers, challenge, p);
   }
+  check_labeling_parents(c, info, p);
+  expect_canonical(c, p);
 }
 
 bool canonical_fr(const Digest32& d, ff::Fr& out) { return ff::Fr::from_bytes_le(d, out); }
@@ -666,6 +787,12 @@ void check_structure(const C1Output& c1) {
   }
   // comm_r = Poseidon2(comm_c, comm_r_last).
   JPath top;
+  for (const auto& [name, value] : {std::pair<const char*, const Digest32*>{"replica_id", &c1.replica_id},
+                                    {"comm_d", &c1.comm_d},
+                                    {"comm_r", &c1.comm_r}}) {
+    JPath::Scope s(top, name);
+    expect_canonical(*value, top);
+  }
   const ff::Fr c = fr_or_fail(comm_c, C1ErrorKind::NonCanonicalField, p, "comm_c (tree C root)");
   const ff::Fr r = fr_or_fail(comm_r_last, C1ErrorKind::NonCanonicalField, p, "comm_r_last");
   if (native::fr_to_le_bytes(native::poseidon2(c, r)) != c1.comm_r) {
@@ -677,8 +804,8 @@ void check_structure(const C1Output& c1) {
 C1Output parse_c1(std::string_view json_text) {
   json doc;
   try {
-    doc = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& e) {
+    doc = parse_json_input(json_text);
+  } catch (const JsonInputError& e) {
     throw C1Error(C1ErrorKind::JsonSyntax, "", e.what());
   }
   JPath p;
@@ -688,7 +815,7 @@ C1Output parse_c1(std::string_view json_text) {
     const json& rp = field(doc, "registered_proof", p);
     if (!rp.is_string()) fail(C1ErrorKind::WrongType, p, "expected a string");
     const auto proof = seal_proof_from_name(rp.get<std::string>());
-    if (!proof) fail(C1ErrorKind::UnknownProof, p, "unsupported registered proof " + rp.dump());
+    if (!proof) fail(C1ErrorKind::UnknownProof, p, "unsupported registered proof " + json_excerpt(rp));
     c1.registered_proof = *proof;
   }
   const std::pair<const char*, Digest32*> commitments[] = {{"comm_r", &c1.comm_r},
@@ -707,16 +834,27 @@ C1Output parse_c1(std::string_view json_text) {
       fail(C1ErrorKind::WrongType, p, "expected {\"StackedDrg<size>V1\": [[...]]}");
     }
     const std::string& key = vp.begin().key();
-    JPath::Scope sk(p, key);
+    JPath::Scope sk(p, path_token(key));
     if (key != c1.info().v1_name) {
-      fail(C1ErrorKind::ProofKeyMismatch, p,
-           "key '" + key + "' does not match " + std::string(c1.info().v1_name));
+      fail(C1ErrorKind::ProofKeyMismatch, p, "the key does not match " + std::string(c1.info().v1_name));
     }
+    // Counts are checked before anything is read, so the work done on a
+    // document is bounded by the declared sector shape.
+    const SealProofInfo& info = c1.info();
     const json& partitions = array(vp.begin().value(), p);
+    if (partitions.size() != info.partitions) {
+      fail(C1ErrorKind::PartitionCount, p,
+           "expected " + std::to_string(info.partitions) + " partitions, got " + std::to_string(partitions.size()));
+    }
     c1.vanilla_proofs.resize(partitions.size());
     for (std::size_t k = 0; k < partitions.size(); ++k) {
       JPath::Scope sp(p, k);
       const json& challenges = array(partitions[k], p);
+      if (challenges.size() != info.challenges_per_partition) {
+        fail(C1ErrorKind::ChallengeCount, p,
+             "expected " + std::to_string(info.challenges_per_partition) + " challenges, got " +
+                 std::to_string(challenges.size()));
+      }
       c1.vanilla_proofs[k].reserve(challenges.size());
       for (std::size_t i = 0; i < challenges.size(); ++i) {
         JPath::Scope sc(p, i);

@@ -25,7 +25,12 @@
 // parse_c1 checks the structure for the declared registered proof (lengths,
 // arities, counts, layer indexes) and, cheaply, the commitments:
 // every comm_d proof's root is comm_d, all tree R roots agree (comm_r_last),
-// all tree C roots agree (comm_c) and comm_r = Poseidon2(comm_c, comm_r_last).
+// all tree C roots agree (comm_c) and comm_r = Poseidon2(comm_c, comm_r_last),
+// the labeling/encoding proofs' parents are the parent columns' rows, and
+// every domain value but seed and ticket is a canonical Fr (the synthesis and
+// the public inputs convert them and abort on one >= r).
+// The JSON is read with util/json_input (bounded depth and size; every JSON
+// failure, e.g. "1e400" or trailing data, is a JsonSyntax C1Error).
 // verify_c1 optionally goes further (challenges, parents, every Merkle path,
 // labels and encodings).
 #pragma once
@@ -142,9 +147,11 @@ enum class C1ErrorKind : std::uint8_t {
                        // derived challenges (verify_c1)
   ParentMismatch,      // a column index is not the graph parent (verify_c1)
   RootMismatch,        // comm_d / comm_r_last / comm_c / comm_r disagree
-  NonCanonicalField,   // a Poseidon-domain value >= r (verify_c1)
+  NonCanonicalField,   // a domain value >= r (parse_c1: every one but seed/ticket)
   PathMismatch,        // a Merkle path does not hash to its root (verify_c1)
-  LabelMismatch,       // a label or encoding does not recompute (verify_c1)
+  LabelMismatch,       // labeling/encoding parents differ from the column rows
+                       // (parse_c1), or a label or encoding does not recompute
+                       // (verify_c1)
 };
 
 std::string_view to_string(C1ErrorKind k);

@@ -6,6 +6,7 @@
 
 #include "circuits/filecoin/derive.hpp"
 #include "circuits/filecoin/porep_c2.hpp"
+#include "util/json_input.hpp"
 
 namespace cuzk::circuits::filecoin {
 namespace {
@@ -56,8 +57,12 @@ json bytes_json(const Bytes& b) {
 }  // namespace
 
 SealRecord parse_seal_record(std::string_view line) {
-  const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw SealRecordError("not valid JSON");
+  json j;
+  try {
+    j = parse_json_input(line);
+  } catch (const JsonInputError& e) {
+    throw SealRecordError(std::string("not valid JSON: ") + e.what());
+  }
   SealRecord r;
   const json& cfg = field(j, "porep_config", "");
   r.sector_size = to_u64(field(cfg, "sector_size", "/porep_config"), "/porep_config/sector_size");

@@ -123,6 +123,19 @@ TEST(Config, ExampleFileDocumentsTheDefaults) {
   EXPECT_EQ(example.pipeline_threads, d.pipeline_threads);
   EXPECT_EQ(example.log_level, d.log_level);
   EXPECT_EQ(example.log_format, d.log_format);
+  EXPECT_EQ(example.metrics_listen, d.metrics_listen);
+  EXPECT_EQ(example.metrics_allow_non_loopback, d.metrics_allow_non_loopback);
+}
+
+TEST(Config, MetricsEndpointIsOffByDefaultAndReadsItsKeys) {
+  Config d = parse_config("", "test");
+  EXPECT_EQ(d.metrics_listen, "");
+  EXPECT_FALSE(d.metrics_allow_non_loopback);
+  Config c = parse_config("[metrics]\nlisten = \"127.0.0.1:9821\"\nallow_non_loopback = true\n", "test");
+  EXPECT_EQ(c.metrics_listen, "127.0.0.1:9821");
+  EXPECT_TRUE(c.metrics_allow_non_loopback);
+  EXPECT_THROW(parse_config("[metrics]\nlisten = 9821\n", "test"), ConfigError);
+  EXPECT_THROW(parse_config("[metrics]\nport = 9821\n", "test"), ConfigError);
 }
 
 }  // namespace

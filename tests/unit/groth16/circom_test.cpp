@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -126,6 +127,41 @@ TEST(Circom, RejectsWrongPrimeAndDamagedFiles) {
   v = r1cs;
   v[12 + 12 + 4] = 200;
   EXPECT_EQ(error_of([&] { parse_circom_r1cs(v); }), R1csErrorKind::kMalformed);
+}
+
+// Offset of section `type`'s payload in an iden3 container (magic, version,
+// count, then {u32 type, u64 size, payload}).
+std::size_t section_offset(const std::vector<std::uint8_t>& f, std::uint32_t type) {
+  std::size_t at = 12;
+  while (at + 12 <= f.size()) {
+    std::uint32_t t = 0;
+    std::uint64_t size = 0;
+    std::memcpy(&t, f.data() + at, 4);
+    std::memcpy(&size, f.data() + at + 4, 8);
+    if (t == type) return at + 12;
+    at += 12 + size;
+  }
+  ADD_FAILURE() << "no section " << type;
+  return 0;
+}
+
+// A header count is checked against the file before anything is allocated:
+// n_wires = 2^32 - 1 once threw bad_alloc, 2^28 took 18 s and 2 GB.
+TEST(Circom, WireCountIsBoundedByTheFile) {
+  const std::vector<std::uint8_t> r1cs = read(kDir / "small.r1cs");
+  const std::size_t n_wires_at = section_offset(r1cs, 1) + 4 + 32;  // after n8 and the prime
+  for (std::uint32_t n : {0xffffffffu, 1u << 28, 1u << 20, 16u}) {
+    std::vector<std::uint8_t> v = r1cs;
+    std::memcpy(v.data() + n_wires_at, &n, 4);
+    EXPECT_EQ(error_of([&] { parse_circom_r1cs(v); }), R1csErrorKind::kMalformed) << n;
+  }
+  // Trailing bytes after the last section.
+  std::vector<std::uint8_t> v = r1cs;
+  v.push_back(0);
+  EXPECT_EQ(error_of([&] { parse_circom_r1cs(v); }), R1csErrorKind::kMalformed);
+  v = read(kDir / "small.wtns");
+  v.push_back(0);
+  EXPECT_EQ(error_of([&] { parse_circom_wtns(v); }), R1csErrorKind::kMalformed);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "groth16/r1cs.hpp"
 
 #include <gtest/gtest.h>
+#include <openssl/sha.h>
+
+#include <cstring>
 
 #include <cstdio>
 #include <filesystem>
@@ -288,6 +291,23 @@ TEST_F(R1csFile, RejectsTruncationAndBitFlips) {
     }
   }
   EXPECT_EQ(load_error(dir_ / "missing.r1cs"), R1csErrorKind::kIo);
+}
+
+// The checksum is unkeyed: a crafted file with a valid one and absurd
+// variable counts is a typed error, not an allocation failure.
+TEST_F(R1csFile, ChecksummedHugeVariableCountsAreMalformed) {
+  R1cs r = compile(RandomCircuit{4, 12});
+  save_r1cs(r, dir_ / "a.r1cs");
+  const std::vector<char> good = read(dir_ / "a.r1cs");
+  constexpr std::size_t kHeader = 56, kDigestAt = 24, kAuxAt = kHeader + 8;  // payload: n_inputs, n_aux, ...
+  for (std::uint64_t n_aux : {std::uint64_t{1} << 60, std::uint64_t{0xffffffff}, ~std::uint64_t{0}}) {
+    std::vector<char> bad = good;
+    std::memcpy(bad.data() + kAuxAt, &n_aux, 8);
+    SHA256(reinterpret_cast<const unsigned char*>(bad.data() + kHeader), bad.size() - kHeader,
+           reinterpret_cast<unsigned char*>(bad.data() + kDigestAt));
+    write(dir_ / "h.r1cs", bad);
+    EXPECT_EQ(load_error(dir_ / "h.r1cs"), R1csErrorKind::kMalformed) << n_aux;
+  }
 }
 
 }  // namespace

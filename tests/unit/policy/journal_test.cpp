@@ -370,3 +370,72 @@ TEST(Journal, CompactionKeepsExactlyWhatReplayReturns) {
 
 }  // namespace
 }  // namespace cuzk::policy
+
+namespace cuzk::policy {
+namespace {
+
+// Request digests (record version 2): kept from kAccepted into the terminal
+// record, through a reopen and a compaction; version 1 records (no trailer,
+// as written before digests existed) still replay, without a digest.
+TEST(Journal, RequestDigestSurvivesFinishReopenAndCompaction) {
+  TempDir dir;
+  FakeClock clock;
+  RequestDigest digest{};
+  for (std::size_t i = 0; i < digest.size(); ++i) digest[i] = static_cast<std::uint8_t>(i * 3 + 1);
+  {
+    auto o = Journal::open(config_at(dir.file("j")), clock);
+    ASSERT_TRUE(o);
+    ASSERT_TRUE(o->journal->accepted("a", ProofKind::kGroth16Demo, Priority::kNormal,
+                                     JobInput::inline_bytes({1, 2}), digest));
+    ASSERT_TRUE(o->journal->accepted("b", ProofKind::kGroth16Demo, Priority::kNormal,
+                                     JobInput::inline_bytes({3}), digest));
+    ASSERT_TRUE(o->journal->started("a"));
+    ASSERT_TRUE(o->journal->completed("a", bytes_of("proof")));
+  }
+  {
+    auto o = Journal::open(config_at(dir.file("j")), clock);
+    ASSERT_TRUE(o);
+    ASSERT_EQ(o->replay.finished.size(), 1u);
+    ASSERT_TRUE(o->replay.finished[0].digest.has_value());
+    EXPECT_EQ(*o->replay.finished[0].digest, digest);
+    ASSERT_EQ(o->replay.unfinished.size(), 1u);
+    EXPECT_EQ(o->replay.unfinished[0].digest, std::optional<RequestDigest>(digest));
+    ASSERT_TRUE(o->journal->compact());
+    ASSERT_TRUE(o->journal->failed("b", ErrorKind::kInvalidInput, "bad"));
+  }
+  auto again = Journal::open(config_at(dir.file("j")), clock);
+  ASSERT_TRUE(again);
+  ASSERT_EQ(again->replay.finished.size(), 2u);
+  for (const FinishedJob& f : again->replay.finished) EXPECT_EQ(f.digest, std::optional<RequestDigest>(digest));
+}
+
+TEST(Journal, VersionOneRecordsWithoutDigestStillReplay) {
+  FakeClock clock;
+  auto image = journal_file_header();
+  // kAccepted v1: kind | priority | mode | blob; kCompleted v1: kind | priority | blob.
+  auto accepted = encode_record(RecordType::kAccepted, Millis{1}, "old-a", std::vector<std::uint8_t>{0, 1, 1, 0, 0, 0, 0});
+  auto completed = encode_record(RecordType::kCompleted, clock.now(), "old-b",
+                                 std::vector<std::uint8_t>{0, 1, 2, 0, 0, 0, 7, 8});
+  image.insert(image.end(), accepted.begin(), accepted.end());
+  image.insert(image.end(), completed.begin(), completed.end());
+  auto r = replay_journal(image, clock.now(), 10min);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->errors.empty());
+  ASSERT_EQ(r->unfinished.size(), 1u);
+  EXPECT_FALSE(r->unfinished[0].digest.has_value());
+  ASSERT_EQ(r->finished.size(), 1u);
+  EXPECT_FALSE(r->finished[0].digest.has_value());
+  EXPECT_EQ(r->finished[0].result, (std::vector<std::uint8_t>{7, 8}));
+  // A trailer of an unknown version is a typed error, not a silent digest.
+  std::vector<std::uint8_t> fields{0, 1, 1, 0, 0, 0, 0, 9};
+  fields.insert(fields.end(), 32, 0xEE);
+  auto odd = encode_record(RecordType::kAccepted, Millis{2}, "odd", fields);
+  image.insert(image.end(), odd.begin(), odd.end());
+  r = replay_journal(image, clock.now(), 10min);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->errors.size(), 1u);
+  EXPECT_EQ(r->errors[0].kind, JournalErrorKind::kBadPayload);
+}
+
+}  // namespace
+}  // namespace cuzk::policy

@@ -4,7 +4,10 @@
 //     prove --circuit demo --size N [--count K] [--seed S]   (also: prove-remote)
 //         submit K proofs, await them, verify each locally against the
 //         verifying key the daemon returns and the public inputs recomputed
-//         here (x_0 = seed, y = chain(x_0))
+//         here (x_0 = seed, y = chain(x_0)); all or nothing: when one
+//         submission is refused (e.g. `overloaded`, K above what the queue
+//         holds) the ones already submitted are cancelled and the error is
+//         reported (exit 1), so no job is left that nobody awaits
 //     prove --porep-c1 FILE [--proof OUT] [--request-id ID] [--priority P]
 //         PoRep C2 on the daemon: C1 JSON in, partitions x 192 B out; the
 //         proof is verified here too, against the returned verifying key and
@@ -19,9 +22,10 @@
 // `prove` is shared with the offline prover: naming a built-in circuit with
 // --circuit sends the work to the daemon; --params/--zkey prove offline.
 //
-// Exit statuses: 0 success; 1 a typed daemon error or a proof that does not
-// verify; 2 malformed command line; 3 daemon unreachable. Errors are one line
-// on stderr: "error: <kind>: <message>".
+// Exit statuses: 0 success; 1 a typed daemon error (a refused token too:
+// kind "unauthenticated") or a proof that does not verify; 2 malformed
+// command line; 3 daemon unreachable. Errors are one line on stderr:
+// "error: <kind>: <message>".
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -95,8 +99,14 @@ void guarded(Context& ctx, F&& f) {
     print_error(ctx, std::string(eng::to_string(e.error.kind)), e.error.message);
     ctx.exit_code = kExitInvalid;
   } catch (const cuzk::rpc::ClientError& e) {
-    print_error(ctx, "unavailable", e.what());
-    ctx.exit_code = kExitUnavailable;
+    if (e.kind() == cuzk::rpc::ClientErrorKind::kUnauthenticated) {
+      // The daemon answered: a typed refusal (exit 1), not an unreachable daemon.
+      print_error(ctx, "unauthenticated", e.what());
+      ctx.exit_code = kExitInvalid;
+    } else {
+      print_error(ctx, "unavailable", e.what());
+      ctx.exit_code = kExitUnavailable;
+    }
   } catch (const CLI::Error& e) {
     print_error(ctx, "usage", e.what());
     ctx.exit_code = kExitMalformed;
@@ -188,7 +198,21 @@ void prove_remote(Context& ctx, const DaemonArgs& a) {
   for (std::uint32_t i = 0; i < a.count; ++i) {
     DaemonArgs one = a;
     if (!a.request_id.empty() && a.count > 1) one.request_id = a.request_id + "-" + std::to_string(i);
-    jobs.push_back(unwrap(client.submit(demo_request(one, base_seed + i))));
+    eng::Result<eng::JobView> submitted = client.submit(demo_request(one, base_seed + i));
+    if (!submitted) {
+      // All or nothing: a batch cut short (typically `overloaded`: more than
+      // the queue holds) cancels what it already submitted, so that no job
+      // is left for nobody to await. The caller retries the whole batch.
+      std::size_t cancelled = 0;
+      for (const eng::JobView& j : jobs)
+        if (client.cancel(j.id)) ++cancelled;  // not_found: already finished and expired
+      eng::Error e = submitted.error();
+      e.message += " (submission " + std::to_string(i + 1) + " of " + std::to_string(a.count) + " refused; " +
+                   std::to_string(cancelled) + " of the " + std::to_string(jobs.size()) +
+                   " jobs submitted before it cancelled)";
+      throw DaemonError{std::move(e)};
+    }
+    jobs.push_back(std::move(submitted.value()));
   }
   json results = json::array();
   bool all_valid = true;

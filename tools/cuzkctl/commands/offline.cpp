@@ -1,10 +1,12 @@
 // Offline subcommands (no daemon needed): params inspect, setup, prove,
 // verify, export-vk.
 //
-// Exit statuses: 0 success / valid, 1 invalid proof, 2 malformed or
-// unreadable input (with a one-line reason on stderr).
+// Exit statuses: 0 success / valid, 1 invalid proof (including a proof that
+// `prove` made and that does not verify under its key: nothing is written),
+// 2 malformed or unreadable input (with a one-line reason on stderr).
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -23,6 +25,7 @@
 #include "groth16/snarkjs_json.hpp"
 #include "groth16/verifier.hpp"
 #include "groth16/zkey.hpp"
+#include "util/json_input.hpp"
 #include "util/thread_pool.hpp"
 
 namespace cuzkctl {
@@ -37,7 +40,25 @@ struct Malformed : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A proof we produced failed its own verification: exit status 1.
+struct ProofCheckFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The size of a regular file; a missing path, a directory or a device is a
+// malformed-input error (exit 2), never an uncaught filesystem_error.
+std::uint64_t regular_file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) throw Malformed("cannot open " + path + ": no such file");
+  if (!std::filesystem::is_regular_file(st)) throw Malformed(path + " is not a regular file");
+  const std::uint64_t bytes = std::filesystem::file_size(path, ec);
+  if (ec) throw Malformed("cannot stat " + path + ": " + ec.message());
+  return bytes;
+}
+
 std::vector<std::uint8_t> read_file(const std::string& path) {
+  regular_file_bytes(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Malformed("cannot open " + path);
   return std::vector<std::uint8_t>((std::istreambuf_iterator<char>(in)), {});
@@ -45,9 +66,11 @@ std::vector<std::uint8_t> read_file(const std::string& path) {
 
 json read_json(const std::string& path) {
   auto bytes = read_file(path);
-  auto j = json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw Malformed(path + ": not valid JSON");
-  return j;
+  try {
+    return parse_json_input({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+  } catch (const JsonInputError& e) {
+    throw Malformed(path + ": " + e.what());
+  }
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -83,6 +106,7 @@ class Progress {
 enum class FileKind { kZkey, kVk, kParams, kUnknown };
 
 FileKind sniff(const std::string& path) {
+  regular_file_bytes(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Malformed("cannot open " + path);
   char magic[4] = {};
@@ -127,7 +151,7 @@ void params_inspect(Context& ctx, const std::string& path, bool subgroups, const
   ThreadPool pool(ctx.threads);
   json out;
   out["file"] = path;
-  out["bytes"] = std::filesystem::file_size(path);
+  out["bytes"] = regular_file_bytes(path);
   FileKind kind = sniff(path);
   try {
     if (kind == FileKind::kZkey) {
@@ -250,6 +274,7 @@ void prove(Context& ctx, const ProveArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
   Proof proof;
   std::vector<Fr> pub;
+  VerifyingKey vk;  // the proof is checked under it before anything is written
   if (!a.zkey.empty()) {
     std::fprintf(stderr, "cuzkctl prove: reading %s\n", a.zkey.c_str());
     Zkey z = read_zkey(a.zkey, pool);
@@ -257,6 +282,7 @@ void prove(Context& ctx, const ProveArgs& a) {
     proof = prove_zkey(z, wires, random_blinding(), pool);
     if (wires.size() < z.n_public + 1) throw Malformed("witness shorter than the public inputs");
     pub.assign(wires.begin() + 1, wires.begin() + 1 + z.n_public);
+    vk = z.verifying_key();
   } else {
     if (a.params.empty() || a.r1cs.empty()) throw Malformed("give --zkey, or --params with --r1cs");
     R1cs r1cs = load_circom_r1cs(a.r1cs).r1cs;
@@ -271,8 +297,16 @@ void prove(Context& ctx, const ProveArgs& a) {
     std::vector<Blinding> bl{random_blinding()};
     proof = prover.prove(params, r1cs, ws, bl).at(0);
     pub.assign(w.inputs.begin() + 1, w.inputs.end());
+    vk = params.vk;
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // A corrupted key file can yield a proof that does not verify (a wrong
+  // coefficient, an H point off the subgroup): such a proof is never written.
+  const VerifyResult check = verify(prepare_verifying_key(vk), proof, pub);
+  if (check != VerifyResult::kValid) {
+    throw ProofCheckFailed("the proof does not verify under the key's own verifying key (" +
+                           std::string(to_string(check)) + "); the key file is corrupt or does not match the circuit");
+  }
   if (!a.proof_out.empty()) write_bytes(a.proof_out, encode_proof(proof));
   if (!a.snarkjs_proof.empty()) write_text(a.snarkjs_proof, proof_to_json(proof).dump(1) + "\n");
   if (!a.snarkjs_public.empty()) write_text(a.snarkjs_public, public_to_json(pub).dump(1) + "\n");
@@ -352,6 +386,9 @@ void guarded(Context& ctx, Fn fn) {
   } catch (const Malformed& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     ctx.exit_code = kExitMalformed;
+  } catch (const ProofCheckFailed& e) {
+    std::fprintf(stderr, "error: prove: %s\n", e.what());
+    ctx.exit_code = kExitInvalid;
   } catch (const ParamsError& e) {
     std::fprintf(stderr, "error: params: %s\n", e.what());
     ctx.exit_code = kExitMalformed;

@@ -13,7 +13,8 @@
 //       rust-fil-proofs seal regression records (JSON lines) under a vk.
 //
 // Exit statuses: 0 valid / done, 1 a proof did not verify, 2 malformed or
-// unreadable input (one-line reason on stderr).
+// unreadable input, including proof bytes that do not decode (one-line reason
+// on stderr).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -32,6 +33,7 @@
 #include "cuzkctl/commands.hpp"
 #include "cuzkctl/setup_backend.hpp"
 #include "groth16/params.hpp"
+#include "groth16/proof.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/r1cs.hpp"
 #include "groth16/verifier.hpp"
@@ -226,8 +228,18 @@ void verify(Context& ctx, const VerifyArgs& a) {
   const C1Output c1 = parse_c1(read_text(a.c1));
   const auto pvk = groth16::prepare_verifying_key(groth16::read_vk(a.vk));
   const auto inputs = porep_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed);
+  // Bytes that are not proofs of this sector's partition count are malformed
+  // input (exit 2, as `cuzkctl verify`), not an invalid proof.
+  const std::vector<std::uint8_t> proof_bytes = read_bytes(a.proof);
+  std::string why;
+  const auto proofs = groth16::decode_proofs(proof_bytes, &why);
+  if (!proofs) throw Malformed(a.proof + ": " + why);
+  if (proofs->size() != inputs.size()) {
+    throw Malformed(a.proof + ": " + std::to_string(proofs->size()) + " proofs, " + std::string(c1.info().name) +
+                    " has " + std::to_string(inputs.size()) + " partitions");
+  }
   std::string detail;
-  const auto r = verify_porep_proof(pvk, read_bytes(a.proof), inputs, &detail);
+  const auto r = verify_porep_proof(pvk, proof_bytes, inputs, &detail);
   const bool ok = r == groth16::VerifyResult::kValid;
   emit(ctx, json{{"valid", ok}, {"detail", detail}}, std::string(ok ? "valid\n" : "INVALID: ") + (ok ? "" : detail + "\n"));
   ctx.exit_code = ok ? kExitOk : kExitInvalid;

@@ -41,6 +41,24 @@ void expect_c1_error(const std::function<void()>& check, C1ErrorKind kind, const
 
 void flip_byte(Digest32& d) { d[5] ^= 0x21; }  // stays fr32 (byte 31 untouched)
 
+// Re-derives a challenge's labeling/encoding parents from its parent columns,
+// as a forger who changed a column row would (parse_c1 rejects copies that
+// disagree): only the Merkle paths can then catch the change.
+void resync_labeling_parents(ChallengeProof& c) {
+  const auto& r = c.replica_column_proofs;
+  const std::size_t layers = c.labeling_proofs.size();
+  for (std::size_t l = 1; l <= layers; ++l) {
+    std::vector<Digest32> parents;
+    for (const auto& col : r.drg_parents) parents.push_back(col.column.rows[l - 1]);
+    if (l > 1) {
+      for (const auto& col : r.exp_parents) parents.push_back(col.column.rows[l - 2]);
+    }
+    const auto expanded = expand_parents(parents);
+    c.labeling_proofs[l - 1].parents.assign(expanded.begin(), expanded.end());
+  }
+  c.encoding_proof.parents = c.labeling_proofs[layers - 1].parents;
+}
+
 // The first challenge of partition 0 one of whose parents (DRG parents only
 // with `drg_only`) is a challenged node, itself included: that node's column
 // is then both computed and read as a parent's. A DRG parent is read in the
@@ -160,6 +178,7 @@ TEST(SparseC1, CorruptionsAreDetected) {
   // longer the tree C leaf.
   C1Output bad = good;
   flip_byte(bad.vanilla_proofs[0][1].replica_column_proofs.drg_parents[2].column.rows[1]);
+  resync_labeling_parents(bad.vanilla_proofs[0][1]);
   expect_c1_error([&] { verify_c1_circuit_relations(bad); }, C1ErrorKind::PathMismatch,
                   p01 + "/replica_column_proofs/drg_parents/2/inclusion_proof/data/Single");
   EXPECT_THROW(verify_c1(bad, C1VerifyDepth::Full), C1Error);
@@ -228,6 +247,7 @@ void check_large(SealProof proof, const std::string& kind, bool whole) {
                   at + "/replica_column_proofs/drg_parents/5/inclusion_proof/data/" + kind);
   bad = c1;
   flip_byte(bad.vanilla_proofs[k][i].replica_column_proofs.exp_parents[3].column.rows[info.layers - 2]);
+  resync_labeling_parents(bad.vanilla_proofs[k][i]);
   expect_c1_error([&] { verify_c1_partition_circuit_relations(bad, k, &pool); }, C1ErrorKind::PathMismatch,
                   at + "/replica_column_proofs/exp_parents/3/inclusion_proof/data/" + kind);
   // The corruption is in partition k only.

@@ -266,6 +266,107 @@ TEST_F(C1Fixture, MalformedColumnsAndLabels) {
                C1ErrorKind::ByteValue, kP0 + "/labeling_proofs/0/parents/4/31");
 }
 
+C1ErrorKind parse_error_kind(std::string_view text) {
+  try {
+    parse_c1(text);
+  } catch (const C1Error& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << "parse succeeded";
+  return C1ErrorKind::JsonSyntax;
+}
+
+// rust-fil-proofs' LabelingProof::verify recomputes each label from the
+// labeling proof's own parents and compares it with c_x's row; our circuit
+// uses the column rows instead. A C1 whose two copies disagree (one parent
+// byte) proves and verifies unless the parse compares them.
+TEST_F(C1Fixture, LabelingParentsMustEqualColumnRows) {
+  expect_error([](json& d) { auto& b = proof0(d)["labeling_proofs"][1]["parents"][20][0]; b = int(b) ^ 1; },
+               C1ErrorKind::LabelMismatch, kP0 + "/labeling_proofs/1/parents");
+  // Layer 1 repeats the 6 DRG parents only.
+  expect_error([](json& d) { auto& b = proof0(d)["labeling_proofs"][0]["parents"][36][5]; b = int(b) ^ 0x40; },
+               C1ErrorKind::LabelMismatch, kP0 + "/labeling_proofs/0/parents");
+  expect_error([](json& d) { auto& b = proof0(d)["encoding_proof"]["parents"][3][7]; b = int(b) ^ 2; },
+               C1ErrorKind::LabelMismatch, kP0 + "/encoding_proof/parents");
+  // The same on the in-memory value (second challenge).
+  C1Output c = v11();
+  c.vanilla_proofs[0][1].labeling_proofs[0].parents[0][31] ^= 1;
+  try {
+    check_structure(c);
+    ADD_FAILURE() << "accepted";
+  } catch (const C1Error& e) {
+    EXPECT_EQ(e.kind(), C1ErrorKind::LabelMismatch);
+    EXPECT_EQ(e.json_path(), "/vanilla_proofs/StackedDrg2KiBV1/0/1/labeling_proofs/0/parents");
+  }
+}
+
+// Values >= r where the circuit or the public inputs read a field element
+// (they abort on one): replica_id of 32 x 0xff crashed cuzkd before any
+// proving. Seed and ticket are plain bytes.
+TEST_F(C1Fixture, DomainValuesMustBeCanonical) {
+  const auto all_ff = json(std::vector<int>(32, 255));
+  expect_error([&](json& d) { d["replica_id"] = all_ff; }, C1ErrorKind::NonCanonicalField, "/replica_id");
+  expect_error([&](json& d) { d["comm_d"] = all_ff; }, C1ErrorKind::RootMismatch,
+               kP0 + "/comm_d_proofs/data/Single/root");
+  expect_error(
+      [&](json& d) {
+        d["comm_d"] = all_ff;
+        for (auto& c : d["vanilla_proofs"]["StackedDrg2KiBV1"][0]) c["comm_d_proofs"]["data"]["Single"]["root"] = all_ff;
+      },
+      C1ErrorKind::NonCanonicalField, kP0 + "/comm_d_proofs/data/Single/root");
+  expect_error([&](json& d) { proof0(d)["replica_column_proofs"]["exp_parents"][4]["column"]["rows"][1][31] = 0x80; },
+               C1ErrorKind::NonCanonicalField, kP0 + "/replica_column_proofs/exp_parents/4/column/rows/1");
+  expect_error(
+      [&](json& d) {
+        proof0(d)["replica_column_proofs"]["c_x"]["inclusion_proof"]["data"]["Single"]["path"]["path"][0]["hashes"][2] =
+            all_ff;
+      },
+      C1ErrorKind::NonCanonicalField,
+      kP0 + "/replica_column_proofs/c_x/inclusion_proof/data/Single/path/path/0/hashes/2");
+  json doc = json::parse(v11_json());
+  doc["seed"] = all_ff;
+  doc["ticket"] = all_ff;
+  EXPECT_NO_THROW(parse_c1(doc.dump()));
+}
+
+// Strict JSON: one document, bounded nesting, numbers in range; each is a
+// typed JsonSyntax error, never an exception of another type or a crash.
+TEST_F(C1Fixture, JsonInputIsStrict) {
+  const std::string& good = v11_json();
+  EXPECT_NO_THROW(parse_c1(good + "\n  "));
+  EXPECT_EQ(parse_error_kind(good + " {}"), C1ErrorKind::JsonSyntax);
+  EXPECT_EQ(parse_error_kind(good + std::string(1, '\0') + "garbage"), C1ErrorKind::JsonSyntax);
+  EXPECT_EQ(parse_error_kind(good.substr(0, 100) + std::string(1, '\0') + good.substr(100)),
+            C1ErrorKind::JsonSyntax);
+  // A commitment replaced by a value nested 100,000 deep: the error message
+  // once dumped it recursively (stack overflow).
+  const std::size_t at = good.find("\"comm_r\":[") + 9;
+  const std::size_t end = good.find(']', at) + 1;
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(parse_error_kind(good.substr(0, at) + deep + good.substr(end)), C1ErrorKind::JsonSyntax);
+  EXPECT_EQ(parse_error_kind(good.substr(0, at) + "[[[[1]]]]" + good.substr(end)), C1ErrorKind::ByteLength);
+  // Numbers: out of double range (nlohmann's out_of_range) and merely large.
+  auto with_byte = [&](const std::string& v) {
+    const std::size_t b = good.find("\"seed\":[") + 8;
+    return good.substr(0, b) + v + good.substr(good.find(',', b));
+  };
+  EXPECT_EQ(parse_error_kind(with_byte("1e400")), C1ErrorKind::JsonSyntax);
+  EXPECT_EQ(parse_error_kind(with_byte("-1e400")), C1ErrorKind::JsonSyntax);
+  EXPECT_EQ(parse_error_kind(with_byte("1e300")), C1ErrorKind::ByteValue);
+  EXPECT_EQ(parse_error_kind(with_byte("184467440737095516160")), C1ErrorKind::ByteValue);
+  EXPECT_EQ(parse_error_kind(with_byte("-9223372036854775809")), C1ErrorKind::ByteValue);
+  // Error messages quote at most a short excerpt of the offending value.
+  try {
+    parse_c1(with_byte("\"" + std::string(100000, 'x') + "\""));
+    ADD_FAILURE();
+  } catch (const C1Error& e) {
+    EXPECT_EQ(e.kind(), C1ErrorKind::ByteValue);
+    EXPECT_LT(std::string_view(e.what()).size(), 300u) << e.what();
+  }
+  expect_error([](json& d) { d["vanilla_proofs"] = json{{std::string(100000, 'K'), json::array()}}; },
+               C1ErrorKind::ProofKeyMismatch, "/vanilla_proofs/" + std::string(64, 'K') + "...");
+}
+
 void expect_verify_error(const C1Output& c, C1VerifyDepth depth, C1ErrorKind kind,
                          const std::string& path) {
   try {
@@ -325,7 +426,7 @@ TEST_F(C1Fixture, VerifyCatchesWhatStructureCannot) {
     C1Output c = v11();
     c.vanilla_proofs[0][0].comm_r_last_proof.base[1].hashes[0].fill(0xff);  // >= r
     expect_verify_error(c, C1VerifyDepth::Full, C1ErrorKind::NonCanonicalField,
-                        kP0 + "/comm_r_last_proof/data/Single");
+                        kP0 + "/comm_r_last_proof/data/Single/path/path/1/hashes/0");
   }
 }
 
@@ -380,7 +481,8 @@ C1Output shape_only_c1(SealProof proof) {
             .push_back(column(parents[j]));
       }
       for (std::uint32_t l = 1; l <= info.layers; ++l) {
-        p.labeling_proofs.push_back(LabelingProof{std::vector<Digest32>(37, filled(0x0b)), l, ch});
+        // Every column row is 0x09, so are the expanded parents.
+        p.labeling_proofs.push_back(LabelingProof{std::vector<Digest32>(37, filled(0x09)), l, ch});
       }
       p.encoding_proof = p.labeling_proofs.back();
       c1.vanilla_proofs[k].push_back(std::move(p));
