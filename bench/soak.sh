@@ -86,18 +86,17 @@ while (( finished < jobs_target )); do
   reserved=$(metric 'cuzk_memory_budget_bytes{kind="reserved"}' "$m")
   srs_host=$(metric 'cuzk_srs_resident_bytes{tier="host"}' "$m")
   srs_pinned=$(metric 'cuzk_srs_resident_bytes{tier="pinned"}' "$m")
-  dev=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | paste -sd+ | bc 2>/dev/null || echo 0)
+  dev=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | awk '{s += $1} END {print s + 0}')
   echo "$round,$finished,$rss,$fds,$threads,$reserved,$srs_host,$srs_pinned,${dev:-0}" >>"$out/samples.csv"
   printf 'round %3d: %5d jobs finished, rss %6.1f MiB, fds %4d, threads %3d\n' "$round" "$finished" \
-    "$(bc -l <<<"$rss / 1048576")" "$fds" "$threads"
+    "$(awk -v b="$rss" 'BEGIN {print b / 1048576}')" "$fds" "$threads"
 done
 
 m=$(scrape)
 submitted=$(metric cuzk_jobs_submitted_total "$m")
 dedup=$(metric cuzk_jobs_deduplicated_total "$m")
 failed_n=$(metric 'cuzk_jobs_finished_total{outcome="failed"}' "$m")
-queued=$("$bin/cuzkctl" --addr "$addr" --json status 2>/dev/null | grep -o '"queued":\[[0-9,]*\]' | grep -o '[0-9]' |
-  paste -sd+ | bc)
+queued=$(scrape | awk '$1 ~ /^cuzk_queue_depth[{]/ {s += $2} END {print s + 0}')
 {
   echo "soak: $round rounds, $finished jobs finished ($submitted admitted, $dedup deduplicated), $cancels cancels, $disconnects disconnected awaits, $failed_n failed"
   # Least-squares slope per 100 finished jobs of each column after the first quarter of the rounds.

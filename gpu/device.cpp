@@ -2,10 +2,8 @@
 // computed with the host field code, uploads, and result conversion.
 #include <algorithm>
 #include <bit>
-#include <cstdlib>
 #include <cstring>
 #include <map>
-#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -103,80 +101,15 @@ void power_tables(const ff::Fr& base, const ff::Fr& hi_factor, std::size_t count
   for (std::size_t i = 1; i < hi_count; ++i) hi[i] = hi[i - 1] * step;
 }
 
-// CUZK_MSM_ALGO selects the initial MSM accumulation (bench sweeps, and the
-// lead's validation of a new path inside the full prover). Default smem12: G1
-// runs the balanced runs (faster than bucket at every size measured on the
-// H200: G1 2^24 203 vs 267 ms, 2^26 727 vs 918 ms) and G2 keeps its
-// accumulators in shared memory (G2 2^23 254 vs 350 ms for balanced, with the
-// even/odd multiply); with the lazily reduced Fp2 product the 3-block smem12
-// shape edges out smem's 7 blocks of 64 (2^23 218.1 vs 224.1 ms: smem's
-// 144-register cap now spills 176 B); every algorithm passes the GpuMsm tests.
-std::optional<MsmAlgorithm> msm_algorithm_from_env() {
-  const char* v = std::getenv("CUZK_MSM_ALGO");
-  if (v == nullptr || *v == 0) return std::nullopt;
-  const std::string s = v;
-  if (s == "bucket") return MsmAlgorithm::kBucketPerThread;
-  if (s == "balanced") return MsmAlgorithm::kBalancedRuns;
-  if (s == "affine") return MsmAlgorithm::kBatchAffine;
-  if (s == "smem") return MsmAlgorithm::kBalancedSmem;  // G2 accumulator in shared memory
-  if (s == "smem12") return MsmAlgorithm::kBalancedSmem12;
-  if (s == "tree") return MsmAlgorithm::kAffineTree;  // affine pairwise tree (gpu/msm/msm_tree.cu)
-  throw Error(ErrorKind::kInvalidArgument,
-              "CUZK_MSM_ALGO=" + s + ": expected bucket, balanced, affine, smem, smem12 or tree");
-}
-
-// CUZK_MSM_SCRATCH_MIB overrides the MSM scratch limit (e.g. a small value
-// forces chunked MSMs inside the prover, to validate that path).
-std::optional<std::size_t> msm_scratch_limit_from_env() {
-  const char* v = std::getenv("CUZK_MSM_SCRATCH_MIB");
-  if (v == nullptr || *v == 0) return std::nullopt;
-  char* end = nullptr;
-  const unsigned long long mib = std::strtoull(v, &end, 10);
-  if (end == v || *end != 0 || mib == 0 || mib > (std::size_t{1} << 24)) {
-    throw Error(ErrorKind::kInvalidArgument, std::string("CUZK_MSM_SCRATCH_MIB=") + v + ": expected a MiB count");
-  }
-  return std::size_t(mib) << 20;
-}
-
 }  // namespace
 
-NttAlgorithm ntt_algorithm_from_env() {
-  const char* v = std::getenv("CUZK_NTT_ALGO");
-  if (v == nullptr || *v == 0) return NttAlgorithm::kRadix4Lean;
-  const std::string s = v;
-  for (NttAlgorithm a : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix8Wide,
-                         NttAlgorithm::kRadix4Lean, NttAlgorithm::kRadix4Lean2}) {
-    if (s == to_string(a)) return a;
-  }
-  throw Error(ErrorKind::kInvalidArgument,
-              "CUZK_NTT_ALGO=" + s + ": expected radix2, radix4, radix8, radix8w, radix4lean or radix4lean2");
-}
-
-const char* to_string(NttAlgorithm algorithm) {
-  switch (algorithm) {
-    case NttAlgorithm::kRadix2: return "radix2";
-    case NttAlgorithm::kRadix4: return "radix4";
-    case NttAlgorithm::kRadix8: return "radix8";
-    case NttAlgorithm::kRadix8Wide: return "radix8w";
-    case NttAlgorithm::kRadix4Lean: return "radix4lean";
-    case NttAlgorithm::kRadix4Lean2: return "radix4lean2";
-  }
-  return "?";
-}
-
 struct Device::Impl {
-  explicit Impl(int ordinal_in) : ordinal(ordinal_in) {
-    if (const std::optional<MsmAlgorithm> a = msm_algorithm_from_env()) {
-      msm_tuning.algorithm = *a;
-      msm_tuning.g2_algorithm = *a;
-    }
-  }
+  explicit Impl(int ordinal_in) : ordinal(ordinal_in) {}
   int ordinal;
   DeviceInfo info;
   detail::Stream stream;
   std::map<int, NttTables> ntt_tables;  // by log2 size
-  NttAlgorithm ntt_algorithm = ntt_algorithm_from_env();
-  DeviceBuffer<u32> ntt_scratch;  // the fused NTT's out-of-place output (swapped into the vector)
+  DeviceBuffer<u32> ntt_scratch;  // the lean NTT's out-of-place output (swapped into the vector)
   Device::MsmTuning msm_tuning;
   kernels::MsmScratch msm_scratch;  // grown on demand up to msm_tuning.scratch_limit_bytes
 
@@ -246,8 +179,7 @@ Device::Device(int ordinal) {
   impl_->info.cc_major = prop.major;
   impl_->info.cc_minor = prop.minor;
   impl_->info.global_memory_bytes = prop.totalGlobalMem;
-  impl_->msm_tuning.scratch_limit_bytes =
-      msm_scratch_limit_from_env().value_or(default_msm_scratch_bytes(prop.totalGlobalMem));
+  impl_->msm_tuning.scratch_limit_bytes = default_msm_scratch_bytes(prop.totalGlobalMem);
 }
 
 Device::~Device() {
@@ -315,29 +247,7 @@ void Device::ntt(DeviceFrVector& values, NttDirection direction, NttDomain domai
   u32* data = values.impl_->limbs.get();
   const bool inverse = direction == NttDirection::kInverse;
   const bool coset = domain == NttDomain::kCoset;
-  if (detail::is_fused(impl_->ntt_algorithm) && log_n >= kernels::kNttFusedLogMin) {
-    // DIF passes, the last one writing natural order into the scratch buffer,
-    // which then becomes the vector's storage (same size, swapped).
-    if (impl_->ntt_scratch.size() != n * 8) {
-      impl_->ntt_scratch.reset();
-      impl_->ntt_scratch = DeviceBuffer<u32>(n * 8, "ntt scratch");
-    }
-    kernels::NttFusedArgs a;
-    detail::set_fused_radix(impl_->ntt_algorithm, a);
-    a.log_n = log_n;
-    a.data = data;
-    a.out = impl_->ntt_scratch.get();
-    a.store_bitrev = true;
-    a.twiddles = t.twiddles.get();
-    a.inverse = inverse;
-    if (!inverse && coset) a.load_scale = t.coset();
-    if (inverse) a.store_scale = coset ? t.coset_inv() : t.inv_size();
-    kernels::ntt_fused(s, a);
-    std::swap(values.impl_->limbs, impl_->ntt_scratch);
-    return;
-  }
-  const int lean_blocks = detail::lean_min_blocks(impl_->ntt_algorithm);
-  if (lean_blocks != 0 && log_n >= ntt_lean::kLogMin) {
+  if (log_n >= ntt_lean::kLogMin) {
     // Lean radix-4 DIF passes: the coset's g^i on the first pass's load; the
     // last writes natural order into the scratch buffer (bit reversal fused,
     // with 1/n or n^-1 g^-j), which then becomes the vector's storage.
@@ -349,10 +259,11 @@ void Device::ntt(DeviceFrVector& values, NttDirection direction, NttDomain domai
     if (!inverse && coset) io.load_scale = t.coset();
     io.out = impl_->ntt_scratch.get();
     if (inverse) io.store_scale = coset ? t.coset_inv() : t.inv_size();
-    kernels::ntt_lean_dif(s, data, t.twiddles.get(), log_n, inverse, lean_blocks, io);
+    kernels::ntt_lean_dif(s, data, t.twiddles.get(), log_n, inverse, io);
     std::swap(values.impl_->limbs, impl_->ntt_scratch);
     return;
   }
+  // Below 2^6: radix-2 DIF passes in place, then the bit reversal with the scaling.
   if (!inverse && coset) kernels::ntt_scale(s, data, n, t.coset_hi.get(), t.coset_lo.get(), t.coset_lo_bits);
   kernels::ntt_dif(s, data, t.twiddles.get(), log_n, inverse);
   if (!inverse) {
@@ -364,8 +275,6 @@ void Device::ntt(DeviceFrVector& values, NttDirection direction, NttDomain domai
   }
 }
 
-void Device::set_ntt_algorithm(NttAlgorithm algorithm) { impl_->ntt_algorithm = algorithm; }
-NttAlgorithm Device::ntt_algorithm() const { return impl_->ntt_algorithm; }
 void Device::release_ntt_scratch() {
   DeviceGuard guard(impl_->ordinal);
   impl_->ntt_scratch.reset();
@@ -476,7 +385,7 @@ ec::G1Jacobian Device::msm(const G1Bases& bases, const DeviceFrVector& scalars, 
   kernels::MsmPhaseMs k;
   const kernels::MsmWindows w =
       kernels::msm_g1(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, kernels::msm_config(impl_->msm_tuning, false),
+                      n ? scalars.impl_->limbs.get() : nullptr, n, kernels::msm_config(impl_->msm_tuning),
                       impl_->msm_scratch, phases ? &k : nullptr);
   copy_phases(k, w, phases);
   return combine_windows<ff::Fp>(w.sums, w.window_bits);
@@ -493,7 +402,7 @@ ec::G2Jacobian Device::msm(const G2Bases& bases, const DeviceFrVector& scalars, 
   kernels::MsmPhaseMs k;
   const kernels::MsmWindows w =
       kernels::msm_g2(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, kernels::msm_config(impl_->msm_tuning, true),
+                      n ? scalars.impl_->limbs.get() : nullptr, n, kernels::msm_config(impl_->msm_tuning),
                       impl_->msm_scratch, phases ? &k : nullptr);
   copy_phases(k, w, phases);
   return combine_windows<ff::Fp2>(w.sums, w.window_bits);
@@ -566,38 +475,6 @@ std::vector<T> run_field_op(Device& device, kernels::FieldKind kind, FieldOp op,
 }
 
 }  // namespace
-
-void ntt_fused(Device& device, std::span<ff::Fr> values, NttAlgorithm algorithm, NttDirection direction,
-               NttOrder order) {
-  const std::size_t n = values.size();
-  if (!std::has_single_bit(n) || std::bit_width(n) - 1 < kernels::kNttFusedLogMin ||
-      std::bit_width(n) - 1 > kNttLogMax || !detail::is_fused(algorithm)) {
-    throw Error(ErrorKind::kInvalidArgument, "ntt_fused: size 2^6..2^27 and a fused algorithm");
-  }
-  const int log_n = std::bit_width(n) - 1;
-  const NttTables& t = detail::ntt_tables(device, log_n);
-  Device::Impl& d = device.impl();
-  DeviceGuard guard(d.ordinal);
-  const cudaStream_t s = d.stream.get();
-  DeviceBuffer<u32> data(n * 8, "test ntt"), out;
-  CUZK_CUDA_CHECK(cudaMemcpyAsync(data.get(), values.data(), values.size_bytes(), cudaMemcpyHostToDevice, s));
-  kernels::NttFusedArgs a;
-  detail::set_fused_radix(algorithm, a);
-  a.log_n = log_n;
-  a.data = data.get();
-  a.twiddles = t.twiddles.get();
-  a.inverse = direction == NttDirection::kInverse;
-  a.dit = order == NttOrder::kBitrevToNatural;
-  if (order == NttOrder::kNaturalToNatural) {
-    out = DeviceBuffer<u32>(n * 8, "test ntt out");
-    a.out = out.get();
-    a.store_bitrev = true;
-  }
-  kernels::ntt_fused(s, a);
-  const u32* result = order == NttOrder::kNaturalToNatural ? out.get() : data.get();
-  CUZK_CUDA_CHECK(cudaMemcpyAsync(values.data(), result, values.size_bytes(), cudaMemcpyDeviceToHost, s));
-  CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
-}
 
 std::vector<ff::Fp> field_op(Device& device, FieldOp op, std::span<const ff::Fp> a, std::span<const ff::Fp> b) {
   return run_field_op(device, kernels::FieldKind::kFp, op, a, b);

@@ -43,25 +43,13 @@ enum class NttDirection { kForward, kInverse };
 // kCoset evaluates on g * <w> with g = 7 (ff::kFrGenerator): forward scales
 // coefficient i by g^i first, inverse scales by g^-i last.
 enum class NttDomain { kStandard, kCoset };
-// Fr NTT kernels. kRadix2 (gpu/ntt/ntt.cu): one radix-2 stage per round
-// through shared memory, separate bit-reversal and scaling passes. kRadix4 / kRadix8
-// (gpu/ntt/ntt_fused.cu): 2 / 3 stages per round in registers, scaling and the
-// bit reversal fused into the first / last pass (out of place); kRadix8Wide:
-// kRadix8 without its 128-register cap (fewer warps, no spills).
-// kRadix4Lean (gpu/ntt/ntt_lean.cu; the default): radix-4 groups of 2 stages
-// in registers, 4 elements per thread, 256 threads and 3 blocks per SM (80
-// registers); H200: 2^27 forward 59.0 ms vs 65.6 for kRadix2 (bench/gpu/NOTES.md
-// "NTT v6");
-// kRadix4Lean2: the same kernel at 2 blocks per SM (no register cap pressure).
-// Device::ntt runs them natural -> natural like the fused ones (coset g^i on
-// the first pass's load, bit reversal with 1/n or n^-1 g^-i on the last,
-// out of place). Sizes below 2^6 always run kRadix2.
-enum class NttAlgorithm { kRadix2, kRadix4, kRadix8, kRadix8Wide, kRadix4Lean, kRadix4Lean2 };
-// CUZK_NTT_ALGO = radix2 | radix4 | radix8 | radix8w | radix4lean | radix4lean2 sets the initial algorithm
-// of every Device (bench sweeps); unset or empty: kRadix4Lean. Throws
-// Error{kInvalidArgument} on another value.
-NttAlgorithm ntt_algorithm_from_env();
-const char* to_string(NttAlgorithm algorithm);
+// Device::ntt runs the lean radix-4 DIF passes (gpu/ntt/ntt_lean.cu): radix-4
+// groups of 2 stages in registers, 4 elements per thread, 256 threads and 3
+// blocks per SM (80 registers). Natural order in and out: the coset's g^i
+// rides on the first pass's load, the bit reversal with 1/n or n^-1 g^-i on
+// the last pass's store (out of place into a scratch vector that is swapped
+// in). H200, 2^27 forward: 34.95 ms (bench/gpu/NOTES.md). Sizes below 2^6
+// (ntt_lean::kLogMin) run the radix-2 kernels of gpu/ntt/ntt.cu.
 
 class Device;
 namespace kernels {
@@ -138,11 +126,8 @@ class Device {
   // inverse returns x (the 1/n is included).
   void ntt(DeviceFrVector& values, NttDirection direction, NttDomain domain);
   void ntt(std::span<ff::Fr> values, NttDirection direction, NttDomain domain);  // host round trip
-  // Kernels the NTTs above (and GpuProver's H stage) use; see NttAlgorithm.
-  void set_ntt_algorithm(NttAlgorithm algorithm);
-  NttAlgorithm ntt_algorithm() const;
-  // The fused and lean algorithms keep one n-element scratch vector (the out-of-place
-  // last pass) for the next call of the same size; this frees it.
+  // The NTT keeps one n-element scratch vector (the out-of-place last pass)
+  // for the next call of the same size; this frees it.
   void release_ntt_scratch();
 
   G1Bases upload_g1_bases(std::span<const ec::G1Affine> points);
@@ -169,20 +154,14 @@ class Device {
   // device's SM count and its scratch limit).
   static int msm_window_bits(std::size_t n);
 
-  // Tuning knobs of the MSM. The environment variables CUZK_MSM_ALGO
-  // ("bucket", "balanced", "affine", "smem", "smem12" or "tree"; sets both
-  // groups' algorithm) and CUZK_MSM_SCRATCH_MIB set the initial
-  // algorithm and scratch limit of every Device (bench sweeps, validation of
-  // chunked MSMs inside the prover); a malformed value makes the constructor
-  // throw kInvalidArgument.
+  // Tuning knobs of the MSM (the daemon sets scratch_limit_bytes from its
+  // [gpu] msm_scratch; bench_gpu from --msm-window-bits / --msm-scratch-mib).
+  // Every MSM accumulates with the affine pairwise tree (gpu/msm/msm_tree.cu;
+  // H200: G1 2^24 85.4 ms, 2^26 304.6 (2026-12-02); G2 2^25 398.4 ms
+  // (2026-12-01; bench/RESULTS.md); bench/gpu/NOTES.md "Variants measured
+  // and deleted" has the alternatives it beat).
   struct MsmTuning {
     int window_bits = 0;  // 0: chosen by gpu/msm/msm_plan.hpp; otherwise 2..24
-    // Both groups: the affine pairwise tree, the fastest at every size
-    // measured on the H200 with the default arena (G1 2^20 10.8 vs 11.5 ms
-    // for smem12, 2^24 93.9 vs 115.2, 2^27 656.8 vs 826.5; G2 2^20 31.5 vs
-    // 38.7, 2^25 525.7 vs 734.2). The others stay selectable.
-    MsmAlgorithm algorithm = MsmAlgorithm::kAffineTree;
-    MsmAlgorithm g2_algorithm = MsmAlgorithm::kAffineTree;
     // Device scratch of one MSM (sort pairs, buckets, bounds), allocated once
     // per Device and reused; larger MSMs are processed in chunks of points
     // that fit. The MSM also stays within the free device memory. A Device

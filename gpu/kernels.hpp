@@ -35,42 +35,16 @@ void ntt_bitrev_scale(cudaStream_t s, u32* data, int log_n, const u32* hi, const
 // data[i] *= hi[i >> lo_bits] * lo[i & mask].
 void ntt_scale(cudaStream_t s, u32* data, std::size_t n, const u32* hi, const u32* lo, int lo_bits);
 
-// ---- Fused radix-4/8 NTT (gpu/ntt/ntt_fused.cu) ------------------------------
-// Smallest log2 size the fused kernels take (callers fall back to radix-2 below).
-inline constexpr int kNttFusedLogMin = 6;
 // Element p is scaled by hi[i >> lo_bits] * lo[i mod 2^lo_bits] with
 // i = p, or bitrev(p) when bitrev_index (lo == nullptr: the constant hi[0]).
+// The lean NTT passes take these as their fused load and store scalings
+// (gpu/ntt/ntt_lean.hpp).
 struct NttScaleTable {
   const u32* hi = nullptr;
   const u32* lo = nullptr;
   int lo_bits = 0;
   bool bitrev_index = false;
 };
-struct NttFusedArgs {
-  int radix_log = 3;  // 2: radix-4, 3: radix-8 register butterflies
-  bool wide_registers = false;  // radix-8 only: no 128-register cap (1 block per SM)
-  int log_n = 0;      // kNttFusedLogMin..32
-  u32* data = nullptr;  // input, and output unless store_bitrev
-  // DIF (dit = false): natural-order input; output bit-reversed in data, or
-  // natural-order in out (!= data) when store_bitrev (fused into the last pass).
-  // DIT (dit = true): bit-reversed input, natural-order output in data.
-  u32* out = nullptr;
-  bool dit = false;
-  bool store_bitrev = false;
-  const u32* twiddles = nullptr;  // w^j, j < n/2 (as ntt_dif's)
-  bool inverse = false;           // w^-1 instead of w (no 1/n: put it in a scale table)
-  // Before the transform: when quotient_b is set, x_p <- (x_p b_p - c_p) z
-  // (z = quotient_z, Montgomery limbs); then x_p <- x_p * load_scale(p).
-  const u32* quotient_b = nullptr;
-  const u32* quotient_c = nullptr;
-  u32 quotient_z[8] = {};
-  NttScaleTable load_scale;
-  // After the transform: the element stored at position q is scaled by store_scale(q).
-  NttScaleTable store_scale;
-};
-// Runs ntt_fused_passes(log_n, radix_log) kernels on s.
-void ntt_fused(cudaStream_t s, const NttFusedArgs& args);
-int ntt_fused_passes(int log_n, int radix_log);
 
 // ---- MSM (gpu/msm/msm.cu) --------------------------------------------------
 // Device scratch of the MSM (gpu/msm/msm_plan.hpp lays it out): one device
@@ -129,7 +103,6 @@ class MsmScratch {
 
 struct MsmConfig {
   int window_bits = 0;  // 0: chosen by msm::plan
-  MsmAlgorithm algorithm = MsmAlgorithm::kAffineTree;  // the fastest on the H200 (Device::MsmTuning)
   // Upper bound on the arena; the MSM also stays within the free device memory
   // (less detail::kDeviceMemoryReserveBytes) and chunks the points to fit.
   std::size_t scratch_limit_bytes = kDefaultMsmScratchBytes;
@@ -138,11 +111,10 @@ struct MsmConfig {
   u32* window_sums_out = nullptr;
 };
 
-// The MSM configuration a Device's tuning gives the G1 (g2 false) or G2 MSMs.
-inline MsmConfig msm_config(const Device::MsmTuning& t, bool g2) {
+// The MSM configuration a Device's tuning gives its G1 and G2 MSMs.
+inline MsmConfig msm_config(const Device::MsmTuning& t) {
   MsmConfig c;
   c.window_bits = t.window_bits;
-  c.algorithm = g2 ? t.g2_algorithm : t.algorithm;
   c.scratch_limit_bytes = t.scratch_limit_bytes;
   return c;
 }

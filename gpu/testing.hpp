@@ -19,12 +19,4 @@ std::vector<ff::Fp> field_op(Device& device, FieldOp op, std::span<const ff::Fp>
 std::vector<ff::Fr> field_op(Device& device, FieldOp op, std::span<const ff::Fr> a, std::span<const ff::Fr> b);
 std::vector<ff::Fp2> field_op(Device& device, FieldOp op, std::span<const ff::Fp2> a, std::span<const ff::Fp2> b);
 
-// One fused NTT (algorithm != kRadix2, size >= 2^6) on host data, no scaling
-// (the inverse omits 1/n):
-//   kNaturalToBitrev: DIF in place; kBitrevToNatural: DIT in place;
-//   kNaturalToNatural: DIF with the bit reversal fused into the last pass.
-enum class NttOrder { kNaturalToBitrev, kBitrevToNatural, kNaturalToNatural };
-void ntt_fused(Device& device, std::span<ff::Fr> values, NttAlgorithm algorithm, NttDirection direction,
-               NttOrder order);
-
 }  // namespace cuzk::gpu::testing

@@ -2,8 +2,6 @@
 // CUDA events (median of repeats after warm-up). Prints one table at the end.
 //
 // Usage: bench_gpu [--quick] [--max-msm-log K] [--max-ntt-log K]
-//        bench_gpu [--ntt-algos radix2,radix4,radix8,radix8w,radix4lean,radix4lean2] ...
-//                  (NTT kernels to time; default CUZK_NTT_ALGO)
 //        bench_gpu partition [--log-domain N] [--full-width-percent P] [--reps R]
 //                  [--srs resident|streamed] [--srs-device-mib M]
 //                  (one PoRep C2 partition's device stages: bench/gpu/partition_bench.cpp)
@@ -12,15 +10,15 @@
 //        bench_gpu setup [--setup-log K]   (fixed-base G1/G2 of the GPU setup, default 2^24 scalars)
 //        bench_gpu field [--ops-per-thread K] [--waves W] [--reps R]
 //                  (Fp/Fr mul and sqr, CIOS vs even/odd forms: bench/gpu/field_bench.cu)
-//        options [--msm-algos LIST] [--no-ntt] [--no-g1] [--msm-window-bits C] (C = 0: the plan's choice)
+//        options [--no-ntt] [--no-g1] [--msm-window-bits C] (C = 0: the plan's choice)
+//                [--msm-scratch-mib M] (the MSM scratch limit; default the device's,
+//                 default_msm_scratch_bytes: 58.2 GiB on an H200)
 //   MSM: 2048 random bases (s_j * G) replicated to N, uniformly random scalars
-//        (sppark's bench method, so sppark's H200 numbers compare directly).
-//        Every accumulation algorithm in LIST (comma separated, "bucket",
-//        "balanced", "affine", "smem", "smem12", "tree"; default the first two, or CUZK_MSM_ALGO alone when set) is timed
-//        at 2^20, 2^24, 2^26 (and 2^27 with --max-msm-log 27) with the default
-//        8 GiB scratch limit (2^26 and up run in chunks), G2 at 2^20 and 2^23
-//        (and 2^25 with --max-msm-log 27).
-//   NTT: random Fr, natural order in and out.
+//        (sppark's bench method, so sppark's H200 numbers compare directly),
+//        timed at 2^20, 2^24, 2^26 (and 2^27 with --max-msm-log 27), G2 at
+//        2^20 and 2^23 (and 2^25 with --max-msm-log 27).
+//   NTT: random Fr, natural order in and out; the coset forward and inverse
+//        must return the input.
 // Anchors (sppark on the same H200, docs/GPU.md section 7): G1 MSM 2^20 23.5 ms,
 // 2^24 178.3 ms, 2^26 624.4 ms; NTT 2^24 4.43 ms, 2^27 42.4 ms (bit-reversed
 // output there; ours is natural order). Integer-pipe floors (GPU.md section 4):
@@ -190,41 +188,18 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   bool quick = false, setup_mode = false, g1 = true;
   int max_msm_log = 26, max_ntt_log = 27, setup_log = 24, msm_window_bits = 0;
-  std::string ntt_algo_list;  // empty: the Device's default (CUZK_NTT_ALGO or radix2)
-  std::string algos = std::getenv("CUZK_MSM_ALGO") != nullptr ? std::getenv("CUZK_MSM_ALGO") : "bucket,balanced";
+  std::size_t msm_scratch_mib = 0;  // 0: the device's default
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
     if (a == "--no-ntt") max_ntt_log = 0;
     if (a == "--no-g1") g1 = false;
-    if (a == "--ntt-algos" && i + 1 < argc) ntt_algo_list = argv[++i];
-    if (a == "--msm-algos" && i + 1 < argc) algos = argv[++i];
     if (a == "setup") setup_mode = true;
     if (a == "--setup-log" && i + 1 < argc) setup_log = std::atoi(argv[++i]);
     if (a == "--max-msm-log" && i + 1 < argc) max_msm_log = std::atoi(argv[++i]);
     if (a == "--max-ntt-log" && i + 1 < argc) max_ntt_log = std::atoi(argv[++i]);
     if (a == "--msm-window-bits" && i + 1 < argc) msm_window_bits = std::atoi(argv[++i]);
-  }
-  std::vector<std::pair<std::string, gpu::MsmAlgorithm>> msm_algos;
-  for (std::size_t pos = 0; pos <= algos.size();) {
-    const std::size_t comma = std::min(algos.find(',', pos), algos.size());
-    const std::string name = algos.substr(pos, comma - pos);
-    if (name == "bucket") {
-      msm_algos.push_back({name, gpu::MsmAlgorithm::kBucketPerThread});
-    } else if (name == "balanced") {
-      msm_algos.push_back({name, gpu::MsmAlgorithm::kBalancedRuns});
-    } else if (name == "affine") {
-      msm_algos.push_back({name, gpu::MsmAlgorithm::kBatchAffine});
-    } else if (name == "smem") {
-      msm_algos.push_back({name, gpu::MsmAlgorithm::kBalancedSmem});
-    } else if (name == "smem12") {
-      msm_algos.push_back({name, gpu::MsmAlgorithm::kBalancedSmem12});
-    } else if (name == "tree") {
-      msm_algos.push_back({name, gpu::MsmAlgorithm::kAffineTree});
-    } else if (!name.empty()) {
-      std::printf("bench_gpu: unknown MSM algorithm '%s' ignored\n", name.c_str());
-    }
-    pos = comma + 1;
+    if (a == "--msm-scratch-mib" && i + 1 < argc) msm_scratch_mib = std::strtoull(argv[++i], nullptr, 10);
   }
   if (gpu::device_count() == 0) {
     std::printf("bench_gpu: no CUDA device, nothing to measure\n");
@@ -233,6 +208,14 @@ int main(int argc, char** argv) {
   gpu::Device dev(0);
   std::printf("device: %s, %d SMs, cc %d.%d, %.1f GiB\n", dev.info().name.c_str(), dev.info().sm_count,
               dev.info().cc_major, dev.info().cc_minor, double(dev.info().global_memory_bytes) / (1 << 30));
+  {
+    // The MSM tuning of every mode (partition and spmv included).
+    gpu::Device::MsmTuning t = dev.msm_tuning();
+    t.window_bits = msm_window_bits;
+    if (msm_scratch_mib != 0) t.scratch_limit_bytes = msm_scratch_mib << 20;
+    dev.set_msm_tuning(t);
+    std::printf("MSM scratch limit %.1f GiB\n", double(t.scratch_limit_bytes) / double(std::size_t{1} << 30));
+  }
   if (setup_mode) return bench_setup(dev, setup_log);
   if (argc > 1 && std::string(argv[1]) == "partition") return bench::bench_partition(dev, argc, argv);
   if (argc > 1 && std::string(argv[1]) == "field") return bench::bench_field(dev, argc, argv);
@@ -242,26 +225,6 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(20261130);
 
   // ---- NTT ----
-  // Every algorithm of --ntt-algos (default: the Device's, i.e. CUZK_NTT_ALGO
-  // or radix2); each one's coset forward output is compared with radix2's.
-  std::vector<gpu::NttAlgorithm> ntt_algos;
-  for (std::size_t pos = 0; pos <= ntt_algo_list.size();) {
-    const std::size_t comma = std::min(ntt_algo_list.find(',', pos), ntt_algo_list.size());
-    const std::string name = ntt_algo_list.substr(pos, comma - pos);
-    bool known = name.empty();
-    for (gpu::NttAlgorithm a : {gpu::NttAlgorithm::kRadix2, gpu::NttAlgorithm::kRadix4, gpu::NttAlgorithm::kRadix8,
-                                gpu::NttAlgorithm::kRadix8Wide, gpu::NttAlgorithm::kRadix4Lean,
-                                gpu::NttAlgorithm::kRadix4Lean2}) {
-      if (name == gpu::to_string(a)) {
-        ntt_algos.push_back(a);
-        known = true;
-      }
-    }
-    if (!known) std::printf("bench_gpu: unknown NTT algorithm '%s' ignored\n", name.c_str());
-    pos = comma + 1;
-  }
-  if (ntt_algos.empty()) ntt_algos.push_back(dev.ntt_algorithm());
-  const gpu::NttAlgorithm default_ntt_algo = dev.ntt_algorithm();
   for (int log_n : {24, 27}) {
     if (log_n > max_ntt_log) continue;
     const std::size_t n = std::size_t{1} << log_n;
@@ -276,50 +239,24 @@ int main(int argc, char** argv) {
                                 {"NTT inv", gpu::NttDirection::kInverse, gpu::NttDomain::kStandard},
                                 {"NTT coset fwd", gpu::NttDirection::kForward, gpu::NttDomain::kCoset},
                                 {"NTT coset inv", gpu::NttDirection::kInverse, gpu::NttDomain::kCoset}};
-    std::vector<Fr> reference;  // radix2's coset forward output, when another algorithm runs
-    if (ntt_algos.size() > 1 || ntt_algos[0] != gpu::NttAlgorithm::kRadix2) {
-      dev.set_ntt_algorithm(gpu::NttAlgorithm::kRadix2);
-      gpu::DeviceFrVector w = dev.upload(x);
-      dev.ntt(w, gpu::NttDirection::kForward, gpu::NttDomain::kCoset);
-      reference.resize(n);
-      dev.download(w, reference);
-    }
-    for (gpu::NttAlgorithm algo : ntt_algos) {
-      dev.set_ntt_algorithm(algo);
-      const std::string prefix = std::string(gpu::to_string(algo)) + " ";
-      {
-        gpu::DeviceFrVector v = dev.upload(x);
-        for (const Variant& var : variants) {
-          auto [med, mn] = time_it(dev, 2, reps, [&] { dev.ntt(v, var.dir, var.dom); });
-          rows.push_back({prefix + var.name, std::size_t(log_n), med, mn, anchor, ""});
-        }
+    {
+      gpu::DeviceFrVector v = dev.upload(x);
+      for (const Variant& var : variants) {
+        auto [med, mn] = time_it(dev, 2, reps, [&] { dev.ntt(v, var.dir, var.dom); });
+        rows.push_back({var.name, std::size_t(log_n), med, mn, anchor, ""});
       }
-      // Self-checks: coset forward equals radix2's; forward then inverse returns the input.
-      gpu::DeviceFrVector w = dev.upload(x);
-      dev.ntt(w, gpu::NttDirection::kForward, gpu::NttDomain::kCoset);
-      std::vector<Fr> back(n);
-      std::string check;
-      if (!reference.empty()) {
-        dev.download(w, back);
-        check = std::memcmp(back.data(), reference.data(), n * sizeof(Fr)) == 0 ? "= radix2, " : "!= RADIX2 FAIL, ";
-      }
-      dev.ntt(w, gpu::NttDirection::kInverse, gpu::NttDomain::kCoset);
-      dev.download(w, back);
-      check += std::memcmp(back.data(), x.data(), n * sizeof(Fr)) == 0 ? "round trip ok" : "ROUND TRIP FAIL";
-      rows.back().check = check;
-      dev.release_ntt_scratch();
     }
+    // Self-check: coset forward then coset inverse returns the input.
+    gpu::DeviceFrVector w = dev.upload(x);
+    dev.ntt(w, gpu::NttDirection::kForward, gpu::NttDomain::kCoset);
+    dev.ntt(w, gpu::NttDirection::kInverse, gpu::NttDomain::kCoset);
+    std::vector<Fr> back(n);
+    dev.download(w, back);
+    rows.back().check = std::memcmp(back.data(), x.data(), n * sizeof(Fr)) == 0 ? "round trip ok" : "ROUND TRIP FAIL";
+    dev.release_ntt_scratch();
   }
-  dev.set_ntt_algorithm(default_ntt_algo);
 
   // ---- G1 MSM ----
-  auto set_algo = [&](gpu::MsmAlgorithm a) {
-    gpu::Device::MsmTuning t = dev.msm_tuning();
-    t.algorithm = a;
-    t.g2_algorithm = a;
-    t.window_bits = msm_window_bits;
-    dev.set_msm_tuning(t);
-  };
   if (g1 && max_msm_log >= 20) {
     const std::size_t max_n = std::size_t{1} << max_msm_log;
     const auto t0 = std::chrono::steady_clock::now();
@@ -340,24 +277,18 @@ int main(int argc, char** argv) {
                            : log_n == 24 ? "sppark 178.3 / floor 81"
                            : log_n == 26 ? "sppark 624.4 / floor 300"
                                          : "sppark 1188 / target 600";
-      ec::G1Jacobian first;
-      for (std::size_t ai = 0; ai < msm_algos.size(); ++ai) {
-        set_algo(msm_algos[ai].second);
-        ec::G1Jacobian r;
-        // Fewer repeats at 2^26 and up: each case stays within ~10 s.
-        const int case_reps = log_n >= 26 ? std::min(reps, 3) : reps;
-        auto [med, mn] = time_it(dev, 1, case_reps, [&] { r = dev.msm(dbases, ds); });
-        gpu::Device::MsmPhaseTimes ph;
-        (void)dev.msm(dbases, ds, &ph);
-        std::printf("G1 MSM 2^%d %s c=%d chunks=%zu: %.2f ms; phases: digits %.2f, sort %.2f, accumulate %.2f, "
-                    "reduce %.2f ms%s\n",
-                    log_n, msm_algos[ai].first.c_str(), ph.window_bits, ph.chunks, med, ph.digits_ms, ph.sort_ms,
-                    ph.accumulate_ms, ph.reduce_ms, ph.reduced_by_trees ? " (by trees)" : "");
-        if (ai == 0) first = r;
-        const bool agree = ai == 0 || (first.x == r.x && first.y == r.y && first.z == r.z);
-        rows.push_back({"G1 MSM " + msm_algos[ai].first + " c=" + std::to_string(ph.window_bits), std::size_t(log_n),
-                        med, mn, anchor, r.is_identity() ? "IDENTITY?" : agree ? "" : "MISMATCH vs first algo"});
-      }
+      ec::G1Jacobian r;
+      // Fewer repeats at 2^26 and up: each case stays within ~10 s.
+      const int case_reps = log_n >= 26 ? std::min(reps, 3) : reps;
+      auto [med, mn] = time_it(dev, 1, case_reps, [&] { r = dev.msm(dbases, ds); });
+      gpu::Device::MsmPhaseTimes ph;
+      (void)dev.msm(dbases, ds, &ph);
+      std::printf("G1 MSM 2^%d c=%d chunks=%zu: %.2f ms; phases: digits %.2f, sort %.2f, accumulate %.2f, "
+                  "reduce %.2f ms%s\n",
+                  log_n, ph.window_bits, ph.chunks, med, ph.digits_ms, ph.sort_ms, ph.accumulate_ms, ph.reduce_ms,
+                  ph.reduced_by_trees ? " (by trees)" : "");
+      rows.push_back({"G1 MSM c=" + std::to_string(ph.window_bits), std::size_t(log_n), med, mn, anchor,
+                      r.is_identity() ? "IDENTITY?" : ""});
     }
   }
 
@@ -376,23 +307,17 @@ int main(int argc, char** argv) {
       if (log_n > g2_max_log) continue;
       const std::size_t n = std::size_t{1} << log_n;
       const gpu::DeviceFrVector ds = dev.upload(std::span<const Fr>(scalars).first(n));
-      ec::G2Jacobian first;
-      for (std::size_t ai = 0; ai < msm_algos.size(); ++ai) {
-        set_algo(msm_algos[ai].second);
-        ec::G2Jacobian r;
-        auto [med, mn] = time_it(dev, 1, 3, [&] { r = dev.msm(dbases, ds); });
-        gpu::Device::MsmPhaseTimes ph;
-        (void)dev.msm(dbases, ds, &ph);
-        std::printf("G2 MSM 2^%d %s c=%d chunks=%zu: %.2f ms; phases: digits %.2f, sort %.2f, accumulate %.2f, "
-                    "reduce %.2f ms%s\n",
-                    log_n, msm_algos[ai].first.c_str(), ph.window_bits, ph.chunks, med, ph.digits_ms, ph.sort_ms,
-                    ph.accumulate_ms, ph.reduce_ms, ph.reduced_by_trees ? " (by trees)" : "");
-        if (ai == 0) first = r;
-        const bool agree = ai == 0 || (first.x == r.x && first.y == r.y && first.z == r.z);
-        rows.push_back({"G2 MSM " + msm_algos[ai].first + " c=" + std::to_string(ph.window_bits), std::size_t(log_n),
-                        med, mn, log_n == 20 ? "sppark 50.6" : log_n == 23 ? "sppark 260.0" : "sppark 879 / target 450",
-                        agree ? "" : "MISMATCH vs first algo"});
-      }
+      ec::G2Jacobian r;
+      auto [med, mn] = time_it(dev, 1, 3, [&] { r = dev.msm(dbases, ds); });
+      gpu::Device::MsmPhaseTimes ph;
+      (void)dev.msm(dbases, ds, &ph);
+      std::printf("G2 MSM 2^%d c=%d chunks=%zu: %.2f ms; phases: digits %.2f, sort %.2f, accumulate %.2f, "
+                  "reduce %.2f ms%s\n",
+                  log_n, ph.window_bits, ph.chunks, med, ph.digits_ms, ph.sort_ms, ph.accumulate_ms, ph.reduce_ms,
+                  ph.reduced_by_trees ? " (by trees)" : "");
+      rows.push_back({"G2 MSM c=" + std::to_string(ph.window_bits), std::size_t(log_n), med, mn,
+                      log_n == 20 ? "sppark 50.6" : log_n == 23 ? "sppark 260.0" : "sppark 879 / target 450",
+                      r.is_identity() ? "IDENTITY?" : ""});
     }
   }
 

@@ -105,9 +105,9 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
   gpu::shape::ValueMix mix;
   mix.zero = mix.one = (1.0 - full_width_percent / 100) / 2;
   std::printf("partition shape 2^%d: %zu inputs, %zu aux (a_aux %zu, b_aux %zu), %zu constraints + %zu input rows; "
-              "witness %.0f%% zeros, %.0f%% ones, %.0f%% full width; NTT algorithm %s\n",
+              "witness %.0f%% zeros, %.0f%% ones, %.0f%% full width\n",
               log_domain, counts.inputs, aux_n, counts.a_aux(), counts.b_aux(), counts.constraints(), counts.inputs,
-              100 * mix.zero, 100 * mix.one, full_width_percent, gpu::to_string(device.ntt_algorithm()));
+              100 * mix.zero, 100 * mix.one, full_width_percent);
 
   // Witness in the circuit's allocation order: v_i, p_i interleaved, u_j, c_k.
   std::mt19937_64 rng(20261130);

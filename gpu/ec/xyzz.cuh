@@ -101,42 +101,6 @@ struct Xyzz {
     zzz = zzz * ppp;
   }
 
-  // The same mixed add with the products ordered for a smaller live set: ZZ
-  // and ZZZ are updated as soon as PP and PPP exist, and X is consumed by Q
-  // before X3 is formed, so at most 7 field elements are live (X, Y, ZZ, ZZZ,
-  // R, PP, PPP) instead of 9 (the order above keeps ZZ, ZZZ, PP, PPP, Q, X3
-  // and R live together). Fewer registers per thread admit more resident
-  // warps to hide the carry chains' latency.
-  __device__ __forceinline__ void add_affine_lowreg(const F& ax, const F& ay) {
-    if (ax.is_zero() && ay.is_zero()) return;  // adding the identity
-    if (is_identity()) {
-      x = ax;
-      y = ay;
-      zz = F::one();
-      zzz = F::one();
-      return;
-    }
-    F p = ax * zz - x;   // P = U2 - X
-    F r = ay * zzz - y;  // R = S2 - Y
-    if (p.is_zero()) {
-      if (r.is_zero()) {
-        *this = dbl_affine(ax, ay);
-      } else {
-        *this = identity();  // Q = -P
-      }
-      return;
-    }
-    const F pp = p.sqr();
-    zz = zz * pp;             // ZZ3 = ZZ PP
-    p = p * pp;               // PPP
-    zzz = zzz * p;            // ZZZ3 = ZZZ PPP
-    x = x * pp;               // Q = X PP (X is not needed again)
-    y = y * p;                // Y PPP
-    p = r.sqr() - p - x.dbl();  // X3 = R^2 - PPP - 2Q
-    y = r * (x - p) - y;      // Y3 = R (Q - X3) - Y PPP
-    x = p;
-  }
-
   // Out-of-line copy of add_affine_inline (see the note at the top).
   __device__ __noinline__ void add_affine(const F& ax, const F& ay) { add_affine_inline(ax, ay); }
 

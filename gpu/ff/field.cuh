@@ -46,15 +46,15 @@
 // and sqr() of every device field (NTT, MSM, setup, prover kernels) at once.
 // H200, bench_gpu field (4 chains per thread, 32x32 product pairs per clock
 // per SM): Fp mul 16.8 -> 30.0, Fr mul 19.0 -> 26.7; in the kernels NTT 2^27
-// 59.0 -> 41.5 ms, G1 MSM 2^24 202.9 -> 117.4 ms (bench/RESULTS.md, session 4).
+// 59.0 -> 41.5 ms, G1 MSM 2^24 202.9 -> 117.4 ms (bench/RESULTS.md, 2026-11-30).
 #ifndef CUZK_FIELD_MUL
 #define CUZK_FIELD_MUL 1
 #endif
 
 // 0: Fp2 product as three full Montgomery products (Fp2::mul_karatsuba3);
 // 1: lazily reduced, three double-width products and one reduction per output
-// coefficient (Fp2::mul_lazy, the default). Flips Fp2's operator* and the G2
-// accumulation's slot products (gpu/msm/msm_g2_smem.cu) at once.
+// coefficient (Fp2::mul_lazy, the default). Flips Fp2's operator* and the
+// bucket reduction's slot products (gpu/msm/msm_reduce.cu) at once.
 #ifndef CUZK_FP2_MUL
 #define CUZK_FP2_MUL 1
 #endif
@@ -161,7 +161,7 @@ CUZK_FF_HD void wide_product(u32 a, u32 b, u32& lo, u32& hi) {
 // pair into IMAD + IMAD.HI (3 multiply-pipe slots) instead of one
 // IMAD.WIDE (2 slots). Static sm_90 SASS of one Fr mul (nvcc 13):
 // IMAD.WIDE 58 -> 100, IMAD.HI 56 -> 14, IMAD 63 -> 24. H200, with
-// wide_product (session 14): bench_gpu field Fr mul 53.4 -> 63.2 Gops/s,
+// wide_product: bench_gpu field Fr mul 53.4 -> 63.2 Gops/s,
 // NTT 2^27 forward 41.0 -> 38.3 ms, partition GPU total 1147 -> 1108 ms.
 CUZK_FF_HD u32 opaque(u32 x) {
 #ifdef __CUDA_ARCH__
@@ -509,8 +509,8 @@ CUZK_FF_UNROLL
   // Fr's r = 1 - 2^32 mod 2^64: m = -t0, and m p_1 = m (2^32 - 1) has the
   // halves lo = -m = t0 and hi = m - 1 = ~t0 (both 0 when t0 = 0), so the odd
   // chain's first product becomes two adds of ALU results. Saves one of the
-  // row's 2N products on the multiply pipe (8 of Fr's 136 per mul). H200
-  // (session 11): bench_gpu field Fr mul 26.7 -> 27.5 P/clk/SM; NTT 2^27
+  // row's 2N products on the multiply pipe (8 of Fr's 136 per mul). H200:
+  // bench_gpu field Fr mul 26.7 -> 27.5 P/clk/SM; NTT 2^27
   // forward 41.5 -> 41.1 ms; the partition's H stage 270.0 -> 267.8 ms.
   static constexpr bool kUnitLowWord = P::kInv == 0xffffffffu && P::p(0) == 1 && P::p(1) == 0xffffffffu;
 
@@ -868,7 +868,7 @@ struct Fp2 {
   // output is fully reduced; p R adds a multiple of p, so c0 is unchanged mod
   // p. The operands come from callables, called where each is needed (a0, b0
   // for t0; a1, b1 for t1; all four for the sums): a caller holding them in
-  // shared memory (msm_g2_smem.cu) reloads them instead of keeping 48 limbs
+  // shared memory (msm_reduce.cu) reloads them instead of keeping 48 limbs
   // live across the first two products. Live state peaks at the third
   // product: s and c0 (36 limbs) beside the product's own ~60.
   template <class A0, class A1, class B0, class B1>

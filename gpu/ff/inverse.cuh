@@ -1,5 +1,5 @@
-// Field inversion on the device for the batch-affine MSM paths
-// (gpu/msm/msm_affine.cu, gpu/msm/msm_tree.cu): one inversion is shared by
+// Field inversion on the device for the affine MSM tree
+// (gpu/msm/msm_tree.cu): one inversion is shared by
 // many additions through Montgomery's trick, so its latency, not its
 // throughput, is what matters.
 #pragma once

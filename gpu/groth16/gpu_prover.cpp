@@ -236,16 +236,6 @@ std::size_t device_abc_working_bytes(const groth16::R1cs& r1cs) {
 std::size_t srs_device_budget_for(const groth16::Parameters& params, std::size_t requested,
                                   std::size_t device_free_bytes, std::size_t msm_scratch_limit_bytes,
                                   std::size_t extra_working_bytes) {
-  if (requested == kSrsDeviceBudgetAuto) {
-    if (const char* env = std::getenv("CUZK_SRS_DEVICE_MIB"); env != nullptr && *env != '\0') {
-      char* end = nullptr;
-      const unsigned long long mib_value = std::strtoull(env, &end, 10);
-      if (end == env || *end != '\0' || mib_value > (std::numeric_limits<std::size_t>::max() >> 21)) {
-        throw Error(ErrorKind::kInvalidArgument, std::string("CUZK_SRS_DEVICE_MIB: not a MiB count: ") + env);
-      }
-      requested = std::size_t(mib_value) << 20;
-    }
-  }
   // h holds m - 1 points for a domain of m.
   const std::size_t m = std::bit_ceil(params.h.size() + 1);
   const WitnessMsmPoints w{params.l.size(), params.a.size(), params.b_g1.size()};

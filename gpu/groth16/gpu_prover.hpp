@@ -4,15 +4,14 @@
 // Per instance:
 //   1. host:   a, b, c = A.w, B.w, C.w (groth16::evaluate_into), zero-padded to m,
 //              optionally checking a_i * b_i == c_i on the way (SatisfactionCheck);
-//   2. device: for each of a, b, c: iNTT, then coset NTT (the iNTT's 1/m and the
-//              coset's g^i are one scaling pass); a <- (a.b - c) * (g^m - 1)^-1
-//              in one fused kernel; coset iNTT; H = the first m - 1 coefficients,
-//              left on the device as the H MSM's scalars. With a fused NTT
-//              algorithm (Device::set_ntt_algorithm, CUZK_NTT_ALGO) the scaling,
-//              the quotient and the final bit reversal ride on the NTT passes:
-//              iNTT as DIF (bit-reversed out), coset NTT as DIT (bit-reversed
-//              in, scaled on load), coset iNTT as DIF with the quotient in its
-//              first pass and bit reversal + m^-1 g^-j in its last;
+//   2. device: H = ((A B - C) / Z on the coset g<w>) back to coefficients, the
+//              first m - 1 of them left on the device as the H MSM's scalars.
+//              Six lean NTTs (gpu/ntt/ntt_lean.cu): a and b to their coset
+//              evaluations (iNTT, coset NTT), c's iNTT over Z, and the coset
+//              iNTT of A B with the product on its first pass's load and the
+//              subtraction of c / Z on its last pass's store (GpuProver::queue_h
+//              says why that equals the quotient's). Below 2^6 radix-2 in place
+//              with a separate quotient kernel;
 //   3. device: MSMs H, L (aux), A (inputs ++ aux selected by a_aux density),
 //              B_G1 and B_G2 (inputs by b_input density ++ aux by b_aux density)
 //              over SRS bases kept resident across proofs (ResidentSrs); the
@@ -30,12 +29,10 @@
 // two stagings so that one instance prepares while another is on the device,
 // and awaits the fence on its event loop (Fence::on_done).
 //
-// Measured on one H200 (demo circuit, 16 host threads, SRS resident, the MSM
-// kernels of gpu/msm as of this writing): domain 2^20: 300-375 ms per proof
-// (a, b, c 4 ms; 7 NTTs + quotient 4.7 ms; H MSM 30 ms; L 35-60 ms; A 57-79 ms;
-// B_G1 + B_G2 167-194 ms, mostly G2) against 4.3 s for CpuProver. Domain 2^18:
-// 4.0 s, because the G1 MSM at 2^18 points (window 14) takes 1.3 s, 40 times
-// its 2^20 time: an MSM kernel issue, not this file's.
+// Measured on one H200 (`bench_gpu partition --log-domain 27`: a 32 GiB PoRep
+// partition's shape, SRS resident; bench/RESULTS.md, 2026-12-02, c7ad2fe):
+// H stage 226.4 ms, H MSM 578.8, L 92.1, A 90.6, B_G1 + B_G2 98.6; 1086.8 ms
+// of device time per partition (supraseal-c2: 1824 ms on an RTX 5070 Ti).
 //
 // No CUDA types appear here: host code compiled by g++ includes this header.
 #pragma once
@@ -153,9 +150,9 @@ struct GpuProverOptions {
   WitnessScalarSplit witness_split = WitnessScalarSplit::kAuto;
   // Device memory for the SRS that prove(params, ...) caches; the rest of it
   // is streamed from pinned host memory (ResidentSrs, kStreamFromHost).
-  // kSrsDeviceBudgetAuto: CUZK_SRS_DEVICE_MIB when set (benches), else all of
-  // it when it fits beside the prover's working set, else what is left
-  // beside it (srs_device_budget_for below).
+  // kSrsDeviceBudgetAuto: all of it when it fits beside the prover's working
+  // set, else what is left beside it (srs_device_budget_for below). The
+  // daemon sets it from [gpu] srs_device_budget; 0 streams the whole SRS.
   std::size_t srs_device_budget_bytes = kSrsDeviceBudgetAuto;
   // Start the H stage's NTTs only after all of a, b, c are on the device
   // (benchmarks: h_gpu_ms is then the NTT pipeline alone). Default: the NTTs
@@ -284,10 +281,9 @@ struct DeviceSrsBases {
 };
 
 // The device budget GpuProver gives the ResidentSrs of params: `requested`
-// unless kSrsDeviceBudgetAuto, then CUZK_SRS_DEVICE_MIB when set, else
+// (at most the usable free memory) unless kSrsDeviceBudgetAuto, then
 // srs_device_budget() with the device's free memory and the working set of
 // params' shape (prover_working_bytes, with the Device's MSM scratch limit).
-// Throws Error{kInvalidArgument} on a malformed CUZK_SRS_DEVICE_MIB.
 // extra_working_bytes joins the working set: with AbcSource::kDevice the
 // R1CS matrices and the witness buffer (device_abc_working_bytes), which the
 // placement leaves room for rather than stream less of the SRS: streaming 12

@@ -9,8 +9,8 @@
 //                                 the splits' count passes, a wait for their
 //                                 totals, the fill passes, then the mat-vec and
 //                                 its satisfaction check);
-//                                 compute stream: H (6 NTTs; 7 + quotient off
-//                                 the lean path), the H MSM,
+//                                 compute stream: H (6 NTTs; 7 + quotient
+//                                 below 2^6), the H MSM,
 //                                 L, A, B_G1, B_G2 (point sum of the ones,
 //                                 gather + MSM of the tail), each MSM's window
 //                                 sums and each point sum downloaded to pinned
@@ -158,7 +158,7 @@ struct Group<ff::Fp> {
   static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
                                  std::size_t n,
                                  u32* out) {
-    return kernels::msm_g1_enqueue(s, bases, scalars, n, kernels::msm_config(device.msm_tuning(), false),
+    return kernels::msm_g1_enqueue(s, bases, scalars, n, kernels::msm_config(device.msm_tuning()),
                                    device.msm_scratch(), out);
   }
 };
@@ -172,7 +172,7 @@ struct Group<ff::Fp2> {
   static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
                                  std::size_t n,
                                  u32* out) {
-    return kernels::msm_g2_enqueue(s, bases, scalars, n, kernels::msm_config(device.msm_tuning(), true),
+    return kernels::msm_g2_enqueue(s, bases, scalars, n, kernels::msm_config(device.msm_tuning()),
                                    device.msm_scratch(), out);
   }
 };
@@ -260,34 +260,30 @@ const DeviceR1cs& device_r1cs(GpuProver::Impl& d, const groth16::R1cs& r1cs, std
 }
 
 // Whether queue_h runs the lean NTT passes out of place (a fourth m-vector in
-// the workspace beside a, b, c): the device's algorithm is a lean one and
-// the domain is large enough for its passes.
-bool h_stage_out_of_place(Device& device, int log_m) {
-  const NttAlgorithm algorithm = log_m >= kernels::kNttFusedLogMin ? device.ntt_algorithm() : NttAlgorithm::kRadix2;
-  return detail::lean_min_blocks(algorithm) != 0 && log_m >= ntt_lean::kLogMin;
-}
+// the workspace beside a, b, c): the domain is large enough for them
+// (2^ntt_lean::kLogMin); smaller ones run radix-2 in place.
+bool h_stage_out_of_place(int log_m) { return log_m >= ntt_lean::kLogMin; }
 
 // v (natural-order evaluations on <w>) -> its evaluations on the coset g<w>,
 // natural order, by lean passes out of place through `spare`: the iNTT stores
 // coefficient j times m^-1 g^j into spare, the forward NTT stores back into v.
-void coset_evaluations_via_spare(cudaStream_t s, u32* v, u32* spare, const detail::NttTables& t, int log_m,
-                                 int blocks) {
+void coset_evaluations_via_spare(cudaStream_t s, u32* v, u32* spare, const detail::NttTables& t, int log_m) {
   kernels::LeanNttIo to_spare;
   to_spare.out = spare;
   to_spare.store_scale = t.coset_ninv();
-  kernels::ntt_lean_dif(s, v, t.twiddles.get(), log_m, /*inverse=*/true, blocks, to_spare);
+  kernels::ntt_lean_dif(s, v, t.twiddles.get(), log_m, /*inverse=*/true, to_spare);
   kernels::LeanNttIo back;
   back.out = v;
-  kernels::ntt_lean_dif(s, spare, t.twiddles.get(), log_m, /*inverse=*/false, blocks, back);
+  kernels::ntt_lean_dif(s, spare, t.twiddles.get(), log_m, /*inverse=*/false, back);
 }
 
-// The same in place: DIF passes (bit-reversed out), then the bit reversal
-// scaled by m^-1 g^i, the forward DIF passes and a plain bit reversal.
-void coset_evaluations_in_place(NttAlgorithm algorithm, cudaStream_t s, u32* v, const detail::NttTables& t,
-                                int log_m) {
-  detail::ntt_dif(algorithm, s, v, t.twiddles.get(), log_m, /*inverse=*/true);
+// The same in place: DIF passes (bit-reversed out; lean or, below 2^6,
+// radix-2: detail::ntt_dif), then the bit reversal scaled by m^-1 g^i, the
+// forward DIF passes and a plain bit reversal.
+void coset_evaluations_in_place(cudaStream_t s, u32* v, const detail::NttTables& t, int log_m) {
+  detail::ntt_dif(s, v, t.twiddles.get(), log_m, /*inverse=*/true);
   kernels::ntt_bitrev_scale(s, v, log_m, t.coset_ninv_hi.get(), t.coset_ninv_lo.get(), t.coset_lo_bits);
-  detail::ntt_dif(algorithm, s, v, t.twiddles.get(), log_m, /*inverse=*/false);
+  detail::ntt_dif(s, v, t.twiddles.get(), log_m, /*inverse=*/false);
   kernels::ntt_bitrev_scale(s, v, log_m, nullptr, nullptr, 0);
 }
 
@@ -605,7 +601,7 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   bool compact = compact_possible && (options_.compact_h_stage || d.h_compact_m == m);
   u32* abc_dev = nullptr;
   if (!compact) {
-    const std::size_t abc_vectors = h_stage_out_of_place(device_, log_m) ? 4 : 3;
+    const std::size_t abc_vectors = h_stage_out_of_place(log_m) ? 4 : 3;
     try {
       abc_dev = grow_device(d.abc, abc_vectors * m * kFrLimbs, "a, b, c");
     } catch (const Error& e) {
@@ -797,7 +793,7 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
 // The H stage's NTT pipeline on the compute stream over the workspace's a, b,
 // c (each waits for its upload). Returns the device address of the m - 1
 // coefficients of H (followed by one more element). The NTT tables are the
-// Device's (gpu/ntt/ntt_tables.hpp), its algorithm picks the kernels.
+// Device's (gpu/ntt/ntt_tables.hpp).
 const u32* GpuProver::queue_h(u32* abc_dev, int log_m, ProveStaging& staging) {
   using namespace staging;
   const ProveStaging::Impl& st = staging.impl();
@@ -805,34 +801,31 @@ const u32* GpuProver::queue_h(u32* abc_dev, int log_m, ProveStaging& staging) {
   const detail::NttTables& t = detail::ntt_tables(device_, log_m);
   const cudaStream_t s = impl_->compute.get();
   u32* v[3] = {abc_dev, abc_dev + m * kFrLimbs, abc_dev + 2 * m * kFrLimbs};
-  const NttAlgorithm algorithm =
-      log_m >= kernels::kNttFusedLogMin ? device_.ntt_algorithm() : NttAlgorithm::kRadix2;
   u32 z_inv[8];
   std::memcpy(z_inv, &t.vanishing_inv, sizeof(z_inv));
-  if (h_stage_out_of_place(device_, log_m)) {
+  if (h_stage_out_of_place(log_m)) {
     // Lean radix-4 passes out of place between v[k] and the workspace's fourth
     // vector, each transform's bit reversal and scaling fused into its last
-    // pass (no bit-reversal pass: the in-place path below runs 7, ~8 ms each
-    // at 2^27 on the H200).
+    // pass (no bit-reversal pass: the in-place path runs 7, ~8 ms each at
+    // 2^27 on the H200).
     // Six transforms, not seven: Z is the constant g^m - 1 on the coset and
     // the coset iNTT is linear, so H = iNTT_g(A B) / Z - iNTT_g(C) / Z, and
     // iNTT_g of c's coset evaluations is c's coefficients, iNTT(c). c needs
     // no coset evaluations then (one transform of 3 passes less at 2^27, and
     // no quotient pass); the product rides on the coset iNTT's first load,
     // the subtraction on its last store.
-    const int blocks = detail::lean_min_blocks(algorithm);
     u32* spare = abc_dev + 3 * m * kFrLimbs;
     const u32* tw = t.twiddles.get();
     for (int k = 0; k < 2; ++k) {
       CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(StageEvent(kUploadedA + k)), 0));
-      coset_evaluations_via_spare(s, v[k], spare, t, log_m, blocks);
+      coset_evaluations_via_spare(s, v[k], spare, t, log_m);
     }
     CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(kUploadedC), 0));
     // c's coefficients over Z into spare.
     kernels::LeanNttIo c_io;
     c_io.out = spare;
     c_io.store_scale = t.inv_size_z();
-    kernels::ntt_lean_dif(s, v[2], tw, log_m, /*inverse=*/true, blocks, c_io);
+    kernels::ntt_lean_dif(s, v[2], tw, log_m, /*inverse=*/true, c_io);
     // H: A B loaded, the coset iNTT scaled by (m Z)^-1 g^-j, minus c / Z,
     // into v[1] (its first pass has read B before the last one writes).
     kernels::LeanNttIo h_io;
@@ -840,59 +833,19 @@ const u32* GpuProver::queue_h(u32* abc_dev, int log_m, ProveStaging& staging) {
     h_io.out = v[1];
     h_io.store_scale = t.coset_inv_z();
     h_io.store_sub = spare;
-    kernels::ntt_lean_dif(s, v[0], tw, log_m, /*inverse=*/true, blocks, h_io);
+    kernels::ntt_lean_dif(s, v[0], tw, log_m, /*inverse=*/true, h_io);
     return v[1];
   }
-  if (!detail::is_fused(algorithm)) {
-    // Radix-2 or lean radix-4 DIF passes (detail::ntt_dif picks by algorithm).
-    for (int k = 0; k < 3; ++k) {
-      CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(StageEvent(kUploadedA + k)), 0));
-      coset_evaluations_in_place(algorithm, s, v[k], t, log_m);
-    }
-    groth16_kernels::quotient_on_coset(s, v[0], v[1], v[2], z_inv, m);
-    // Coset iNTT: back to coefficients, scaled by m^-1 g^-i.
-    detail::ntt_dif(algorithm, s, v[0], t.twiddles.get(), log_m, /*inverse=*/true);
-    kernels::ntt_bitrev_scale(s, v[0], log_m, t.coset_inv_hi.get(), t.coset_inv_lo.get(), t.coset_lo_bits);
-    return v[0];
-  }
-  // Fused kernels: 7 transforms of ntt_fused_passes(log_m) passes each and
-  // nothing else (radix-2: 7 x (passes + a bit-reversal pass) + the quotient
-  // kernel). Every element is read and written once per pass.
-  kernels::NttFusedArgs base;
-  detail::set_fused_radix(algorithm, base);
-  base.log_n = log_m;
-  base.twiddles = t.twiddles.get();
+  // Below 2^6: radix-2 in place, 7 transforms and the quotient kernel.
   for (int k = 0; k < 3; ++k) {
     CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, st.event(StageEvent(kUploadedA + k)), 0));
-    // iNTT, DIF: natural evaluations in, m * coefficients out in bit-reversed
-    // order (position p holds coefficient bitrev(p)).
-    kernels::NttFusedArgs a = base;
-    a.data = v[k];
-    a.inverse = true;
-    kernels::ntt_fused(s, a);
-    // Coset NTT, DIT: its first pass scales position p by m^-1 g^bitrev(p)
-    // (1/m and the coset shift of coefficient bitrev(p)); natural-order
-    // evaluations on g<w> out, in place.
-    a.inverse = false;
-    a.dit = true;
-    a.load_scale = t.coset_ninv();
-    a.load_scale.bitrev_index = true;
-    kernels::ntt_fused(s, a);
+    coset_evaluations_in_place(s, v[k], t, log_m);
   }
-  // Coset iNTT, DIF: the first pass loads (a b - c) / Z(g w^i); the last
-  // writes coefficient j (bit reversal fused, out of place into b's storage,
-  // which only the first pass reads) scaled by m^-1 g^-j.
-  kernels::NttFusedArgs a = base;
-  a.data = v[0];
-  a.inverse = true;
-  a.quotient_b = v[1];
-  a.quotient_c = v[2];
-  std::memcpy(a.quotient_z, z_inv, sizeof(z_inv));
-  a.out = v[1];  // >= 2 passes (ntt_fused_passes), so the first pass is done reading b
-  a.store_bitrev = true;
-  a.store_scale = t.coset_inv();
-  kernels::ntt_fused(s, a);
-  return v[1];
+  groth16_kernels::quotient_on_coset(s, v[0], v[1], v[2], z_inv, m);
+  // Coset iNTT: back to coefficients, scaled by m^-1 g^-i.
+  detail::ntt_dif(s, v[0], t.twiddles.get(), log_m, /*inverse=*/true);
+  kernels::ntt_bitrev_scale(s, v[0], log_m, t.coset_inv_hi.get(), t.coset_inv_lo.get(), t.coset_lo_bits);
+  return v[0];
 }
 
 // The H stage in two device vectors v0, v1 (GpuProverOptions::compact_h_stage),
@@ -914,9 +867,6 @@ const u32* GpuProver::queue_h_compact(u32* abc_dev, int log_m, const Fr* abc_hos
   const cudaStream_t cp = impl_->copy.get();
   u32* v0 = abc_dev;
   u32* v1 = abc_dev + m * kFrLimbs;
-  const NttAlgorithm algorithm = device_.ntt_algorithm();
-  const int lean = detail::lean_min_blocks(algorithm);
-  const int blocks = lean != 0 ? lean : ntt_lean::kMinBlocksPerSm;  // radix-2 devices: the lean default
   const u32* tw = t.twiddles.get();
   // The copy stream's upload of src into dst once the compute stream is done with dst.
   const auto upload_after = [&](u32* dst, const Fr* src, StageEvent uploaded) {
@@ -929,22 +879,22 @@ const u32* GpuProver::queue_h_compact(u32* abc_dev, int log_m, const Fr* abc_hos
   };
 
   CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kUploadedA].get(), 0));
-  coset_evaluations_via_spare(s, v0, v1, t, log_m, blocks);
+  coset_evaluations_via_spare(s, v0, v1, t, log_m);
   upload_after(v1, abc_host + m, kUploadedB);
-  coset_evaluations_in_place(algorithm, s, v1, t, log_m);
+  coset_evaluations_in_place(s, v1, t, log_m);
 
   kernels::LeanNttIo ab_io;
   ab_io.load_mul = v1;
   ab_io.out = v1;
   ab_io.store_scale = t.neg_coset_inv_z();
-  kernels::ntt_lean_dif(s, v0, tw, log_m, /*inverse=*/true, blocks, ab_io);
+  kernels::ntt_lean_dif(s, v0, tw, log_m, /*inverse=*/true, ab_io);
 
   upload_after(v0, abc_host + 2 * m, kUploadedC);
   kernels::LeanNttIo c_io;
   c_io.out = v1;
   c_io.store_scale = t.neg_inv_size_z();
   c_io.store_sub = v1;  // each element read, then written, by one thread of the last pass
-  kernels::ntt_lean_dif(s, v0, tw, log_m, /*inverse=*/true, blocks, c_io);
+  kernels::ntt_lean_dif(s, v0, tw, log_m, /*inverse=*/true, c_io);
   return v1;
 }
 
@@ -1023,7 +973,7 @@ std::vector<Fr> GpuProver::compute_h(const groth16::R1cs& r1cs, const groth16::W
   if (m == 1) return h;
   DeviceGuard guard(impl_->ordinal);
   Impl& d = *impl_;
-  const std::size_t abc_vectors = h_stage_out_of_place(device_, log_m) ? 4 : 3;
+  const std::size_t abc_vectors = h_stage_out_of_place(log_m) ? 4 : 3;
   u32* abc_dev = grow_device(d.abc, abc_vectors * m * kFrLimbs, "a, b, c");
   if (!st.events) {
     st.events = std::make_unique<std::array<detail::Event, kStageEvents>>();

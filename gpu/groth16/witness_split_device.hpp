@@ -5,7 +5,7 @@
 // was the last per-partition host pass: ~0.54 s on 16 idle cores for a 32 GiB
 // PoRep partition (L 217, A 232, B 90 ms) and ~1-2.5 s beside 8 synthesis
 // lanes, which paced the end-to-end pipeline (partitions 2.5 s apart for
-// 1.57 s of GPU work, bench/RESULTS.md session 4). On the device the same
+// 1.57 s of GPU work, bench/RESULTS.md 2026-11-30). On the device the same
 // passes read the 4.2 GB witness a few times from HBM (milliseconds).
 //
 // Same outputs as detail::SelectSplit, in the same order (the tests compare

@@ -9,31 +9,23 @@
 //    0, so the top window never carries out. Entry (window w, point i) gets the
 //    key w << c | |digit| (the sentinel W << c for digit 0, which sorts last)
 //    and the value i | sign << 31, i the index within the chunk.
-// 2. CUB radix sort of the m*W (key, value) pairs on the low key_bits bits
-//    groups points by bucket; a pass over the sorted keys records each
-//    bucket's [start, end) and where the digit-0 entries begin.
-// 3. accumulation into the running buckets with XYZZ mixed adds (8M + 2S),
-//    negating y for negative digits, by one of two schemes (MsmAlgorithm):
-//    one thread per bucket, or equal runs of sorted entries per thread plus a
-//    fix-up pass for the buckets that straddle runs; or (kBatchAffine) equal
-//    runs with affine accumulators sharing one inversion per thread block,
-//    merged into the XYZZ buckets (gpu/msm/msm_affine.cu); or
-//    (kBalancedSmem / kBalancedSmem12, G2; G1 runs the balanced kernel) equal
-//    runs with the accumulator in shared memory (gpu/msm/msm_g2_smem.cu); or (kAffineTree) every bucket's
-//    points added in pairs, round after round, with affine adds batched
-//    around shared inversions (gpu/msm/msm_tree.cu).
+// 2. CUB radix sort of the m*W (key, value) pairs (each window's entries on
+//    their own on the digit's c bits when that saves radix passes) groups
+//    points by bucket; a pass over the sorted keys records each bucket's
+//    [start, end).
+// 3. accumulation by the affine pairwise tree (gpu/msm/msm_tree.cu): every
+//    bucket's points added in pairs, round after round, each round one batch
+//    of independent affine adds sharing inversions (Montgomery's trick).
 // After the last chunk:
-// 4. reduction sum_b b * B_b per window (G1 and G2 under the smem algorithms
-//    and the affine tree: gpu/msm/msm_g2_smem.cu's variant of the same steps): threads own segments of seg_len
-//    buckets and run the running-sum trick from the top bucket down, which
-//    gives sum (b - lo + 1) B_b; adding (lo - 1) * (sum of the segment) by
-//    double-and-add makes it exact. Then one block per window adds the
-//    segment results. The W window sums go back to the host, which combines
-//    them by Horner's rule (c doublings per window): one GPU thread took ~7 ms
-//    for that chain of ~250 dependent doublings, the host takes well under 1 ms.
-//    The affine tree with at most two chunks reduces by trees instead
-//    (msm::TreeReduceShape): the weighted sum splits into group sums of the
-//    affine buckets, leaving 2^h XYZZ points per window for the steps above.
+// 4. reduction sum_b b * B_b per window. With at most two chunks the buckets
+//    are affine and the weighted sum splits into group sums computed as two
+//    more trees (msm::TreeReduceShape), leaving 2^h XYZZ points per window;
+//    otherwise the running XYZZ buckets are reduced directly. Either way
+//    gpu/msm/msm_reduce.cu's kernel runs the running-sum trick over segments
+//    of buckets, and one block per window adds the segment results. The W
+//    window sums go back to the host, which combines them by Horner's rule
+//    (c doublings per window): one GPU thread took ~7 ms for that chain of
+//    ~250 dependent doublings, the host takes well under 1 ms.
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
@@ -45,8 +37,7 @@
 #include "gpu/ff/field.cuh"
 #include "gpu/kernels.hpp"
 #include "gpu/msm/base_stager.hpp"
-#include "gpu/msm/msm_affine.hpp"
-#include "gpu/msm/msm_g2_smem.hpp"
+#include "gpu/msm/msm_reduce.hpp"
 #include "gpu/msm/msm_plan.hpp"
 #include "gpu/msm/msm_tree.hpp"
 
@@ -100,149 +91,6 @@ __global__ void bucket_bounds_kernel(const u32* keys, u64 total, u32 sentinel, u
   if (p + 1 == total) *nonzero = u32(total);
 }
 
-// Bucket index of a (non-sentinel) key w << c | d: window-major, digit d at d - 1.
-__device__ __forceinline__ u64 bucket_index(u32 key, int c, u32 buckets_per_window) {
-  return u64(key >> c) * buckets_per_window + (key & ((1u << c) - 1)) - 1;
-}
-
-// kLowReg selects the mixed add ordered for fewer live registers (G1 only;
-// G2's add stays out of line, its body is too large to inline).
-template <bool kLowReg, class F>
-__device__ __forceinline__ void add_entry(dev::Xyzz<F>& acc, const dev::Affine<F>* bases, u32 v) {
-  const dev::Affine<F> a = bases[v & ~kSignBit];
-  const F y = (v & kSignBit) ? -a.y : a.y;
-  if constexpr (sizeof(F) != sizeof(dev::Fp)) {
-    acc.add_affine(a.x, y);
-  } else if constexpr (kLowReg) {
-    acc.add_affine_lowreg(a.x, y);
-  } else {
-    acc.add_affine_inline(a.x, y);
-  }
-}
-
-// One thread per (window, bucket): loads the running bucket, adds this chunk's
-// points, stores it. Thread t serves window W - 1 - t / buckets_per_window:
-// the top window (fewest digits, so the most points per bucket) starts first.
-// ptxas gives the G1 version 158 registers (130 before it loaded the running
-// bucket): 3 blocks of 128 threads per SM either way (<= 170 registers).
-// Capping the 130-register version at 4 or 5 blocks per SM (__launch_bounds__)
-// was measured 13% slower on H200 (2^24: 279 ms vs 248 ms of accumulation).
-template <class F>
-__global__ void __launch_bounds__(128)
-    accumulate_buckets_kernel(const dev::Affine<F>* bases, const u32* vals, const u32* start, const u32* end, int c,
-                              u32 buckets_per_window, u32 windows, dev::Xyzz<F>* buckets) {
-  const u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= u64(windows) * buckets_per_window) return;
-  const u32 w = windows - 1 - u32(t / buckets_per_window);
-  const u32 b = u32(t % buckets_per_window) + 1;
-  const u32 key = (w << c) | b;
-  const u32 e = end[key];
-  u32 p = start[key];
-  if (p == e) return;  // no point of this chunk (bounds were zeroed)
-  const u64 idx = u64(w) * buckets_per_window + (b - 1);
-  dev::Xyzz<F> acc = buckets[idx];
-  for (; p < e; ++p) add_entry<false>(acc, bases, vals[p]);
-  buckets[idx] = acc;
-}
-
-// Balanced accumulation: thread j takes the sorted entries [lo, hi) =
-// [j L, min(j L + L, nz)). It keeps one accumulator and, when its bucket ends
-// (or the run does), stores it where msm::run_flush says:
-//   bucket starts in the run -> the bucket itself (the accumulator began from
-//                               the running bucket value; complete unless the
-//                               bucket goes on into later runs);
-//   bucket started before    -> first_partials[j] (began at 0), added to the
-//                               bucket by fixup_runs_kernel.
-// Whether a bucket started before the run is read off the neighbouring key,
-// so the kernel needs no bucket bounds and few live registers besides the
-// point arithmetic. One flat loop over the run (not a loop per bucket) keeps
-// the warp's threads converged on the add whatever their bucket boundaries;
-// only the flush (a load and a store) diverges. G1 uses the low-register
-// mixed add; __launch_bounds__(128, 4) asks ptxas for <= 128 registers
-// (4 blocks = 16 warps per SM instead of 12; ptxas: 128 registers, 32 B spill).
-template <class F>
-__global__ void __launch_bounds__(128, sizeof(F) == sizeof(dev::Fp) ? 4 : 1)
-    accumulate_runs_kernel(const dev::Affine<F>* bases, const u32* keys, const u32* vals, const u32* nonzero,
-                           u32 run_len, int c, u32 buckets_per_window, dev::Xyzz<F>* buckets,
-                           dev::Xyzz<F>* first_partials) {
-  const u64 j = u64(blockIdx.x) * blockDim.x + threadIdx.x;
-  const u32 nz = *nonzero;
-  if (j * run_len >= nz) return;
-  const u32 lo = u32(j * run_len);
-  const u32 hi = min(lo + run_len, nz);  // lo < nz < 2^31 and run_len < 2^31: no wrap
-  u32 cur = keys[lo];
-  bool started_before = lo > 0 && keys[lo - 1] == cur;
-  dev::Xyzz<F> acc = msm::run_loads_bucket(started_before) ? buckets[bucket_index(cur, c, buckets_per_window)]
-                                                           : dev::Xyzz<F>::identity();
-  for (u32 q = lo; q < hi; ++q) {
-    const u32 k = keys[q];
-    if (k != cur) {
-      if (msm::run_flush(started_before) == msm::RunFlush::kFirstPartial) {
-        first_partials[j] = acc;
-      } else {
-        buckets[bucket_index(cur, c, buckets_per_window)] = acc;
-      }
-      cur = k;
-      started_before = false;  // k starts at q > lo
-      acc = buckets[bucket_index(k, c, buckets_per_window)];
-    }
-    add_entry<true>(acc, bases, vals[q]);
-  }
-  if (msm::run_flush(started_before) == msm::RunFlush::kFirstPartial) {
-    first_partials[j] = acc;
-  } else {
-    buckets[bucket_index(cur, c, buckets_per_window)] = acc;
-  }
-}
-
-// For every bucket straddling runs j0 < ... < j1: the run j0 holding its
-// start adds first_partials[j0 + 1 .. j1] to the bucket (full adds, one per
-// run the bucket covers; the bucket already holds run j0's part).
-template <class F>
-__global__ void fixup_runs_kernel(const u32* keys, const u32* start, const u32* end, const u32* nonzero, u32 run_len,
-                                  int c, u32 buckets_per_window, dev::Xyzz<F>* buckets,
-                                  const dev::Xyzz<F>* first_partials) {
-  const u64 j = u64(blockIdx.x) * blockDim.x + threadIdx.x;
-  const u32 nz = *nonzero;
-  const u64 lo = j * run_len;
-  if (lo >= nz) return;
-  const u64 hi = min(lo + run_len, u64(nz));
-  const u32 k = keys[hi - 1];
-  const u32 s = start[k], e = end[k];
-  if (!msm::run_owns_straddler(s, e, lo, hi)) return;
-  const u64 idx = bucket_index(k, c, buckets_per_window);
-  dev::Xyzz<F> acc = buckets[idx];
-  for (u64 jj = j + 1; jj * run_len < e; ++jj) acc.add(first_partials[jj]);
-  buckets[idx] = acc;
-}
-
-template <class F>
-__global__ void segment_kernel(const dev::Xyzz<F>* buckets, u32 buckets_per_window, u32 seg_len, u32 segments_total,
-                               int c, dev::Xyzz<F>* seg_out) {
-  const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= segments_total) return;
-  const u32 segs_per_window = buckets_per_window / seg_len;
-  const u32 w = t / segs_per_window;
-  const u32 g = t % segs_per_window;
-  const u32 lo = g * seg_len + 1;  // bucket values lo .. lo + seg_len - 1
-  const dev::Xyzz<F>* bw = buckets + u64(w) * buckets_per_window;
-  dev::Xyzz<F> sum = dev::Xyzz<F>::identity();
-  dev::Xyzz<F> acc = dev::Xyzz<F>::identity();
-  for (u32 b = lo + seg_len - 1; b >= lo; --b) {
-    sum.add(bw[b - 1]);  // sum = B_hi + ... + B_b
-    acc.add(sum);        // acc gains one more copy of each B_b' with b' >= b
-  }
-  // acc = sum_b (b - lo + 1) B_b; add (lo - 1) * sum to weight bucket b by b.
-  const u32 k = lo - 1;
-  dev::Xyzz<F> kx = dev::Xyzz<F>::identity();
-  for (int bit = c - 1; bit >= 0; --bit) {
-    kx = kx.dbl();
-    if ((k >> bit) & 1u) kx.add(sum);
-  }
-  acc.add(kx);
-  seg_out[t] = acc;
-}
-
 template <class F>
 __global__ void window_sum_kernel(const dev::Xyzz<F>* segs, u32 segs_per_window, dev::Xyzz<F>* window_out) {
   __shared__ dev::Xyzz<F> partial[kWindowSumThreads];
@@ -273,14 +121,11 @@ template <class F>
 std::size_t local_memory_margin_bytes(int ordinal, int sm_count) {
   int threads_per_sm = 0;
   CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ordinal));
-  std::size_t per_thread = detail::max_local_bytes({reinterpret_cast<const void*>(&accumulate_buckets_kernel<F>),
-                                                    reinterpret_cast<const void*>(&accumulate_runs_kernel<F>),
-                                                    reinterpret_cast<const void*>(&fixup_runs_kernel<F>),
-                                                    reinterpret_cast<const void*>(&segment_kernel<F>),
-                                                    reinterpret_cast<const void*>(&window_sum_kernel<F>)});
-  per_thread = std::max(per_thread, g2smem::local_bytes_per_thread(sizeof(F) == sizeof(dev::Fp)
-                                                                       ? g2smem::PointGroup::kG1
-                                                                       : g2smem::PointGroup::kG2));
+  constexpr bool kG2 = sizeof(F) != sizeof(dev::Fp);
+  std::size_t per_thread = detail::max_local_bytes({reinterpret_cast<const void*>(&window_sum_kernel<F>)});
+  per_thread = std::max(per_thread, smem_reduce::local_bytes_per_thread(kG2 ? smem_reduce::PointGroup::kG2
+                                                                             : smem_reduce::PointGroup::kG1));
+  per_thread += tree::local_bytes_per_thread(kG2);
   return per_thread * std::size_t(sm_count) * std::size_t(threads_per_sm);
 }
 
@@ -300,29 +145,16 @@ msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmSc
   CUZK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   // The arena's own memory is available to this call (it is reallocated to grow).
   const std::size_t usable = free_bytes + scratch.capacity_bytes();
-  std::size_t keep = detail::kDeviceMemoryReserveBytes + local_memory_margin_bytes<F>(ordinal, sm_count);
-  if (config.algorithm == MsmAlgorithm::kBatchAffine) {
-    // Its lanes live in local memory (~2 KiB per thread, gpu/msm/msm_affine.cu).
-    int threads_per_sm = 0;
-    CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ordinal));
-    keep += affine::local_bytes_per_thread(sizeof(F) != sizeof(dev::Fp)) * std::size_t(sm_count) *
-            std::size_t(threads_per_sm);
-  }
-  if (config.algorithm == MsmAlgorithm::kAffineTree) {
-    int threads_per_sm = 0;
-    CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ordinal));
-    keep += tree::local_bytes_per_thread(sizeof(F) != sizeof(dev::Fp)) * std::size_t(sm_count) *
-            std::size_t(threads_per_sm);
-  }
+  const std::size_t keep = detail::kDeviceMemoryReserveBytes + local_memory_margin_bytes<F>(ordinal, sm_count);
   const std::size_t available = usable > keep ? usable - keep : 0;
   const std::size_t limit = std::min(config.scratch_limit_bytes, available);
   const auto sort_temp = [s](std::size_t entries, int key_bits) { return sort_temp_bytes(entries, key_bits, s); };
-  msm::Plan p = msm::plan(n, xyzz_bytes, c_given, config.algorithm, limit, msm::resident_threads(sm_count), sort_temp,
-                          staged_point_bytes);
+  msm::Plan p =
+      msm::plan(n, xyzz_bytes, c_given, limit, msm::resident_threads(sm_count), sort_temp, staged_point_bytes);
   if (p.total_bytes == 0) {
     std::size_t need = SIZE_MAX;
     for (int c = c_given ? c_given : msm::kAutoWindowBitsMin; c <= (c_given ? c_given : msm::kAutoWindowBitsMax); ++c) {
-      need = std::min(need, msm::minimum_bytes(c, n, xyzz_bytes, config.algorithm, sort_temp, staged_point_bytes));
+      need = std::min(need, msm::minimum_bytes(c, n, xyzz_bytes, sort_temp, staged_point_bytes));
     }
     throw Error(ErrorKind::kOutOfDeviceMemory,
                 "msm of " + std::to_string(n) + " points needs at least " + mib(need) + " of device scratch; limit " +
@@ -356,37 +188,27 @@ u32 reduce_trees(cudaStream_t s, const msm::Plan& plan, unsigned char* arena, Ms
   } else {
     tree::reduce_g2(s, plan, t);
   }
-  g2smem::ReduceArgs r;
+  smem_reduce::ReduceArgs r;
   r.buckets = t.e_out;
   r.buckets_per_window = u32(1) << msm::tree_reduce_shape(plan.window_bits, plan.tree_reduce_chunks).h;
   r.windows = u32(plan.windows);
   r.segments_max = plan.segments;
   r.seg_out = segs;
-  return g2smem::reduce_segments(s, r, kG1 ? g2smem::PointGroup::kG1 : g2smem::PointGroup::kG2);
+  return smem_reduce::reduce_segments(s, r, kG1 ? smem_reduce::PointGroup::kG1 : smem_reduce::PointGroup::kG2);
 }
 
-// Segment sums of the reduction into segs; returns segments per window. Under
-// the smem algorithms and the affine tree (G1 and G2): gpu/msm/msm_g2_smem.cu's kernel
-// (accumulator in shared memory, its own segment count); otherwise
-// segment_kernel.
+// Segment sums of the running XYZZ buckets' reduction (three or more chunks)
+// into segs; returns segments per window.
 template <class F>
-u32 reduce_segments(cudaStream_t s, const msm::Plan& plan, MsmAlgorithm algorithm, dev::Xyzz<F>* buckets,
-                    dev::Xyzz<F>* segs) {
-  if (algorithm == MsmAlgorithm::kBalancedSmem || algorithm == MsmAlgorithm::kBalancedSmem12 ||
-      algorithm == MsmAlgorithm::kAffineTree) {
-    g2smem::ReduceArgs a;
-    a.buckets = buckets;
-    a.buckets_per_window = u32(plan.buckets_per_window);
-    a.windows = u32(plan.windows);
-    a.segments_max = plan.segments;
-    a.seg_out = segs;
-    return g2smem::reduce_segments(
-        s, a, sizeof(F) == sizeof(dev::Fp) ? g2smem::PointGroup::kG1 : g2smem::PointGroup::kG2);
-  }
-  segment_kernel<F><<<detail::grid_for(plan.segments, 64), 64, 0, s>>>(
-      buckets, u32(plan.buckets_per_window), u32(plan.seg_len), u32(plan.segments), plan.window_bits, segs);
-  CUZK_CUDA_CHECK_LAUNCH();
-  return u32(plan.segments / plan.windows);
+u32 reduce_segments(cudaStream_t s, const msm::Plan& plan, dev::Xyzz<F>* buckets, dev::Xyzz<F>* segs) {
+  smem_reduce::ReduceArgs a;
+  a.buckets = buckets;
+  a.buckets_per_window = u32(plan.buckets_per_window);
+  a.windows = u32(plan.windows);
+  a.segments_max = plan.segments;
+  a.seg_out = segs;
+  return smem_reduce::reduce_segments(
+      s, a, sizeof(F) == sizeof(dev::Fp) ? smem_reduce::PointGroup::kG1 : smem_reduce::PointGroup::kG2);
 }
 
 template <class F>
@@ -414,7 +236,6 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
   auto* nonzero = reinterpret_cast<u32*>(arena + plan.nonzero_off);
   auto* segs = reinterpret_cast<Point*>(arena + plan.segs_off);
   auto* window_sums = reinterpret_cast<Point*>(arena + plan.window_sums_off);
-  auto* first_partials = reinterpret_cast<Point*>(arena + plan.first_partials_off);
   u32* keys[2] = {reinterpret_cast<u32*>(arena + plan.keys_off[0]), reinterpret_cast<u32*>(arena + plan.keys_off[1])};
   u32* vals[2] = {reinterpret_cast<u32*>(arena + plan.vals_off[0]), reinterpret_cast<u32*>(arena + plan.vals_off[1])};
   unsigned char* sort_temp = arena + plan.sort_temp_off;
@@ -431,10 +252,10 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
     if (phases != nullptr) ev[i].record(s);
   };
 
-  // The affine tree with its tree reduction writes every bucket of every
-  // chunk (affine, one array per chunk); the other paths accumulate into the
-  // XYZZ buckets from the identity.
-  const bool tree_reduce = config.algorithm == MsmAlgorithm::kAffineTree && plan.tree_reduce_chunks > 0;
+  // With the tree reduction every bucket of every chunk is written (affine,
+  // one array per chunk); otherwise the chunks accumulate into the XYZZ
+  // buckets from the identity.
+  const bool tree_reduce = plan.tree_reduce_chunks > 0;
   if (!tree_reduce) {
     CUZK_CUDA_CHECK(cudaMemsetAsync(buckets, 0, plan.bucket_count * sizeof(Point), s));  // all identity (ZZ = 0)
   }
@@ -450,7 +271,7 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
     cub::DoubleBuffer<u32> dk(keys[0], keys[1]);
     cub::DoubleBuffer<u32> dv(vals[0], vals[1]);
     std::size_t temp_bytes = plan.sort_temp_bytes;
-    if (config.algorithm == MsmAlgorithm::kAffineTree && msm::tree_sorts_by_window(c)) {
+    if (msm::tree_sorts_by_window(c)) {
       // The digits are window-major, so each window's entries sort on their
       // own on the digit's c bits: ceil(c / 8) radix passes instead of
       // ceil(key_bits / 8) (c = 22: 3 instead of 4; H200, G1 2^27 sort 47.7
@@ -475,58 +296,7 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
     CUZK_CUDA_CHECK_LAUNCH();
     mark(4 * k + 2);
     stager.wait(k);
-    const bool smem =
-        config.algorithm == MsmAlgorithm::kBalancedSmem || config.algorithm == MsmAlgorithm::kBalancedSmem12;
-    const bool g2_smem = sizeof(F) != sizeof(dev::Fp) && smem;
-    if (config.algorithm == MsmAlgorithm::kBalancedRuns || smem) {
-      u64 run_len = (total + plan.runs_max - 1) / plan.runs_max;
-      if (g2_smem) {
-        g2smem::RunsArgs a;
-        a.bases = chunk_bases;
-        a.keys = dk.Current();
-        a.vals = dv.Current();
-        a.nonzero = nonzero;
-        a.total = total;
-        a.window_bits = c;
-        a.buckets_per_window = bpw;
-        a.runs_max = plan.runs_max;
-        a.buckets = buckets;
-        a.first_partials = first_partials;
-        run_len = g2smem::accumulate_runs(s, a,  // its own run length (whole waves)
-                                          config.algorithm == MsmAlgorithm::kBalancedSmem
-                                              ? g2smem::SmemShape::k14Warps
-                                              : g2smem::SmemShape::k12Warps);
-      } else {
-        accumulate_runs_kernel<F><<<detail::grid_for((total + run_len - 1) / run_len, 128), 128, 0, s>>>(
-            chunk_bases, dk.Current(), dv.Current(), nonzero, u32(run_len), c, bpw, buckets, first_partials);
-        CUZK_CUDA_CHECK_LAUNCH();
-      }
-      const u64 runs = (total + run_len - 1) / run_len;
-      fixup_runs_kernel<F><<<detail::grid_for(runs, 64), 64, 0, s>>>(dk.Current(), start, end, nonzero, u32(run_len),
-                                                                      c, bpw, buckets, first_partials);
-      CUZK_CUDA_CHECK_LAUNCH();
-    } else if (config.algorithm == MsmAlgorithm::kBatchAffine) {
-      affine::ChunkArgs a;
-      a.bases = reinterpret_cast<const u32*>(chunk_bases);
-      a.keys = dk.Current();
-      a.vals = dv.Current();
-      a.start = start;
-      a.end = end;
-      a.nonzero = nonzero;
-      a.total = total;
-      a.window_bits = c;
-      a.windows = u32(windows);
-      a.buckets_per_window = bpw;
-      a.runs_max = plan.runs_max;
-      a.buckets = buckets;
-      a.first_partials = first_partials;
-      a.bucket_sums = arena + plan.affine_sums_off;
-      if constexpr (sizeof(F) == sizeof(dev::Fp)) {
-        affine::accumulate_g1(s, a);
-      } else {
-        affine::accumulate_g2(s, a);
-      }
-    } else if (config.algorithm == MsmAlgorithm::kAffineTree) {
+    {
       tree::ChunkArgs a;
       a.bases = chunk_bases;
       a.vals = dv.Current();
@@ -550,10 +320,6 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
       } else {
         tree::accumulate_g2(s, plan, a);
       }
-    } else {
-      accumulate_buckets_kernel<F><<<detail::grid_for(plan.bucket_count, 128), 128, 0, s>>>(
-          chunk_bases, dv.Current(), start, end, c, bpw, u32(windows), buckets);
-      CUZK_CUDA_CHECK_LAUNCH();
     }
     stager.release(k);
     mark(4 * k + 3);
@@ -561,7 +327,7 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
 
   mark(4 * plan.chunks);
   const u32 segs_per_window = tree_reduce ? reduce_trees<F>(s, plan, arena, scratch, segs)
-                                          : reduce_segments<F>(s, plan, config.algorithm, buckets, segs);
+                                          : reduce_segments<F>(s, plan, buckets, segs);
   window_sum_kernel<F><<<unsigned(windows), kWindowSumThreads, 0, s>>>(segs, segs_per_window, window_sums);
   CUZK_CUDA_CHECK_LAUNCH();
   out.window_bits = c;

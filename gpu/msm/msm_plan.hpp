@@ -3,23 +3,20 @@
 // without a device (tests/gpu/msm_plan_test.cpp) and shared by the kernels
 // (gpu/msm/msm.cu) and the public Device API.
 //
-// Scratch the pre-chunking code needed in one call (G1 point 96 B, XYZZ bucket
-// 192 B; G2 192 B / 384 B; 4 u32 arrays of n*W sort pairs = 16 n W B, bucket
-// bounds 8 W 2^c B, buckets W 2^(c-1) sizeof(XYZZ); CUB's scratch not counted),
-// with the old window model (c = 13 at 2^16, 14 at 2^18, 16 at 2^20..2^22,
-// 20 at 2^24..2^25, 22 at 2^26..2^27):
-//   G1 2^24: 3.4 GiB   2^25: 6.6 GiB   2^26: 12.4 GiB   2^27: 24.4 GiB
-//   G2 2^24: 3.4 GiB   2^25: 6.6 GiB   2^26: 12.4 GiB   2^27: 24.4 GiB
-// (peak = the sort phase; buckets of the accumulation phase: G1 2^27 10.9 GiB
-// with c = 22). With a 44 GiB SRS and 13 GiB of NTT buffers that does not fit
-// beside a 2^27 H MSM, hence the chunks below.
+// One chunk of n points needs 16 n W bytes of sort pairs (4 u32 arrays of
+// n W entries), bucket bounds 8 W 2^c B and W 2^(c-1) XYZZ buckets (192 B for
+// G1, 384 B for G2), plus the affine tree's round buffers (~160 B per entry
+// of a slab for G1): a 2^27 G1 MSM at c = 22 needs 54.1 GiB in one chunk, more
+// than fits beside a 44 GiB SRS and the NTT buffers on most devices, hence the
+// chunks below.
 //
-// Chunked scheme: the buckets (W * 2^(c-1) XYZZ points) live for the whole
-// MSM; each chunk of m points is recoded, sorted and accumulated into them
-// (each bucket loads its running value, adds the chunk's points, stores it),
-// and the bucket reduction runs once at the end. A chunk therefore costs only
-// its sort plus one load/store of the touched buckets; the window size is
-// chosen for the whole n, not for the chunk.
+// Chunked scheme: the buckets (W * 2^(c-1) points) live for the whole MSM;
+// each chunk of m points is recoded, sorted and accumulated into them, and
+// the bucket reduction runs once at the end. A chunk therefore costs only its
+// sort plus one load/store of the touched buckets; the window size is chosen
+// for the whole n, not for the chunk. With at most kTreeReduceMaxChunks
+// chunks the buckets stay affine, one array per chunk, and the reduction runs
+// as trees (TreeReduceShape).
 #pragma once
 
 #include <algorithm>
@@ -29,39 +26,6 @@
 #include <limits>
 
 namespace cuzk::gpu {
-
-// How the bucket accumulation is spread over threads.
-enum class MsmAlgorithm {
-  // One thread per (window, bucket) walks the bucket's sorted points; the
-  // windows are laid out top window first so its (heavier) buckets start early.
-  kBucketPerThread,
-  // Every thread takes an equal run of the sorted (bucket, point) entries and
-  // flushes each bucket it finishes; buckets split across runs are summed by a
-  // fix-up pass. Equal work per thread whatever the bucket sizes (skewed
-  // scalars, short top window), and the G1 mixed add ordered for fewer live
-  // registers (dev::Xyzz::add_affine_lowreg).
-  kBalancedRuns,
-  // Equal runs as above, but affine accumulators: a thread block advances
-  // 1024 runs by one entry per step and shares one field inversion among
-  // their adds (Montgomery's trick; gpu/msm/msm_affine.cu). The buckets stay
-  // XYZZ; each chunk's affine sums are merged into them.
-  kBatchAffine,
-  // Equal runs as kBalancedRuns (same plan, flushes and fix-up); for G2 the
-  // XYZZ accumulator lives in shared memory and the Fp2 mixed add is inlined
-  // around it (gpu/msm/msm_g2_smem.cu): 7 blocks of 64 threads per SM
-  // (kBalancedSmem) or 3 blocks of 128 (kBalancedSmem12). G1 runs
-  // kBalancedRuns' kernel.
-  kBalancedSmem,
-  kBalancedSmem12,
-  // Affine pairwise tree (gpu/msm/msm_tree.cu): every bucket's points are
-  // added in pairs, round after round, each round one batch of independent
-  // affine adds sharing inversions through Montgomery's trick in separate
-  // forward / invert / backward kernels (no thread waits for an inversion).
-  // With at most kTreeReduceMaxChunks chunks the buckets stay affine and the
-  // reduction runs as two more trees (TreeReduceShape); otherwise the running
-  // buckets are XYZZ and the reduction is the smem algorithms'.
-  kAffineTree,
-};
 
 inline constexpr std::size_t kDefaultMsmScratchBytes = std::size_t{8} << 30;
 // The scratch limit a Device of device_bytes gets by default: a quarter of
@@ -90,17 +54,6 @@ inline constexpr int kAutoWindowBitsMin = 4;
 inline constexpr int kAutoWindowBitsMax = 22;
 // Points in a chunk are at least this many (unless n is smaller).
 inline constexpr std::size_t kMinChunkPoints = std::size_t{1} << 14;
-// The balanced accumulation splits a chunk's entries into at most this many
-// runs (about 5 resident waves of 384 threads on 132 SMs), each of at least
-// kMinRunEntries (unless the chunk is small): a run's partial sum (one XYZZ
-// point, 192 / 384 B) then costs at most 6 / 12 B per entry, beside the 16 B
-// of the entry's sort pairs.
-inline constexpr std::size_t kMaxRuns = std::size_t{1} << 18;
-// Batch-affine runs: 4 blocks of 128 threads x 8 runs on each of 132 SMs is
-// 540k runs per wave, so up to 2^20 (two waves at 2^24 points).
-inline constexpr std::size_t kMaxAffineRuns = std::size_t{1} << 20;
-inline constexpr std::size_t kMinRunEntries = 32;
-inline constexpr std::size_t kMinRuns = 4096;
 inline constexpr std::size_t kAlignBytes = 256;
 // Sort entries of one chunk: positions and CUB's item count are 32-bit.
 inline constexpr std::uint64_t kMaxEntries = (std::uint64_t{1} << 31) - 1;
@@ -142,8 +95,11 @@ constexpr int key_bits(int c) {
 // = 20: sort 5.2 -> 6.1 ms).
 constexpr bool tree_sorts_by_window(int c) { return (c + 7) / 8 < (key_bits(c) + 7) / 8; }
 
-// Modelled run time of the MSM in units of "one mixed add on every resident
-// thread" (resident_threads = SMs * 384 for the G1 kernel), for choosing c:
+// Modelled run time of an MSM that gives each bucket one thread, in units of
+// "one mixed add on every resident thread" (resident_threads below): it
+// chooses c below kTreeModelMinPoints, where the tree model is not measured
+// and a window that leaves a few heavy top buckets is what must be avoided
+// (the tree's long buckets then cost rounds too):
 // - accumulation: max(n W / resident_threads, heaviest bucket), where a
 //   uniformly random scalar < r < 0.4534 * 2^255 spreads over about
 //   0.45 * 2^t non-zero top-window digits (t = top_window_bits): at 2^18 and
@@ -168,8 +124,8 @@ inline double model_cost(std::uint64_t n, int c, std::uint64_t chunks, double re
 }
 
 // The affine tree's run time in units of one tree add (H200, G1 0.338 ns and
-// G2 1.08 ns per add at 2^24..2^27), from the session-8 measurements
-// (bench/gpu/NOTES.md, "The bucket reduction as two more trees"):
+// G2 1.08 ns per add at 2^24..2^27; bench/gpu/NOTES.md, "The bucket reduction
+// as two more trees"):
 // - accumulation: one unit per entry, n W; a long bucket costs rounds, not
 //   one thread's time, so no heaviest-bucket term;
 // - sort: per radix pass (8 key bits each) and entry, G1 0.0225, G2 0.0072
@@ -195,36 +151,11 @@ inline double tree_model_cost(std::uint64_t n, int c, std::uint64_t chunks, bool
 // The tree model is measured from 2^22 points up; below, model_cost decides.
 inline constexpr std::uint64_t kTreeModelMinPoints = std::uint64_t{1} << 22;
 
-// ---- Balanced runs: the index decisions of the kernels ----------------------
-// A chunk's sorted entries are cut into runs [lo, hi) of run_len entries; a
-// bucket occupies the entries [s, e). Shared by the kernels (gpu/msm/msm.cu)
-// and the host test that replays them (tests/gpu/msm_plan_test.cpp).
 #if defined(__CUDACC__)
 #define CUZK_MSM_HD __host__ __device__
 #else
 #define CUZK_MSM_HD
 #endif
-
-enum class RunFlush : unsigned char {
-  kBucket,        // the bucket starts in the run: store it (complete, or the
-                  // owner's part of a bucket that goes on into later runs)
-  kFirstPartial,  // it started before the run: first_partials[run] (summed from 0)
-};
-// Where a run's accumulator for a bucket goes, given whether the bucket's
-// entries began before the run (s < lo).
-CUZK_MSM_HD constexpr RunFlush run_flush(bool started_before_run) {
-  return started_before_run ? RunFlush::kFirstPartial : RunFlush::kBucket;
-}
-// The run holding a bucket's first entry starts from the running bucket value
-// (the sum of the earlier chunks); every other run starts from 0.
-CUZK_MSM_HD constexpr bool run_loads_bucket(bool started_before_run) { return !started_before_run; }
-// The fix-up of run [lo, hi), whose last entry is in bucket [s, e): this run
-// owns the bucket when it straddles runs and starts here; it then adds the
-// first partials of runs lo / run_len + 1 .. (e - 1) / run_len to the bucket
-// (which already holds the running value and this run's part).
-CUZK_MSM_HD constexpr bool run_owns_straddler(std::uint64_t s, std::uint64_t e, std::uint64_t lo, std::uint64_t hi) {
-  return s >= lo && e > hi;
-}
 
 // ---- Affine tree: the index decisions of gpu/msm/msm_tree.cu ---------------
 // A round turns each bucket's list of len points into ceil(len / 2): output j
@@ -352,18 +283,15 @@ struct Plan {
   std::size_t chunks = 0;
   std::uint64_t seg_len = 0;           // buckets per reduction segment
   std::uint64_t segments = 0;          // all windows
-  std::size_t runs_max = 0;            // balanced path: partial-sum slots per kind
   // Offsets (bytes) and the total.
   std::size_t buckets_off = 0, starts_off = 0, ends_off = 0, nonzero_off = 0, segs_off = 0, window_sums_off = 0;
-  std::size_t first_partials_off = 0;
-  std::size_t affine_sums_off = 0;     // batch-affine path: one affine point per bucket (= segs_off)
   std::size_t keys_off[2] = {0, 0}, vals_off[2] = {0, 0};
   std::size_t sort_temp_off = 0, sort_temp_bytes = 0;
   // Streamed bases: two staging slots of chunk_points packed points (the copy
   // of chunk k + 1 fills one while chunk k accumulates from the other); 0 when
   // the bases are on the device.
   std::size_t staging_off[2] = {0, 0}, staging_bytes = 0;
-  // Affine tree (kAffineTree): slab windows, the largest slab's entries and
+  // Affine tree: slab windows, the largest slab's entries and
   // buckets, and the round buffers (point lists + where each output's inputs are, per-bucket
   // lengths and starts for the current and next round, the thread slots'
   // products and prefixes, CUB's scan scratch).
@@ -392,8 +320,8 @@ struct Plan {
   std::size_t total_bytes = 0;
 };
 
-// Resident threads of the accumulation kernel, the model's unit of parallelism:
-// 3 blocks of 128 per SM (ptxas: ~130 registers per thread for G1).
+// model_cost's unit of parallelism: 3 blocks of 128 threads per SM, the
+// occupancy of the per-bucket XYZZ accumulation it was measured with.
 constexpr double resident_threads(int sm_count) { return double(sm_count) * 384.0; }
 
 inline constexpr std::size_t align_up(std::size_t x) { return (x + kAlignBytes - 1) / kAlignBytes * kAlignBytes; }
@@ -431,9 +359,9 @@ inline void set_tree_reduce(Plan& p, std::size_t chunk_entries, std::size_t xyzz
 // key_bits) returns CUB's scratch bytes for a sort of that many pairs;
 // staged_point_bytes > 0 adds the two staging slots of streamed bases.
 template <class SortTemp>
-Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm,
-            const SortTemp& sort_temp, std::size_t staged_point_bytes = 0,
-            std::size_t tree_slab_entries = kTreeSlabEntries, int tree_sets = kTreeSets) {
+Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_bytes, const SortTemp& sort_temp,
+            std::size_t staged_point_bytes = 0, std::size_t tree_slab_entries = kTreeSlabEntries,
+            int tree_sets = kTreeSets) {
   Plan p;
   p.window_bits = c;
   p.windows = windows_for(c);
@@ -444,13 +372,6 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
   p.chunks = chunk_points == 0 ? 0 : (n + chunk_points - 1) / chunk_points;
   set_segments(p);
   const std::size_t entries = chunk_points * std::size_t(p.windows);
-  p.runs_max = algorithm == MsmAlgorithm::kBalancedRuns || algorithm == MsmAlgorithm::kBalancedSmem ||
-                       algorithm == MsmAlgorithm::kBalancedSmem12
-                   ? std::min(kMaxRuns, std::max(entries / kMinRunEntries, std::min(entries, kMinRuns)))
-                   : 0;
-  if (algorithm == MsmAlgorithm::kBatchAffine) {
-    p.runs_max = std::min(kMaxAffineRuns, std::max(entries / kMinRunEntries, std::min(entries, kMinRuns)));
-  }
   std::size_t off = 0;
   auto take = [&](std::size_t bytes) {
     const std::size_t at = off;
@@ -461,15 +382,8 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
   p.starts_off = take(p.key_count * 4);
   p.ends_off = take(p.key_count * 4);
   p.nonzero_off = take(4);
-  // The batch-affine path's per-bucket affine sums (an affine point is half an
-  // XYZZ one) share this region with the reduction's segment sums: the sums
-  // are used only while chunks accumulate, the segments only afterwards.
-  const std::size_t affine_sums_bytes =
-      algorithm == MsmAlgorithm::kBatchAffine ? std::size_t(p.bucket_count) * (xyzz_bytes / 2) : 0;
-  p.segs_off = take(std::max(std::size_t(p.segments) * xyzz_bytes, affine_sums_bytes));
-  p.affine_sums_off = p.segs_off;
+  p.segs_off = take(std::size_t(p.segments) * xyzz_bytes);
   p.window_sums_off = take(std::size_t(p.windows) * xyzz_bytes);
-  p.first_partials_off = take(p.runs_max * xyzz_bytes);
   for (int i = 0; i < 2; ++i) p.vals_off[i] = take(entries * 4);
   // The sort keys and CUB's scratch are dead once the bucket bounds are found
   // (before any accumulation): the affine tree's buffers overlay them.
@@ -480,13 +394,13 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
       p.chunks == 0 ? 0 : (n - (p.chunks - 1) * chunk_points) * std::size_t(p.windows);
   p.sort_temp_bytes =
       entries == 0 ? 0 : std::max(sort_temp(entries, key_bits(c)), sort_temp(last_entries, key_bits(c)));
-  if (algorithm == MsmAlgorithm::kAffineTree && entries > 0 && tree_sorts_by_window(c)) {
+  if (entries > 0 && tree_sorts_by_window(c)) {
     // Each window's entries sorted on their own, on the digit's c bits.
     const std::size_t last_points = n - (p.chunks - 1) * chunk_points;
     p.sort_temp_bytes = std::max(sort_temp(chunk_points, c), sort_temp(last_points, c));
   }
   p.sort_temp_off = take(p.sort_temp_bytes);
-  if (algorithm == MsmAlgorithm::kAffineTree && chunk_points > 0) {
+  if (chunk_points > 0) {
     const std::size_t sort_end = off;
     off = p.keys_off[0];
     // xyzz_bytes / 2 = one affine point; a slab's entries <= windows * points.
@@ -533,8 +447,8 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
 // Largest chunk (for window c) whose layout fits in limit_bytes, spread evenly
 // over the chunks; 0 when not even kMinChunkPoints (or n, if smaller) fits.
 template <class SortTemp>
-Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm, std::size_t limit_bytes,
-                const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
+Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, std::size_t limit_bytes, const SortTemp& sort_temp,
+                std::size_t staged_point_bytes = 0) {
   const std::size_t w = std::size_t(windows_for(c));
   std::size_t m = std::min<std::size_t>(n, std::size_t(kMaxEntries / w));
   const std::size_t floor_points = std::min(n, kMinChunkPoints);
@@ -547,7 +461,7 @@ Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algor
     // Same chunk count, points spread evenly: the last chunk is not a sliver.
     const std::size_t chunks = (n + m - 1) / m;
     m = (n + chunks - 1) / chunks;
-    Plan p = layout(c, m, n, xyzz_bytes, algorithm, sort_temp, staged_point_bytes, tree_slab_entries, tree_sets);
+    Plan p = layout(c, m, n, xyzz_bytes, sort_temp, staged_point_bytes, tree_slab_entries, tree_sets);
     if (p.total_bytes <= limit_bytes) return p;
     // The affine tree gives up windows per slab (more rounds of launches),
     // then its second buffer set (no overlap of slabs), before points per
@@ -582,20 +496,20 @@ Plan fit_chunks(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algor
 // given. Returns a Plan with total_bytes = 0 when nothing fits (the caller
 // reports how much would be needed: minimum_bytes below).
 template <class SortTemp>
-Plan plan(std::size_t n, std::size_t xyzz_bytes, int window_bits, MsmAlgorithm algorithm, std::size_t limit_bytes,
-          double resident_threads, const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
+Plan plan(std::size_t n, std::size_t xyzz_bytes, int window_bits, std::size_t limit_bytes, double resident_threads,
+          const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
   if (n == 0) return Plan{};
   if (window_bits != 0) {
-    return fit_chunks(window_bits, n, xyzz_bytes, algorithm, limit_bytes, sort_temp, staged_point_bytes);
+    return fit_chunks(window_bits, n, xyzz_bytes, limit_bytes, sort_temp, staged_point_bytes);
   }
   Plan best;
   double best_cost = std::numeric_limits<double>::infinity();
   for (int c = kAutoWindowBitsMin; c <= kAutoWindowBitsMax; ++c) {
     // Cheap reject before laying out: the buckets alone exceed the limit.
     if (std::uint64_t(windows_for(c)) * buckets_per_window(c) * xyzz_bytes > limit_bytes) continue;
-    const Plan p = fit_chunks(c, n, xyzz_bytes, algorithm, limit_bytes, sort_temp, staged_point_bytes);
+    const Plan p = fit_chunks(c, n, xyzz_bytes, limit_bytes, sort_temp, staged_point_bytes);
     if (p.total_bytes == 0) continue;
-    const double cost = algorithm == MsmAlgorithm::kAffineTree && n >= kTreeModelMinPoints
+    const double cost = n >= kTreeModelMinPoints
                             ? tree_model_cost(n, c, p.chunks, p.tree_reduce_chunks > 0, xyzz_bytes > 192)
                             : model_cost(n, c, p.chunks, resident_threads);
     if (cost < best_cost) {
@@ -608,17 +522,16 @@ Plan plan(std::size_t n, std::size_t xyzz_bytes, int window_bits, MsmAlgorithm a
 
 // Scratch bytes of the smallest plan for window c (one minimum-size chunk).
 template <class SortTemp>
-std::size_t minimum_bytes(int c, std::size_t n, std::size_t xyzz_bytes, MsmAlgorithm algorithm,
-                          const SortTemp& sort_temp, std::size_t staged_point_bytes = 0) {
+std::size_t minimum_bytes(int c, std::size_t n, std::size_t xyzz_bytes, const SortTemp& sort_temp,
+                          std::size_t staged_point_bytes = 0) {
   const std::size_t m = std::min(n, kMinChunkPoints);
-  return layout(c, m, n, xyzz_bytes, algorithm, sort_temp, staged_point_bytes, m).total_bytes;
+  return layout(c, m, n, xyzz_bytes, sort_temp, staged_point_bytes, m).total_bytes;
 }
 
-// Window the automatic plan picks when memory is not the limit.
+// Window the automatic plan picks for n G1 points when memory is not the limit.
 inline int default_window_bits(std::size_t n, double resident_threads) {
   const auto no_temp = [](std::size_t, int) { return std::size_t{0}; };
-  const Plan p = plan(n, 192, 0, MsmAlgorithm::kBucketPerThread, std::numeric_limits<std::size_t>::max() / 2,
-                      resident_threads, no_temp);
+  const Plan p = plan(n, 192, 0, std::numeric_limits<std::size_t>::max() / 2, resident_threads, no_temp);
   return p.window_bits;
 }
 

@@ -1,14 +1,15 @@
-// Affine pairwise-tree bucket accumulation (MsmAlgorithm::kAffineTree).
+// Affine pairwise-tree bucket accumulation: the MSM's accumulation step.
 //
-// Why: the XYZZ mixed add costs 8M + 2S (~2868 products for G1) and the
-// balanced kernel already runs it at ~83% of the multiply's measured rate
+// Why: the XYZZ mixed add costs 8M + 2S (~2868 products for G1) and a
+// per-run XYZZ accumulation ran it at ~83% of the multiply's measured rate
 // (bench/gpu/NOTES.md), so G1 2^24 cannot reach 90 ms with it. An affine add
 // costs 2M + 1S once 1 / (x2 - x1) is known, and Montgomery's trick shares one
 // inversion among many adds at 3M each: ~5M + 1S (~1800 products), -35%.
-// The session-3 kernel (msm_affine.cu) lost that gain to latency: one thread
-// per block inverted while the block waited. Here no thread ever waits for an
-// inversion: every bucket's points are added in pairs, round after round, and
-// each round is one batch of independent adds run as separate kernels.
+// Batching the affine adds per thread block, with one thread inverting while
+// the block waited, lost that gain to latency (G1 2^24 224.7 ms against 202.9
+// for XYZZ runs). Here no thread ever waits for an inversion: every bucket's
+// points are added in pairs, round after round, and each round is one batch
+// of independent adds run as separate kernels.
 //
 // One round (a list of points sorted by bucket, len_b points for bucket b):
 //  1. halve:    len'_b = ceil(len_b / 2) for len_b >= 2, else 0;

@@ -1,4 +1,4 @@
-// Affine pairwise-tree bucket accumulation (MsmAlgorithm::kAffineTree): host
+// Affine pairwise-tree bucket accumulation (every MSM's accumulation): host
 // launcher for gpu/msm/msm.cu's chunk loop. The kernels and the design are in
 // gpu/msm/msm_tree.cu; the index rules and the buffer layout in msm_plan.hpp.
 #pragma once

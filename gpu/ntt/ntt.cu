@@ -1,6 +1,10 @@
 // Fr NTT kernels: radix-2 decimation in frequency, several stages per kernel in
 // shared memory, then an in-place bit-reversal pass that also applies the
-// inverse's 1/n and the coset's g^-i.
+// inverse's 1/n and the coset's g^-i. Device::ntt and GpuProver's H stage run
+// them below 2^6 (ntt_lean::kLogMin: the lean passes need 3 stages per pass
+// plus 2 "other" index bits); the bit-reversal pass also serves the two-vector
+// H stage's in-place transform, and ntt_power_table builds every size's
+// twiddles.
 //
 // A pass covers stages s_hi..s_lo (butterfly half-size h = 2^s). One block owns
 // a tile of 2^T elements: the K = s_hi - s_lo + 1 "mid" index bits that the

@@ -58,8 +58,8 @@ struct TwiddleTable {
 // One pass: global -> tile, rounds of radix-4 (and one radix-2) groups in
 // registers, tile -> global, in place. Each thread owns tile / 256 elements in
 // the load / store loops and tile / 1024 groups per round.
-template <int kMinBlocks, bool kInverse>
-__global__ void __launch_bounds__(nl::kThreads, kMinBlocks) lean_dif_pass_kernel(const LeanPassParams p) {
+template <bool kInverse>
+__global__ void __launch_bounds__(nl::kThreads, nl::kMinBlocksPerSm) lean_dif_pass_kernel(const LeanPassParams p) {
   extern __shared__ u32 shm[];
   const u32 tile = 1u << (p.k + nl::kOtherBits);
   const u64 base = nl::block_base(blockIdx.x, p.s_lo, p.k, p.o_pos);
@@ -141,14 +141,14 @@ __global__ void __launch_bounds__(nl::kThreads, kMinBlocks) lean_dif_pass_kernel
   }
 }
 
-template <int kMinBlocks, bool kInverse>
+template <bool kInverse>
 void launch_pass(cudaStream_t s, const LeanPassParams& p) {
   constexpr std::size_t shm_bytes = std::size_t{nl::kTileWords} * 4;  // 64 KiB: see nl::slot
-  CUZK_CUDA_CHECK(cudaFuncSetAttribute(lean_dif_pass_kernel<kMinBlocks, kInverse>,
+  CUZK_CUDA_CHECK(cudaFuncSetAttribute(lean_dif_pass_kernel<kInverse>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shm_bytes)));
   const int t_bits = p.k + nl::kOtherBits;
   const unsigned blocks = static_cast<unsigned>(std::size_t{1} << (p.log_n - t_bits));
-  lean_dif_pass_kernel<kMinBlocks, kInverse><<<blocks, nl::kThreads, shm_bytes, s>>>(p);
+  lean_dif_pass_kernel<kInverse><<<blocks, nl::kThreads, shm_bytes, s>>>(p);
   CUZK_CUDA_CHECK_LAUNCH();
 }
 
@@ -159,13 +159,11 @@ int ntt_lean_passes(int log_n) {
   return nl::plan(log_n, plan);
 }
 
-void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse, int min_blocks_per_sm,
-                  const LeanNttIo& io) {
+void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse, const LeanNttIo& io) {
   // Shapes the kernel cannot run are caller bugs (Device::ntt checks sizes).
   if (log_n < nl::kLogMin || log_n > 32 || io.load_scale.bitrev_index || io.store_scale.bitrev_index) std::abort();
   if (io.out == data || (io.out == nullptr && (io.store_scale.hi != nullptr || io.store_sub != nullptr))) std::abort();
   if (io.load_mul == data || io.store_sub == data) std::abort();  // data is rewritten pass by pass
-  if (min_blocks_per_sm != 2 && min_blocks_per_sm != 3) std::abort();
   nl::Pass plan[8];
   const int passes = nl::plan(log_n, plan);
   // DIF: the top pass first; the load scaling rides on it.
@@ -190,11 +188,7 @@ void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inve
       p.st_lo_bits = io.store_scale.lo_bits;
       p.st_sub = io.store_sub;
     }
-    if (min_blocks_per_sm == 3) {
-      inverse ? launch_pass<3, true>(s, p) : launch_pass<3, false>(s, p);
-    } else {
-      inverse ? launch_pass<2, true>(s, p) : launch_pass<2, false>(s, p);
-    }
+    inverse ? launch_pass<true>(s, p) : launch_pass<false>(s, p);
   }
 }
 

@@ -1,4 +1,4 @@
-// Lean radix-4 DIF NTT passes (gpu::NttAlgorithm::kRadix4Lean; kernels in
+// Lean radix-4 DIF NTT passes (the NTT of Device::ntt and GpuProver; kernels in
 // gpu/ntt/ntt_lean.cu, index math in gpu/ntt/ntt_lean_index.hpp). Internal to
 // cuzk_gpu and cuzk_gpu_groth16, like gpu/kernels.hpp.
 #pragma once
@@ -28,13 +28,11 @@ struct LeanNttIo {
 // All log_n decimation-in-frequency stages in place, natural order in,
 // bit-reversed out: the same contract as ntt_dif (tw holds w^j for j < n/2;
 // the inverse uses w^-1 and omits 1/n), for ntt_lean::kLogMin <= log_n <= 32,
-// with io's fused loads and stores.
-// min_blocks_per_sm (2 or 3) is the kernel's __launch_bounds__ occupancy:
-// 3 caps it at 80 registers (24 warps per SM, ptxas spills 32 B),
-// 2 at 128 (16 warps, no spill); bench/gpu/NOTES.md "NTT v6" has both.
+// with io's fused loads and stores. The kernel's __launch_bounds__ asks for
+// 3 blocks per SM (ntt_lean::kMinBlocksPerSm: 24 warps per SM; H200, 2^27
+// forward 34.95 ms against 36.34 at 2 blocks per SM, bench/RESULTS.md).
 // Runs ntt_lean_passes(log_n) kernels on s.
-void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse, int min_blocks_per_sm,
-                  const LeanNttIo& io = {});
+void ntt_lean_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse, const LeanNttIo& io = {});
 int ntt_lean_passes(int log_n);
 
 }  // namespace cuzk::gpu::kernels

@@ -52,32 +52,17 @@ struct NttTables {
 // The tables of size 2^log_n (1 <= log_n <= 32) of `device`.
 const NttTables& ntt_tables(Device& device, int log_n);
 
-// Algorithms that run the fused kernels (kernels::ntt_fused, ntt_fused.cu).
-// The others (kRadix2, kRadix4Lean*) are DIF passes: detail::ntt_dif below
-// (in place, bit-reversed out; then kernels::ntt_bitrev_scale), or for the
-// lean ones kernels::ntt_lean_dif with `out` (bit reversal and scaling fused
-// into the last pass, as Device::ntt runs them).
-inline bool is_fused(NttAlgorithm algorithm) {
-  return algorithm == NttAlgorithm::kRadix4 || algorithm == NttAlgorithm::kRadix8 ||
-         algorithm == NttAlgorithm::kRadix8Wide;
-}
-
-// __launch_bounds__ blocks per SM of a lean algorithm (kRadix4Lean*), 0 for the others.
-inline int lean_min_blocks(NttAlgorithm algorithm) {
-  return algorithm == NttAlgorithm::kRadix4Lean ? 3 : algorithm == NttAlgorithm::kRadix4Lean2 ? 2 : 0;
-}
-
 // All DIF stages in place (natural in, bit-reversed out, the inverse without
-// 1/n) with the kernels of a non-fused algorithm: kernels::ntt_dif, or the
-// lean radix-4 passes from 2^ntt_lean::kLogMin on. load_scale (the coset's
-// g^i) is applied before the transform: fused into the first lean pass, a
-// separate kernels::ntt_scale pass for radix-2.
-inline void ntt_dif(NttAlgorithm algorithm, cudaStream_t s, kernels::u32* data, const kernels::u32* twiddles,
-                    int log_n, bool inverse, const kernels::NttScaleTable& load_scale = {}) {
-  if (lean_min_blocks(algorithm) != 0 && log_n >= ntt_lean::kLogMin) {
+// 1/n): the lean radix-4 passes from 2^ntt_lean::kLogMin on, kernels::ntt_dif
+// (radix-2) below. load_scale (the coset's g^i) is applied before the
+// transform: fused into the first lean pass, a separate kernels::ntt_scale
+// pass for radix-2.
+inline void ntt_dif(cudaStream_t s, kernels::u32* data, const kernels::u32* twiddles, int log_n, bool inverse,
+                    const kernels::NttScaleTable& load_scale = {}) {
+  if (log_n >= ntt_lean::kLogMin) {
     kernels::LeanNttIo io;
     io.load_scale = load_scale;
-    kernels::ntt_lean_dif(s, data, twiddles, log_n, inverse, lean_min_blocks(algorithm), io);
+    kernels::ntt_lean_dif(s, data, twiddles, log_n, inverse, io);
     return;
   }
   if (load_scale.hi != nullptr) {
@@ -85,12 +70,6 @@ inline void ntt_dif(NttAlgorithm algorithm, cudaStream_t s, kernels::u32* data, 
     kernels::ntt_scale(s, data, std::size_t{1} << log_n, load_scale.hi, load_scale.lo, load_scale.lo_bits);
   }
   kernels::ntt_dif(s, data, twiddles, log_n, inverse);
-}
-
-// kernels::NttFusedArgs's radix fields for a fused algorithm (is_fused).
-inline void set_fused_radix(NttAlgorithm algorithm, kernels::NttFusedArgs& args) {
-  args.radix_log = algorithm == NttAlgorithm::kRadix4 ? 2 : 3;
-  args.wide_registers = algorithm == NttAlgorithm::kRadix8Wide;
 }
 
 }  // namespace cuzk::gpu::detail

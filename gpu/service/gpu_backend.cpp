@@ -42,6 +42,7 @@ engine::ProveBreakdown breakdown_of(const gpu::GpuProveStats& s, bool srs_upload
 static gpu::GpuProverOptions prover_options(const GpuBackendOptions& o) {
   gpu::GpuProverOptions p;
   p.abc_source = o.abc_on_device ? gpu::AbcSource::kDevice : gpu::AbcSource::kHost;
+  if (o.srs_device_budget_bytes) p.srs_device_budget_bytes = std::size_t(*o.srs_device_budget_bytes);
   return p;
 }
 
@@ -247,15 +248,8 @@ std::uint64_t GpuBackend::srs_device_bytes(const groth16::Parameters& params) co
     std::lock_guard lock(srs_mu_);
     if (srs_params_ == &params && srs_total_bytes_ == total_bytes) return srs_split_.device_bytes;
   }
-  std::size_t budget_bytes = total_bytes;
-  try {
-    budget_bytes = gpu::srs_device_budget_for(params, state_->options.srs_device_budget_bytes,
-                                              clean_free_bytes_.load(), msm_scratch_limit_bytes_);
-  } catch (const gpu::Error&) {
-    // A malformed CUZK_SRS_DEVICE_MIB: the prove itself reports it; the
-    // estimate falls back to the whole SRS.
-    return total_bytes;
-  }
+  const std::size_t budget_bytes = gpu::srs_device_budget_for(params, state_->options.srs_device_budget_bytes,
+                                                              clean_free_bytes_.load(), msm_scratch_limit_bytes_);
   return gpu::place_srs(gpu::ResidentSrs::points_for(params), budget_bytes).device_bytes();
 }
 
@@ -345,6 +339,9 @@ std::vector<std::shared_ptr<engine::DeviceBackend>> make_gpu_backends(const std:
                                   {"worker", w},
                                   {"abc_on_device", options.abc_on_device ? "yes" : "no"},
                                   {"msm_scratch_bytes", b->msm_scratch_limit_bytes()},
+                                  {"srs_device_budget", options.srs_device_budget_bytes
+                                                            ? std::to_string(*options.srs_device_budget_bytes)
+                                                            : std::string("auto")},
                                   {"gpu_setup", GpuBackend::has_gpu_setup() ? "yes" : "no (cpu)"}});
         out.push_back(std::move(b));
       } catch (const gpu::Error& e) {

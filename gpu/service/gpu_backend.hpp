@@ -42,9 +42,14 @@ struct GpuBackendOptions {
   bool abc_on_device = true;
   // [gpu] msm_scratch: the device memory the prover's MSMs may use as
   // scratch (gpu::Device::MsmTuning::scratch_limit_bytes); 0 keeps the
-  // Device's default (a quarter of its memory, 8..32 GiB; on the H200 the
-  // affine tree's G1 2^27 MSM takes 657 ms in 32 GiB, 816 in 8).
+  // Device's default (gpu::default_msm_scratch_bytes: 58.2 GiB on an H200,
+  // where G1 2^27 takes 585 ms against 619 in 32 GiB and 816 in 8).
   std::uint64_t msm_scratch_bytes = 0;
+  // [gpu] srs_device_budget: device memory for the prover's SRS, the rest
+  // streamed from pinned host memory each proof (gpu::GpuProverOptions::
+  // srs_device_budget_bytes; 0 streams it all). Empty: auto, the whole SRS
+  // when it fits beside the working set (an H200 holds the 32 GiB PoRep SRS).
+  std::optional<std::uint64_t> srs_device_budget_bytes = std::nullopt;
   // Where the back end logs (the matrices' upload, host fallbacks); null: nowhere.
   runtime::Logger* log = nullptr;
 };

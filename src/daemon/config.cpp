@@ -188,6 +188,15 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
       c.gpu_msm_scratch_bytes = b.value();
     }
   }
+  if (auto v = r.get<std::string>("gpu", "srs_device_budget")) {
+    if (*v == "auto") {
+      c.gpu_srs_device_budget_bytes.reset();
+    } else {
+      auto b = policy::parse_size_bytes(*v);
+      if (!b) r.fail("gpu.srs_device_budget", "expected \"auto\" or a size: " + b.error().message);
+      c.gpu_srs_device_budget_bytes = b.value();
+    }
+  }
   if (auto v = r.get<std::string>("memory", "total_budget")) {
     auto s = policy::parse_budget_setting(*v);
     if (!s) r.fail("memory.total_budget", s.error().message);

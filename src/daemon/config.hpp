@@ -50,9 +50,15 @@ struct Config {
   // (gpu_service::GpuBackendOptions::abc_on_device).
   bool gpu_abc_on_device = true;
   // Device memory one prover's MSMs may use as scratch (gpu.msm_scratch:
-  // "auto" or a size); 0: the device's default, a quarter of its memory
-  // within 8..32 GiB. Less makes large MSMs run in more chunks.
+  // "auto" or a size); 0: the device's default (a quarter of its memory
+  // within 8..32 GiB; 5/12 up to 64 GiB from 128 GiB on). Less makes large
+  // MSMs run in more chunks.
   std::uint64_t gpu_msm_scratch_bytes = 0;
+  // Device memory one prover keeps its SRS in (gpu.srs_device_budget: "auto"
+  // or a size; 0 streams all of it from pinned host memory); empty: auto,
+  // the whole SRS when it fits beside the prover's working set, else what is
+  // left beside it (gpu::GpuProverOptions::srs_device_budget_bytes).
+  std::optional<std::uint64_t> gpu_srs_device_budget_bytes = std::nullopt;
   // [memory]
   std::string memory_total_budget = "auto";             // host-memory budget: "auto" (RAM - margin) or a size
   std::uint64_t memory_auto_margin_bytes = 12ull << 30;  // what "auto" leaves to the OS and the rest

@@ -46,7 +46,8 @@ using ConfigReloader = std::function<LoadedConfig()>;
 // CUDA is built; tests and CPU-only builds leave it empty: CPU proving).
 struct BackendFactory {
   // GPU back ends for the [gpu] section: devices ("auto", "none", "0,1"),
-  // workers_per_device, abc_on_device, msm_scratch (Config's gpu_* fields).
+  // workers_per_device, abc_on_device, msm_scratch, srs_device_budget
+  // (Config's gpu_* fields).
   std::function<std::vector<std::shared_ptr<engine::DeviceBackend>>(const Config& config, ThreadPool& math,
                                                                       runtime::Logger& log)>
       make_gpus;

@@ -73,7 +73,8 @@ TEST(GpuService, ProvesOnItsThreadLikeTheCpuAndKeepsTheSrs) {
   EXPECT_EQ(gpu.resident_srs_split().pinned_host_bytes, 0u);
 }
 
-// With no device budget (CUZK_SRS_DEVICE_MIB=0) the whole SRS is streamed
+// With no device budget (srs_device_budget_bytes = 0, the daemon's
+// gpu.srs_device_budget = "0") the whole SRS is streamed
 // from pinned host memory: srs_device_bytes estimates 0 before the upload,
 // the split reports it all pinned after it (until released), and the proof
 // still equals the CPU's.
@@ -81,11 +82,9 @@ TEST(GpuService, ReportsTheStreamedSrsSplit) {
   CUZK_REQUIRE_GPU();
   ThreadPool math(4);
   Demo d = make_demo(12, math);
-  ASSERT_EQ(::setenv("CUZK_SRS_DEVICE_MIB", "0", 1), 0);
-  struct Unset {
-    ~Unset() { ::unsetenv("CUZK_SRS_DEVICE_MIB"); }
-  } unset;
-  GpuBackend gpu(0, math);
+  GpuBackendOptions options;
+  options.srs_device_budget_bytes = 0;
+  GpuBackend gpu(0, math, options);
   const std::uint64_t total_bytes = cuzk::gpu::ResidentSrs::bytes_for(d.params);
   EXPECT_EQ(gpu.srs_device_bytes(d.params), 0u);
   EXPECT_EQ(gpu.resident_srs_split().pinned_host_bytes, 0u);  // nothing resident yet

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "circuits/demo.hpp"
+#include "ec/curve.hpp"
 #include "gpu/groth16/gpu_prover.hpp"
 #include "gpu_test_util.hpp"
 #include "compiled_circuit.hpp"
@@ -114,25 +115,34 @@ TEST_F(Groth16Gpu, DemoCircuitProofIsByteIdenticalToCpuAndVerifies) {
   EXPECT_EQ(verify(params, proof, c.w), groth16::VerifyResult::kValid);
 }
 
-// The prover's MSMs through the shared-memory G2 accumulation (the B_G2 MSM;
-// its G1 MSMs run the balanced kernel under the same setting) and through the
-// affine tree (every MSM): the same bytes.
-TEST_F(Groth16Gpu, SharedMemoryG2AccumulationProofIsByteIdenticalToCpu) {
-  const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(12);
+// The prover's MSMs in several chunks each (a 48 MiB scratch limit at
+// 12-bit windows: GpuMsm.ChunkedRunsMatchHost's setting, where 120001 G2
+// points take 4 chunks): the running-sum and tree reductions and the chunk
+// loop inside the prover give the CPU's bytes. A lone MSM of the H vector's
+// size under the same tuning shows that it is chunked.
+TEST_F(Groth16Gpu, ChunkedMsmsInTheProverGiveTheCpuBytes) {
+  const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(17);
   const Compiled c = compile_with_witness(circuits::DemoCircuit(rounds, Fr::random(rng_)));
   const Parameters params = groth16::generate_parameters(c.r1cs, toxic_waste(), pool_);
-  for (MsmAlgorithm algorithm :
-       {MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12, MsmAlgorithm::kAffineTree}) {
-    Device::MsmTuning t = device_->msm_tuning();
-    t.algorithm = algorithm;
-    t.g2_algorithm = algorithm;
-    device_->set_msm_tuning(t);
-    GpuProver gpu(*device_, pool_);
-    const Blinding b = blinding();
-    const Proof proof = gpu.prove(params, c.r1cs, std::vector<Witness>{c.w}, std::vector<Blinding>{b}).at(0);
-    EXPECT_EQ(groth16::encode_proof(proof), groth16::encode_proof(cpu_proof(params, c, b)));
-    EXPECT_EQ(verify(params, proof, c.w), groth16::VerifyResult::kValid);
+  const Device::MsmTuning saved = device_->msm_tuning();
+  Device::MsmTuning t = saved;
+  t.window_bits = 12;
+  t.scratch_limit_bytes = std::size_t{48} << 20;
+  device_->set_msm_tuning(t);
+  {
+    const std::vector<ec::G1Affine> gens(params.h.size(), ec::kG1Generator);
+    const G1Bases bases = device_->upload_g1_bases(gens);
+    std::vector<Fr> ones(params.h.size(), Fr::one());
+    Device::MsmPhaseTimes ph;
+    (void)device_->msm(bases, device_->upload(ones), &ph);
+    EXPECT_GE(ph.chunks, 2u) << params.h.size() << " points";
   }
+  GpuProver gpu(*device_, pool_);
+  const Blinding b = blinding();
+  const Proof proof = gpu.prove(params, c.r1cs, std::vector<Witness>{c.w}, std::vector<Blinding>{b}).at(0);
+  EXPECT_EQ(groth16::encode_proof(proof), groth16::encode_proof(cpu_proof(params, c, b)));
+  EXPECT_EQ(verify(params, proof, c.w), groth16::VerifyResult::kValid);
+  device_->set_msm_tuning(saved);
 }
 
 TEST_F(Groth16Gpu, NonPowerOfTwoCircuitWithPartialDensitiesMatchesCpu) {

@@ -1,7 +1,7 @@
 // The PoRep-partition-shaped circuit (gpu/groth16/partition_shape.hpp) at a
 // small domain: its densities are PoRep's proportions, its proof from the GPU
-// prover verifies and equals the CPU prover's bytes under every NTT algorithm
-// (the fused H pipeline included), and the benchmark's entry point
+// prover verifies and equals the CPU prover's bytes, its H equals the CPU's
+// across domain sizes, and the benchmark's entry point
 // (ReplicatedSrs + GpuProver::device_stages) computes the MSMs the host
 // predicts for a two-point replicated SRS.
 #include <gtest/gtest.h>
@@ -41,7 +41,7 @@ class Groth16Shape : public ::testing::Test {
   std::mt19937_64 rng_;
 };
 
-TEST_F(Groth16Shape, SmallPartitionShapeProofVerifiesUnderEveryNttAlgorithm) {
+TEST_F(Groth16Shape, SmallPartitionShapeProofVerifiesAndMatchesCpu) {
   const shape::PartitionCounts counts = shape::partition_counts(10);
   const shape::PartitionShapeCircuit circuit(counts, shape::ValueMix{}, rng_);
   const Compiled c = compile_with_witness(circuit);
@@ -65,31 +65,24 @@ TEST_F(Groth16Shape, SmallPartitionShapeProofVerifiesUnderEveryNttAlgorithm) {
   const groth16::PreparedVerifyingKey pvk = groth16::prepare_verifying_key(params.vk);
   const std::vector<Fr> pub(c.w.inputs.begin() + 1, c.w.inputs.end());
 
-  for (NttAlgorithm algo : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8,
-                            NttAlgorithm::kRadix8Wide, NttAlgorithm::kRadix4Lean, NttAlgorithm::kRadix4Lean2}) {
-    device_->set_ntt_algorithm(algo);
-    GpuProver gpu(*device_, pool_);
-    EXPECT_EQ(gpu.compute_h(c.r1cs, c.w), h_cpu) << to_string(algo);
-    const groth16::Proof proof = gpu.prove(params, c.r1cs, ws, bs).at(0);
-    EXPECT_EQ(groth16::encode_proof(proof), cpu_bytes) << to_string(algo);
-    EXPECT_EQ(groth16::verify(pvk, proof, pub), groth16::VerifyResult::kValid) << to_string(algo);
-  }
+  GpuProver gpu(*device_, pool_);
+  EXPECT_EQ(gpu.compute_h(c.r1cs, c.w), h_cpu);
+  const groth16::Proof proof = gpu.prove(params, c.r1cs, ws, bs).at(0);
+  EXPECT_EQ(groth16::encode_proof(proof), cpu_bytes);
+  EXPECT_EQ(groth16::verify(pvk, proof, pub), groth16::VerifyResult::kValid);
 }
 
-// The fused H pipeline (and the lean radix-4 DIF passes inside radix-2's)
-// over several domain sizes (pass splits 5+5 .. 7+7+6) against the CPU's H,
-// through a larger shaped circuit.
-TEST_F(Groth16Shape, FusedHMatchesCpuAcrossDomainSizes) {
+// The H stage (six lean NTTs, the product and the subtraction fused into
+// their loads and stores) over several domain sizes (pass splits 6+5, 7+7,
+// 9+8) against the CPU's H, through a larger shaped circuit.
+TEST_F(Groth16Shape, HMatchesCpuAcrossDomainSizes) {
   for (int log_m : {11, 14, 17}) {
     const shape::PartitionShapeCircuit circuit(shape::partition_counts(log_m), shape::ValueMix{}, rng_);
     const Compiled c = compile_with_witness(circuit);
     ASSERT_EQ(groth16::domain_size(c.r1cs), std::uint64_t{1} << log_m);
     const std::vector<Fr> h_cpu = groth16::compute_h(c.r1cs, c.w, pool_);
-    for (NttAlgorithm algo : {NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix4Lean}) {
-      device_->set_ntt_algorithm(algo);
-      GpuProver gpu(*device_, pool_);
-      EXPECT_EQ(gpu.compute_h(c.r1cs, c.w), h_cpu) << to_string(algo) << " log_m=" << log_m;
-    }
+    GpuProver gpu(*device_, pool_);
+    EXPECT_EQ(gpu.compute_h(c.r1cs, c.w), h_cpu) << "log_m=" << log_m;
   }
 }
 
@@ -135,21 +128,17 @@ TEST_F(Groth16Shape, DeviceStagesOnReplicatedSrsMatchHostSums) {
   };
   const std::vector<Fr> h = groth16::compute_h(r, c.w, pool_);
 
-  for (NttAlgorithm algo : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix8}) {
-    device_->set_ntt_algorithm(algo);
-    GpuProver gpu(*device_, pool_);
-    const groth16::MsmResults got =
-        gpu.device_stages(srs.bases(), {static_cast<int>(std::bit_width(m)) - 1, abc, c.w.inputs, c.w.aux,
-                                        &r.a_aux_density(), &r.b_input_density(), &r.b_aux_density()});
-    EXPECT_EQ(ec::to_affine(got.h), expect(h, g1)) << to_string(algo);
-    EXPECT_EQ(ec::to_affine(got.l), expect(c.w.aux, g1)) << to_string(algo);
-    EXPECT_EQ(ec::to_affine(got.a), expect(a_scalars, g1)) << to_string(algo);
-    EXPECT_EQ(ec::to_affine(got.b_g1), expect(b_scalars, g1)) << to_string(algo);
-    EXPECT_EQ(ec::to_affine(got.b_g2), expect(b_scalars, g2)) << to_string(algo);
-    EXPECT_GT(gpu.last_stats().h_gpu_ms, 0.0);
-  }
-  // Inconsistent sizes are refused, not run.
   GpuProver gpu(*device_, pool_);
+  const groth16::MsmResults got =
+      gpu.device_stages(srs.bases(), {static_cast<int>(std::bit_width(m)) - 1, abc, c.w.inputs, c.w.aux,
+                                      &r.a_aux_density(), &r.b_input_density(), &r.b_aux_density()});
+  EXPECT_EQ(ec::to_affine(got.h), expect(h, g1));
+  EXPECT_EQ(ec::to_affine(got.l), expect(c.w.aux, g1));
+  EXPECT_EQ(ec::to_affine(got.a), expect(a_scalars, g1));
+  EXPECT_EQ(ec::to_affine(got.b_g1), expect(b_scalars, g1));
+  EXPECT_EQ(ec::to_affine(got.b_g2), expect(b_scalars, g2));
+  EXPECT_GT(gpu.last_stats().h_gpu_ms, 0.0);
+  // Inconsistent sizes are refused, not run.
   EXPECT_THROW(gpu.device_stages(srs.bases(), {12, std::span<const Fr>(abc).first(m), c.w.inputs, c.w.aux,
                                                &r.a_aux_density(), &r.b_input_density(), &r.b_aux_density()}),
                Error);

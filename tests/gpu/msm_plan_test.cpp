@@ -74,29 +74,33 @@ TEST(GpuMsmPlan, SignedRecodingCoversEveryScalarForEveryWindow) {
   }
 }
 
-// The case behind the 4 s MSM at ~2^18: c = 14 gives a 3-bit top window whose
-// ~4 non-zero digits each hold n/4 points. The chosen window keeps the
-// heaviest bucket within the average work per thread (or tiny).
+// Below kTreeModelMinPoints (model_cost decides): c = 14 at ~2^18 would give
+// a 3-bit top window whose ~4 non-zero digits each hold n/4 points (a 4 s MSM
+// when one thread walked each bucket). The chosen window keeps the heaviest
+// bucket within the average work per thread (or tiny). From 2^22 on the tree
+// model chooses (a long bucket costs the tree rounds, not one thread's time:
+// AffineTreeWindowModel).
 TEST(GpuMsmPlan, AutoWindowAvoidsHeavyTopBuckets) {
   for (int log_n = 10; log_n <= 27; ++log_n) {
     const std::size_t n = std::size_t{1} << log_n;
     const int c = default_window_bits(n, kH200Threads);
     ASSERT_GE(c, kAutoWindowBitsMin);
     ASSERT_LE(c, kAutoWindowBitsMax);
+    // Odd sizes in between choose within range too.
+    const int c_odd = default_window_bits(n + n / 3, kH200Threads);
+    EXPECT_GE(c_odd, kAutoWindowBitsMin);
+    EXPECT_LE(c_odd, kAutoWindowBitsMax);
+    if (n >= kTreeModelMinPoints) continue;
     const double top_digits = std::max(1.0, 0.4534 * double(std::uint64_t{1} << top_window_bits(c)));
     const double heaviest = double(n) / top_digits;
     const double per_thread = double(n) * windows_for(c) / kH200Threads;
     EXPECT_LE(heaviest, std::max(per_thread, 64.0)) << "log n=" << log_n << " c=" << c;
-    // Odd sizes in between choose sensibly too.
-    const int c_odd = default_window_bits(n + n / 3, kH200Threads);
-    EXPECT_GE(c_odd, kAutoWindowBitsMin);
   }
   EXPECT_NE(default_window_bits(std::size_t{1} << 18, kH200Threads), 14);
   EXPECT_LT(default_window_bits(1000, kH200Threads), default_window_bits(std::size_t{1} << 24, kH200Threads));
 }
 
-void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t limit,
-                  MsmAlgorithm algorithm = MsmAlgorithm::kBucketPerThread) {
+void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t limit) {
   ASSERT_GT(p.total_bytes, 0u);
   EXPECT_LE(p.total_bytes, limit);
   EXPECT_GE(p.chunks * p.chunk_points, n);
@@ -107,12 +111,6 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
   EXPECT_EQ(p.buckets_per_window % p.seg_len, 0u);
   // Regions in order, aligned, not overlapping, each as large as its contents.
   const std::size_t entries = p.chunk_points * std::size_t(p.windows);
-  // The batch-affine sums (one affine point per bucket) reuse the segments' region.
-  const std::size_t affine_sums =
-      algorithm == MsmAlgorithm::kBatchAffine ? std::size_t(p.bucket_count) * (xyzz / 2) : 0;
-  if (algorithm == MsmAlgorithm::kBatchAffine) {
-    EXPECT_EQ(p.affine_sums_off, p.segs_off);
-  }
   // Regions by lifetime: kLive for the whole MSM, kSort until the bucket
   // bounds are found, kTree while the affine tree accumulates (it overlays
   // kSort). Aligned, inside the total, and apart from every region they share
@@ -126,16 +124,15 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
                                  {p.starts_off, p.key_count * 4, kLive},
                                  {p.ends_off, p.key_count * 4, kLive},
                                  {p.nonzero_off, 4, kLive},
-                                 {p.segs_off, std::max(std::size_t(p.segments) * xyzz, affine_sums), kLive},
+                                 {p.segs_off, std::size_t(p.segments) * xyzz, kLive},
                                  {p.window_sums_off, std::size_t(p.windows) * xyzz, kLive},
-                                 {p.first_partials_off, p.runs_max * xyzz, kLive},
                                  {p.vals_off[0], entries * 4, kLive},
                                  {p.vals_off[1], entries * 4, kLive},
                                  {p.keys_off[0], entries * 4, kSort},
                                  {p.keys_off[1], entries * 4, kSort},
                                  {p.sort_temp_off, p.sort_temp_bytes, kSort}};
   for (int i = 0; i < 2 && p.staging_bytes > 0; ++i) regions.push_back({p.staging_off[i], p.staging_bytes, kLive});
-  if (algorithm == MsmAlgorithm::kAffineTree) {
+  {
     // A slab's entries fit its lists; the second list holds 2/3 of the first.
     EXPECT_GE(p.tree_slab_windows, 1);
     EXPECT_LE(p.tree_slab_windows, p.windows);
@@ -166,7 +163,6 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
     // The tree reduction: the chunks' affine buckets fill the XYZZ buckets'
     // region; its index array and E window fit the dead sort values; its
     // entries and groups fit set 0's lists and per-bucket arrays.
-    EXPECT_EQ(algorithm, MsmAlgorithm::kAffineTree);
     EXPECT_EQ(p.tree_reduce_chunks, p.chunks);
     EXPECT_LE(p.chunks, kTreeReduceMaxChunks);
     EXPECT_LE(p.chunks * p.bucket_count * (xyzz / 2), p.bucket_count * xyzz);
@@ -198,167 +194,50 @@ void check_layout(const Plan& p, std::size_t n, std::size_t xyzz, std::size_t li
 // 2^27 - 1 point G1 MSM, B_G2 up to 2^25 G2 points.
 TEST(GpuMsmPlan, LargeMsmsChunkIntoTheScratchLimit) {
   const std::size_t limit = kDefaultMsmScratchBytes;
-  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine,
-                         MsmAlgorithm::kBalancedSmem}) {
-    const std::size_t h = (std::size_t{1} << 27) - 1;
-    const Plan g1 = plan(h, kG1Xyzz, 0, algorithm, limit, kH200Threads, fake_sort_temp);
-    check_layout(g1, h, kG1Xyzz, limit, algorithm);
-    EXPECT_GT(g1.chunks, 1u);  // one chunk would need ~16 W B per point = 26 GiB
-    const std::size_t b = std::size_t{1} << 25;
-    const Plan g2 = plan(b, kG2Xyzz, 0, algorithm, limit, kH200Threads, fake_sort_temp);
-    check_layout(g2, b, kG2Xyzz, limit, algorithm);
-    // Unlimited memory: 2^27 points in one chunk (n W < 2^31).
-    const Plan one = plan(h, kG1Xyzz, 0, algorithm, std::size_t{1} << 40, kH200Threads, fake_sort_temp);
-    check_layout(one, h, kG1Xyzz, std::size_t{1} << 40, algorithm);
-    EXPECT_EQ(one.chunks, 1u);
-    // Batch-affine: up to kMaxAffineRuns partial slots (2^20 at 2^27).
-    if (algorithm == MsmAlgorithm::kBatchAffine) {
-      EXPECT_EQ(one.runs_max, kMaxAffineRuns);
-    }
-    // The shared-memory G2 path uses the balanced runs' partial slots.
-    if (algorithm == MsmAlgorithm::kBalancedSmem) {
-      EXPECT_EQ(one.runs_max, kMaxRuns);
-    }
-  }
+  const std::size_t h = (std::size_t{1} << 27) - 1;
+  const Plan g1 = plan(h, kG1Xyzz, 0, limit, kH200Threads, fake_sort_temp);
+  check_layout(g1, h, kG1Xyzz, limit);
+  EXPECT_GT(g1.chunks, 1u);  // one chunk would need ~16 W B per point = 26 GiB
+  const std::size_t b = std::size_t{1} << 25;
+  const Plan g2 = plan(b, kG2Xyzz, 0, limit, kH200Threads, fake_sort_temp);
+  check_layout(g2, b, kG2Xyzz, limit);
+  // Unlimited memory: 2^27 points in one chunk (n W < 2^31).
+  const Plan one = plan(h, kG1Xyzz, 0, std::size_t{1} << 40, kH200Threads, fake_sort_temp);
+  check_layout(one, h, kG1Xyzz, std::size_t{1} << 40);
+  EXPECT_EQ(one.chunks, 1u);
 }
 
 TEST(GpuMsmPlan, SmallLimitsChunkOrFail) {
   const std::size_t n = 100003;
   // A fixed window and a limit below the single-chunk need: several chunks.
-  const Plan p = plan(n, kG1Xyzz, 12, MsmAlgorithm::kBucketPerThread, std::size_t{96} << 20, kH200Threads,
-                      fake_sort_temp);
+  const Plan p = plan(n, kG1Xyzz, 12, std::size_t{96} << 20, kH200Threads, fake_sort_temp);
   check_layout(p, n, kG1Xyzz, std::size_t{96} << 20);
   EXPECT_GE(p.chunks, 2u);
   EXPECT_EQ(p.window_bits, 12);
   // Odd chunk sizes: the chunks are spread evenly.
   EXPECT_LT(p.chunks * p.chunk_points - n, p.chunks);
   // Nothing fits in 1 MiB.
-  EXPECT_EQ(plan(n, kG1Xyzz, 0, MsmAlgorithm::kBucketPerThread, std::size_t{1} << 20, kH200Threads, fake_sort_temp)
-                .total_bytes,
-            0u);
-  EXPECT_GT(minimum_bytes(12, n, kG1Xyzz, MsmAlgorithm::kBucketPerThread, fake_sort_temp), std::size_t{1} << 20);
+  EXPECT_EQ(plan(n, kG1Xyzz, 0, std::size_t{1} << 20, kH200Threads, fake_sort_temp).total_bytes, 0u);
+  EXPECT_GT(minimum_bytes(12, n, kG1Xyzz, fake_sort_temp), std::size_t{1} << 20);
   // The configuration of GpuMsm.ChunkedRunsMatchHost (c = 12, 48 MiB) fits
-  // in several chunks for both algorithms (CUB's scratch for ~10^6 pairs is
-  // about 1 MiB; modelled generously here).
+  // in several chunks (CUB's scratch for ~10^6 pairs is about 1 MiB;
+  // modelled generously here).
   const auto small_sort_temp = [](std::size_t entries, int) { return (std::size_t{2} << 20) + entries / 8; };
-  for (auto algorithm : {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine,
-                         MsmAlgorithm::kBalancedSmem}) {
-    const Plan g1 = plan(200003, kG1Xyzz, 12, algorithm, std::size_t{48} << 20, kH200Threads, small_sort_temp);
-    check_layout(g1, 200003, kG1Xyzz, std::size_t{48} << 20, algorithm);
-    EXPECT_GE(g1.chunks, 2u);
-    const Plan g2 = plan(120001, kG2Xyzz, 12, algorithm, std::size_t{48} << 20, kH200Threads, small_sort_temp);
-    check_layout(g2, 120001, kG2Xyzz, std::size_t{48} << 20, algorithm);
-    EXPECT_GE(g2.chunks, 2u);
-  }
+  const Plan g1 = plan(200003, kG1Xyzz, 12, std::size_t{48} << 20, kH200Threads, small_sort_temp);
+  check_layout(g1, 200003, kG1Xyzz, std::size_t{48} << 20);
+  EXPECT_GE(g1.chunks, 2u);
+  const Plan g2 = plan(120001, kG2Xyzz, 12, std::size_t{48} << 20, kH200Threads, small_sort_temp);
+  check_layout(g2, 120001, kG2Xyzz, std::size_t{48} << 20);
+  EXPECT_GE(g2.chunks, 2u);
   // Every size 2^10 .. 2^27 plans within the default limit, G1 and G2.
   for (int log_n = 10; log_n <= 27; ++log_n) {
     const std::size_t m = (std::size_t{1} << log_n) - 3;
     for (std::size_t xyzz : {kG1Xyzz, kG2Xyzz}) {
-      for (auto algorithm : {MsmAlgorithm::kBalancedRuns, MsmAlgorithm::kBatchAffine, MsmAlgorithm::kBalancedSmem}) {
-        const Plan q = plan(m, xyzz, 0, algorithm, kDefaultMsmScratchBytes, kH200Threads, fake_sort_temp);
-        check_layout(q, m, xyzz, kDefaultMsmScratchBytes, algorithm);
-      }
+      const Plan q = plan(m, xyzz, 0, kDefaultMsmScratchBytes, kH200Threads, fake_sort_temp);
+      check_layout(q, m, xyzz, kDefaultMsmScratchBytes);
     }
   }
 }
-
-// Replays the balanced accumulation (accumulate_runs_kernel, then
-// fixup_runs_kernel in gpu/msm/msm.cu) with integers for points and the
-// shared decision functions, on random bucket layouts (single entries, long
-// buckets straddling many runs, empty buckets) and run lengths. Every bucket
-// must end as its running value plus all of its entries, each counted once;
-// in the accumulation pass (runs execute concurrently) every bucket is read
-// and written by one run only, and each partial slot is written once.
-TEST(GpuMsmPlan, BalancedRunsCountEveryEntryOnce) {
-  std::mt19937_64 rng(11);
-  struct Slot {
-    bool set = false;
-    std::size_t key = 0;
-    std::uint64_t value = 0;
-  };
-  for (int trial = 0; trial < 300; ++trial) {
-    const std::size_t bucket_count = 1 + rng() % 40;
-    std::vector<std::size_t> keys;  // sorted entries: bucket k repeated len_k times (some buckets empty)
-    for (std::size_t k = 0; k < bucket_count; ++k) {
-      const std::uint64_t r = rng() % 10;
-      const std::size_t len = r < 2 ? 0 : r < 6 ? 1 + rng() % 4 : r < 9 ? 1 + rng() % 40 : 1 + rng() % 600;
-      keys.insert(keys.end(), len, k);
-    }
-    if (keys.empty()) continue;
-    const std::size_t nz = keys.size();
-    const std::size_t run_lens[] = {1, 2, 3, 5, 16, 64, 1000};
-    const std::size_t run_len = run_lens[rng() % std::size(run_lens)];
-    std::vector<std::size_t> start(bucket_count, 0), end(bucket_count, 0);
-    for (std::size_t q = 0; q < nz; ++q) {
-      if (q == 0 || keys[q - 1] != keys[q]) start[keys[q]] = q;
-      end[keys[q]] = q + 1;
-    }
-    std::vector<std::uint64_t> entry(nz), before(bucket_count), expect(bucket_count);
-    for (auto& v : entry) v = rng();
-    for (std::size_t k = 0; k < bucket_count; ++k) expect[k] = before[k] = rng();
-    for (std::size_t q = 0; q < nz; ++q) expect[keys[q]] += entry[q];
-
-    std::vector<std::uint64_t> after = before;
-    std::vector<int> writes(bucket_count, 0), loads(bucket_count, 0);
-    const std::size_t runs = (nz + run_len - 1) / run_len;
-    std::vector<Slot> first(runs);
-    for (std::size_t j = 0; j < runs; ++j) {  // accumulation pass
-      const std::size_t lo = j * run_len, hi = std::min(lo + run_len, nz);
-      auto flush = [&](std::size_t key, bool started_before, std::uint64_t acc) {
-        if (run_flush(started_before) == RunFlush::kFirstPartial) {
-          ASSERT_FALSE(first[j].set);
-          first[j] = {true, key, acc};
-        } else {
-          ++writes[key];
-          after[key] = acc;
-        }
-      };
-      // As the kernel: the flag comes from the neighbouring key, checked here
-      // against the bucket bounds.
-      std::size_t cur = keys[lo];
-      bool started_before = lo > 0 && keys[lo - 1] == cur;
-      ASSERT_EQ(started_before, start[cur] < lo);
-      std::uint64_t acc = 0;
-      if (run_loads_bucket(started_before)) {
-        ++loads[cur];
-        acc = before[cur];
-      }
-      for (std::size_t q = lo; q < hi; ++q) {
-        if (keys[q] != cur) {
-          ASSERT_EQ(end[cur], q);
-          flush(cur, started_before, acc);
-          cur = keys[q];
-          started_before = false;
-          ASSERT_EQ(start[cur], q);
-          ++loads[cur];
-          acc = before[cur];
-        }
-        acc += entry[q];
-      }
-      flush(cur, started_before, acc);
-    }
-    for (std::size_t k = 0; k < bucket_count; ++k) {
-      const bool touched = end[k] > start[k];
-      ASSERT_EQ(writes[k], touched ? 1 : 0) << "bucket " << k << " trial " << trial;
-      ASSERT_EQ(loads[k], touched ? 1 : 0) << "bucket " << k << " trial " << trial;
-    }
-    for (std::size_t j = 0; j < runs; ++j) {  // fix-up pass (reads the accumulation pass's buckets)
-      const std::size_t lo = j * run_len, hi = std::min(lo + run_len, nz);
-      const std::size_t k = keys[hi - 1];
-      if (!run_owns_straddler(start[k], end[k], lo, hi)) continue;
-      std::uint64_t acc = after[k];
-      for (std::size_t jj = j + 1; jj * run_len < end[k]; ++jj) {
-        ASSERT_TRUE(first[jj].set && first[jj].key == k) << "run " << jj;
-        acc += first[jj].value;
-      }
-      after[k] = acc;
-    }
-    for (std::size_t k = 0; k < bucket_count; ++k) {
-      EXPECT_EQ(after[k], expect[k]) << "bucket " << k << " run_len " << run_len << " trial " << trial;
-    }
-  }
-}
-
 
 // The affine tree's pairing, replayed on integers with gpu/msm/msm_tree.cu's
 // round structure (halve, exclusive scan, map writing each output's inputs,
@@ -438,22 +317,22 @@ TEST(GpuMsmPlan, AffineTreeRoundsAndLayout) {
   for (std::size_t points : {std::size_t{1000}, std::size_t{1} << 20, std::size_t{1} << 24}) {
     for (std::size_t xyzz : {kG1Xyzz, kG2Xyzz}) {
       const std::size_t limit = std::size_t{12} << 30;
-      const Plan p = plan(points, xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads, fake_sort_temp);
-      check_layout(p, points, xyzz, limit, MsmAlgorithm::kAffineTree);
+      const Plan p = plan(points, xyzz, 0, limit, kH200Threads, fake_sort_temp);
+      check_layout(p, points, xyzz, limit);
     }
   }
   // The bench's 2^26 G1 MSM in the default 8 GiB: a few chunks of millions of
   // points (a bytes-per-point estimate that ignored the tree's lists once cut
   // the chunks to the 16k floor: 4096 chunks, 10x slower on the H200).
-  const Plan big = plan(std::size_t{1} << 26, kG1Xyzz, 0, MsmAlgorithm::kAffineTree, kDefaultMsmScratchBytes,
+  const Plan big = plan(std::size_t{1} << 26, kG1Xyzz, 0, kDefaultMsmScratchBytes,
                         kH200Threads, fake_sort_temp);
-  check_layout(big, std::size_t{1} << 26, kG1Xyzz, kDefaultMsmScratchBytes, MsmAlgorithm::kAffineTree);
+  check_layout(big, std::size_t{1} << 26, kG1Xyzz, kDefaultMsmScratchBytes);
   EXPECT_LE(big.chunks, 8u);
   // A small limit (64 MiB above the fake sort scratch; c = 12, streamed
   // bases): fewer windows per slab first, then smaller chunks.
   const std::size_t small = std::size_t{128} << 20;
-  const Plan p = plan(1000003, kG1Xyzz, 12, MsmAlgorithm::kAffineTree, small, kH200Threads, fake_sort_temp, 96);
-  check_layout(p, 1000003, kG1Xyzz, small, MsmAlgorithm::kAffineTree);
+  const Plan p = plan(1000003, kG1Xyzz, 12, small, kH200Threads, fake_sort_temp, 96);
+  check_layout(p, 1000003, kG1Xyzz, small);
   EXPECT_LT(p.tree_slab_windows, p.windows);
 }
 
@@ -521,7 +400,7 @@ TEST(GpuMsmPlan, AffineTreeReductionWeighsEveryBucketByItsDigit) {
 TEST(GpuMsmPlan, AffineTreeWindowModel) {
   const std::size_t limit = std::size_t{32} << 30;
   const auto pick = [&](std::size_t n, std::size_t xyzz) {
-    return plan(n, xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads, fake_sort_temp).window_bits;
+    return plan(n, xyzz, 0, limit, kH200Threads, fake_sort_temp).window_bits;
   };
   EXPECT_EQ(pick(std::size_t{1} << 24, kG1Xyzz), 20);
   EXPECT_EQ(pick(std::size_t{1} << 26, kG1Xyzz), 22);
@@ -534,10 +413,18 @@ TEST(GpuMsmPlan, AffineTreeWindowModel) {
   // c = 22 with the running-sum reduction (25M XYZZ buckets) loses to c = 20 reduced by trees.
   EXPECT_LT(tree_model_cost(std::size_t{1} << 26, 20, 1, true, false),
             tree_model_cost(std::size_t{1} << 26, 22, 3, false, false));
-  // Below kTreeModelMinPoints the old model decides (unchanged choices).
-  EXPECT_EQ(pick(std::size_t{1} << 20, kG1Xyzz),
-            plan(std::size_t{1} << 20, kG1Xyzz, 0, MsmAlgorithm::kBalancedRuns, limit, kH200Threads, fake_sort_temp)
-                .window_bits);
+  // Below kTreeModelMinPoints model_cost decides: at 2^20 the window whose
+  // modelled cost is lowest among those that fit.
+  int best_c = 0;
+  double best = 1e300;
+  for (int c = kAutoWindowBitsMin; c <= kAutoWindowBitsMax; ++c) {
+    const double cost = model_cost(std::size_t{1} << 20, c, 1, kH200Threads);
+    if (cost < best) {
+      best = cost;
+      best_c = c;
+    }
+  }
+  EXPECT_EQ(pick(std::size_t{1} << 20, kG1Xyzz), best_c);
 }
 
 // The tree sorts window by window only where that saves radix passes, and
@@ -551,12 +438,10 @@ TEST(GpuMsmPlan, AffineTreeSortsByWindowWhereItSavesPasses) {
   const std::size_t limit = std::size_t{32} << 30;
   const std::size_t n = std::size_t{1} << 26;
   for (int c : {20, 22}) {
-    const Plan tree = plan(n, kG1Xyzz, c, MsmAlgorithm::kAffineTree, limit, kH200Threads, fake_sort_temp);
-    const Plan runs = plan(n, kG1Xyzz, c, MsmAlgorithm::kBalancedRuns, limit, kH200Threads, fake_sort_temp);
+    const Plan tree = plan(n, kG1Xyzz, c, limit, kH200Threads, fake_sort_temp);
     ASSERT_EQ(tree.chunks, 1u);
-    ASSERT_EQ(runs.chunks, 1u);
-    EXPECT_EQ(runs.sort_temp_bytes, fake_sort_temp(n * std::size_t(runs.windows), key_bits(c)));
-    EXPECT_EQ(tree.sort_temp_bytes, tree_sorts_by_window(c) ? fake_sort_temp(n, c) : runs.sort_temp_bytes) << c;
+    const std::size_t all_entries = fake_sort_temp(n * std::size_t(tree.windows), key_bits(c));
+    EXPECT_EQ(tree.sort_temp_bytes, tree_sorts_by_window(c) ? fake_sort_temp(n, c) : all_entries) << c;
   }
 }
 
@@ -570,46 +455,46 @@ TEST(GpuMsmPlan, AffineTreeTwoSetsInTheH200Arena) {
   const std::size_t h200_limit = default_msm_scratch_bytes(h200_bytes);
   EXPECT_EQ(h200_limit, h200_bytes / 12 * 5);
   const std::size_t limit = std::size_t{32} << 30;
-  const Plan p24 = plan(std::size_t{1} << 24, kG1Xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads,
+  const Plan p24 = plan(std::size_t{1} << 24, kG1Xyzz, 0, limit, kH200Threads,
                         fake_sort_temp);
-  check_layout(p24, std::size_t{1} << 24, kG1Xyzz, limit, MsmAlgorithm::kAffineTree);
+  check_layout(p24, std::size_t{1} << 24, kG1Xyzz, limit);
   EXPECT_EQ(p24.chunks, 1u);
   EXPECT_EQ(p24.tree_slab_windows, 4);
   EXPECT_EQ(p24.tree_sets, 2);
   EXPECT_EQ(p24.tree_list_off[0], p24.keys_off[0]);
   EXPECT_LT(p24.total_bytes, p24.sort_temp_off + p24.sort_temp_bytes + 2 * p24.tree_set_bytes);
   const std::size_t h = (std::size_t{1} << 27) - 1;
-  const Plan p27 = plan(h, kG1Xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads, fake_sort_temp);
-  check_layout(p27, h, kG1Xyzz, limit, MsmAlgorithm::kAffineTree);
+  const Plan p27 = plan(h, kG1Xyzz, 0, limit, kH200Threads, fake_sort_temp);
+  check_layout(p27, h, kG1Xyzz, limit);
   EXPECT_EQ(p27.chunks, 2u);
   EXPECT_EQ(p27.tree_sets, 2);
   // Both reduce by trees (one and two chunks of affine buckets); G2 2^25 too.
   EXPECT_EQ(p24.tree_reduce_chunks, 1u);
   EXPECT_EQ(p27.tree_reduce_chunks, 2u);
-  const Plan g2 = plan(std::size_t{1} << 25, kG2Xyzz, 0, MsmAlgorithm::kAffineTree, limit, kH200Threads,
+  const Plan g2 = plan(std::size_t{1} << 25, kG2Xyzz, 0, limit, kH200Threads,
                        fake_sort_temp);
-  check_layout(g2, std::size_t{1} << 25, kG2Xyzz, limit, MsmAlgorithm::kAffineTree);
+  check_layout(g2, std::size_t{1} << 25, kG2Xyzz, limit);
   EXPECT_EQ(g2.tree_reduce_chunks, g2.chunks);
   // Three chunks keep the XYZZ buckets and the running-sum reduction.
-  const Plan p27_8 = plan(h, kG1Xyzz, 0, MsmAlgorithm::kAffineTree, kDefaultMsmScratchBytes, kH200Threads,
+  const Plan p27_8 = plan(h, kG1Xyzz, 0, kDefaultMsmScratchBytes, kH200Threads,
                           fake_sort_temp);
-  check_layout(p27_8, h, kG1Xyzz, kDefaultMsmScratchBytes, MsmAlgorithm::kAffineTree);
+  check_layout(p27_8, h, kG1Xyzz, kDefaultMsmScratchBytes);
   EXPECT_GT(p27_8.chunks, 2u);
   EXPECT_EQ(p27_8.tree_reduce_chunks, 0u);
   // GpuMsm.AffineTreeSlabsOnTwoStreams' shape (c = 4, 2^20 + 7 points, the
   // 8 GiB test arena): several slabs on two sets, G1 and G2.
   for (std::size_t xyzz : {kG1Xyzz, kG2Xyzz}) {
     const std::size_t n = (std::size_t{1} << 20) + 7;
-    const Plan q = plan(n, xyzz, 4, MsmAlgorithm::kAffineTree, kDefaultMsmScratchBytes, kH200Threads, fake_sort_temp);
-    check_layout(q, n, xyzz, kDefaultMsmScratchBytes, MsmAlgorithm::kAffineTree);
+    const Plan q = plan(n, xyzz, 4, kDefaultMsmScratchBytes, kH200Threads, fake_sort_temp);
+    check_layout(q, n, xyzz, kDefaultMsmScratchBytes);
     EXPECT_EQ(q.chunks, 1u);
     EXPECT_EQ(q.tree_sets, 2);
     EXPECT_GT(q.windows, 2 * q.tree_slab_windows);
   }
   // The H200 default: the H MSM in one chunk, both sets, one chunk of affine
   // buckets for the reduction.
-  const Plan p27_h200 = plan(h, kG1Xyzz, 0, MsmAlgorithm::kAffineTree, h200_limit, kH200Threads, fake_sort_temp);
-  check_layout(p27_h200, h, kG1Xyzz, h200_limit, MsmAlgorithm::kAffineTree);
+  const Plan p27_h200 = plan(h, kG1Xyzz, 0, h200_limit, kH200Threads, fake_sort_temp);
+  check_layout(p27_h200, h, kG1Xyzz, h200_limit);
   EXPECT_EQ(p27_h200.chunks, 1u);
   EXPECT_EQ(p27_h200.tree_sets, 2);
   EXPECT_EQ(p27_h200.tree_reduce_chunks, 1u);

@@ -69,7 +69,7 @@ kernels::MsmWindows run_msm(cudaStream_t s, const PointSource& src, const u32* s
 
 template <class F>
 void check_streamed_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& g, const F& curve_b, std::size_t n,
-                        std::size_t distinct, std::size_t limit_bytes, MsmAlgorithm algorithm) {
+                        std::size_t distinct, std::size_t limit_bytes) {
   const Bases<F> b = make_known_bases<F>(rng, g, n, distinct);
   std::vector<Fr> a(n);
   for (Fr& x : a) x = Fr::random(rng);
@@ -84,13 +84,11 @@ void check_streamed_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& 
   CUZK_CUDA_CHECK(cudaMemcpy(scalars.get(), a.data(), n * 32, cudaMemcpyHostToDevice));
   kernels::MsmConfig config;
   config.window_bits = 12;
-  config.algorithm = algorithm;
   config.scratch_limit_bytes = limit_bytes;
   detail::Stream stream;
   // All on the host; a device prefix ending inside a chunk; all on the device.
   for (std::size_t device_points : {std::size_t{0}, n / 3 + 7, n}) {
-    SCOPED_TRACE(::testing::Message() << "n=" << n << " device_points=" << device_points
-                                      << " algorithm=" << int(algorithm));
+    SCOPED_TRACE(::testing::Message() << "n=" << n << " device_points=" << device_points);
     const kernels::MsmWindows w =
         run_msm<F>(stream.get(), packed.source(device_points), scalars.get(), n, config, dev.msm_scratch());
     EXPECT_GE(w.chunks, 2u);
@@ -100,20 +98,13 @@ void check_streamed_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& 
   }
 }
 
-constexpr MsmAlgorithm kAlgorithms[] = {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns,
-                                        MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12,
-                                        MsmAlgorithm::kAffineTree};
-
 TEST(GpuMsmStreamed, G1StreamedBasesMatchResidentAndHost) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(41);
   auto dev = test::make_device();
   // c = 12 (22 windows): one chunk of all points would need 67 MiB of sort
   // pairs plus 8 MiB of buckets; 48 MiB with staging forces >= 4 chunks.
-  for (MsmAlgorithm algorithm : kAlgorithms) {
-    check_streamed_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 100003, 1024, std::size_t{48} << 20,
-                               algorithm);
-  }
+  check_streamed_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 100003, 1024, std::size_t{48} << 20);
 }
 
 TEST(GpuMsmStreamed, G2StreamedBasesMatchResidentAndHost) {
@@ -122,10 +113,7 @@ TEST(GpuMsmStreamed, G2StreamedBasesMatchResidentAndHost) {
   auto dev = test::make_device();
   // G2 at c = 12: 17 MB of buckets, 352 B of sort pairs per point (+ 384 B of
   // staging when streamed); one resident chunk would need ~62 MB.
-  for (MsmAlgorithm algorithm : kAlgorithms) {
-    check_streamed_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 70001, 256, std::size_t{48} << 20,
-                                algorithm);
-  }
+  check_streamed_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 70001, 256, std::size_t{48} << 20);
 }
 
 // Streamed bases without a host copy are refused, not read.

@@ -3,14 +3,14 @@
 // comes from Fr arithmetic and one host scalar multiplication, independent of
 // any MSM code. Sizes are not powers of two; bases repeat (n > distinct) so
 // buckets see equal and opposite points, and the inputs include the identity
-// base and the scalars 0, 1 and r - 1. Every accumulation algorithm runs
-// through the same checks, also with a scratch limit small enough to force
-// several chunks, windows whose top window holds only the carry (c = 15, 17),
-// and skewed scalars (a few values repeated over all points: buckets much
-// longer than a run of the balanced path). The batch-affine path also gets
-// inputs built to hit each exceptional affine add (doubling, P + (-P),
-// identity points) inside one run, and so does the shared-memory G2 path
-// (kBalancedSmem: doubling, P + (-P), identity points in its XYZZ add).
+// base and the scalars 0, 1 and r - 1. The MSM (the affine tree, its tree or
+// running-sum reduction) runs through the same checks, also with a scratch
+// limit small enough to force several chunks, windows whose top window holds
+// only the carry (c = 15, 17), and skewed scalars (a few values repeated over
+// all points: buckets far longer than the planned rounds), and on inputs built
+// to hit each exceptional affine add (doubling, P + (-P), identity points).
+// CpuMsmAgreesOnRandomBases compares it with the CPU back end (src/msm) on
+// random bases and scalars.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -20,6 +20,8 @@
 #include "gpu_test_util.hpp"
 #include "host_ref.hpp"
 #include "known_bases.hpp"
+#include "msm/msm.hpp"
+#include "util/thread_pool.hpp"
 
 namespace cuzk::gpu {
 namespace {
@@ -52,28 +54,11 @@ std::vector<Fr> make_scalars(std::mt19937_64& rng, std::size_t n, std::size_t va
   return a;
 }
 
-const char* algorithm_name(MsmAlgorithm a) {
-  switch (a) {
-    case MsmAlgorithm::kBucketPerThread: return "bucket";
-    case MsmAlgorithm::kBalancedRuns: return "balanced";
-    case MsmAlgorithm::kBatchAffine: return "affine";
-    case MsmAlgorithm::kBalancedSmem: return "smem";
-    case MsmAlgorithm::kBalancedSmem12: return "smem12";
-    case MsmAlgorithm::kAffineTree: return "tree";
-  }
-  return "?";
-}
-
-constexpr MsmAlgorithm kAlgorithms[] = {MsmAlgorithm::kBucketPerThread, MsmAlgorithm::kBalancedRuns,
-                                        MsmAlgorithm::kBatchAffine, MsmAlgorithm::kBalancedSmem,
-                                        MsmAlgorithm::kBalancedSmem12, MsmAlgorithm::kAffineTree};
-
 template <class F, class Bases>
 void check_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator, const F& curve_b, std::size_t n,
                std::size_t distinct, Bases (Device::*upload)(std::span<const ec::Affine<F>>),
                std::size_t scalar_values = 0) {
-  SCOPED_TRACE(::testing::Message() << "n=" << n << " algorithm=" << algorithm_name(dev.msm_tuning().algorithm)
-                                  << " window=" << dev.msm_tuning().window_bits
+  SCOPED_TRACE(::testing::Message() << "n=" << n << " window=" << dev.msm_tuning().window_bits
                                   << " limit=" << dev.msm_tuning().scratch_limit_bytes);
   const Setup<F> s = make_known_bases<F>(rng, generator, n, distinct);
   const std::vector<Fr> a = make_scalars(rng, n, scalar_values);
@@ -94,11 +79,8 @@ void check_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator
   EXPECT_TRUE(ref::eq(got_prefix, ref::mul(ref::from_affine(generator), prefix_sum.to_int()))) << "m=" << m;
 }
 
-void set_tuning(Device& dev, MsmAlgorithm algorithm, int window_bits = 0,
-                std::size_t limit_bytes = kDefaultMsmScratchBytes) {
+void set_tuning(Device& dev, int window_bits = 0, std::size_t limit_bytes = kDefaultMsmScratchBytes) {
   Device::MsmTuning t;
-  t.algorithm = algorithm;
-  t.g2_algorithm = algorithm;
   t.window_bits = window_bits;
   t.scratch_limit_bytes = limit_bytes;
   dev.set_msm_tuning(t);
@@ -108,12 +90,9 @@ TEST(GpuMsm, G1MatchesHostOnOddSizes) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(21);
   auto dev = test::make_device();
-  for (MsmAlgorithm algorithm : kAlgorithms) {
-    set_tuning(*dev, algorithm);
-    for (std::size_t n : {std::size_t{1000}, std::size_t{3001}, std::size_t{100003}}) {
-      check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, n, std::min<std::size_t>(n, 1024),
-                        &Device::upload_g1_bases);
-    }
+  for (std::size_t n : {std::size_t{1000}, std::size_t{3001}, std::size_t{100003}}) {
+    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, n, std::min<std::size_t>(n, 1024),
+                      &Device::upload_g1_bases);
   }
 }
 
@@ -121,12 +100,9 @@ TEST(GpuMsm, G2MatchesHostOnOddSizes) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(22);
   auto dev = test::make_device();
-  for (MsmAlgorithm algorithm : kAlgorithms) {
-    set_tuning(*dev, algorithm);
-    for (std::size_t n : {std::size_t{1000}, std::size_t{30001}}) {
-      check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, n, std::min<std::size_t>(n, 512),
-                         &Device::upload_g2_bases);
-    }
+  for (std::size_t n : {std::size_t{1000}, std::size_t{30001}}) {
+    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, n, std::min<std::size_t>(n, 512),
+                       &Device::upload_g2_bases);
   }
 }
 
@@ -140,47 +116,43 @@ TEST(GpuMsm, ChunkedRunsMatchHost) {
   // pairs per point: 67 MiB for 200003 G1 points (plus 8 MiB of buckets),
   // 40 MiB for 120001 G2 points (plus 17 MiB of buckets).
   constexpr std::size_t kLimit = std::size_t{48} << 20;
-  for (MsmAlgorithm algorithm : kAlgorithms) {
-    set_tuning(*dev, algorithm, 12, kLimit);
-    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 200003, 1024, &Device::upload_g1_bases);
-    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 120001, 256, &Device::upload_g2_bases);
-    // The chunk count is visible in the phase times: sum_i a_i G = (sum_i a_i) G.
-    const std::vector<ec::G1Affine> bases(200003, ec::kG1Generator);
-    const G1Bases db = dev->upload_g1_bases(bases);
-    const std::vector<Fr> a = make_scalars(rng, bases.size());
-    Fr a_sum = Fr::zero();
-    for (const Fr& x : a) a_sum += x;
-    Device::MsmPhaseTimes ph;
-    const ec::G1Jacobian got = dev->msm(db, dev->upload(a), &ph);
-    EXPECT_GE(ph.chunks, 2u) << algorithm_name(algorithm);
-    EXPECT_EQ(ph.window_bits, 12);
-    EXPECT_TRUE(ref::eq(got, ref::mul(ref::from_affine(ec::kG1Generator), a_sum.to_int())));
-  }
+  set_tuning(*dev, 12, kLimit);
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 200003, 1024, &Device::upload_g1_bases);
+  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 120001, 256, &Device::upload_g2_bases);
+  // The chunk count is visible in the phase times: sum_i a_i G = (sum_i a_i) G.
+  const std::vector<ec::G1Affine> bases(200003, ec::kG1Generator);
+  const G1Bases db = dev->upload_g1_bases(bases);
+  const std::vector<Fr> a = make_scalars(rng, bases.size());
+  Fr a_sum = Fr::zero();
+  for (const Fr& x : a) a_sum += x;
+  Device::MsmPhaseTimes ph;
+  const ec::G1Jacobian got = dev->msm(db, dev->upload(a), &ph);
+  EXPECT_GE(ph.chunks, 2u);
+  EXPECT_EQ(ph.window_bits, 12);
+  EXPECT_TRUE(ref::eq(got, ref::mul(ref::from_affine(ec::kG1Generator), a_sum.to_int())));
 }
 
 // Windows with unusual top windows (c = 15 and 17: only the carry; c = 14: 3
-// bits; c = 4: many windows) and skewed scalars whose buckets span many runs.
+// bits; c = 4: many windows) and skewed scalars whose buckets outlast the
+// planned rounds (the finish kernels sum the leftovers).
 TEST(GpuMsm, WindowSweepAndSkewedScalars) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(24);
   auto dev = test::make_device();
-  for (MsmAlgorithm algorithm : kAlgorithms) {
-    for (int c : {4, 9, 14, 15, 17}) {
-      set_tuning(*dev, algorithm, c);
-      check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 10007, 512, &Device::upload_g1_bases);
-    }
-    set_tuning(*dev, algorithm);
-    // 3 distinct scalars over 30011 points: in every window ~10000 points share
-    // a bucket (one thread walks it in the bucket path: ~0.5 s).
-    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 30011, 1024, &Device::upload_g1_bases, 3);
-    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, 256, &Device::upload_g2_bases, 2);
+  for (int c : {4, 9, 14, 15, 17}) {
+    set_tuning(*dev, c);
+    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 10007, 512, &Device::upload_g1_bases);
   }
+  set_tuning(*dev);
+  // 3 distinct scalars over 30011 points: in every window ~10000 points share a bucket.
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 30011, 1024, &Device::upload_g1_bases, 3);
+  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, 256, &Device::upload_g2_bases, 2);
 }
 
 TEST(GpuMsm, ScratchTooSmallIsAnError) {
   CUZK_REQUIRE_GPU();
   auto dev = test::make_device();
-  set_tuning(*dev, MsmAlgorithm::kBucketPerThread, 0, std::size_t{1} << 20);
+  set_tuning(*dev, 0, std::size_t{1} << 20);
   const std::vector<ec::G1Affine> bases(100000, ec::kG1Generator);
   const G1Bases db = dev->upload_g1_bases(bases);
   const std::vector<Fr> ones(100000, Fr::one());  // never accumulated: both calls must throw first
@@ -192,7 +164,7 @@ TEST(GpuMsm, ScratchTooSmallIsAnError) {
     EXPECT_NE(std::string(e.what()).find("scratch"), std::string::npos) << e.what();
   }
   // Window size out of range.
-  set_tuning(*dev, MsmAlgorithm::kBucketPerThread, 30);
+  set_tuning(*dev, 30);
   try {
     (void)dev->msm(db, std::span<const Fr>(ones));
     FAIL() << "window 30 must be rejected";
@@ -225,22 +197,19 @@ TEST(GpuMsm, EdgeCases) {
   EXPECT_LT(Device::msm_window_bits(1000), Device::msm_window_bits(std::size_t{1} << 24));
 }
 
-// An accumulation (batch-affine: MsmAlgorithm::kBatchAffine; also the shared-
-// memory G2 path) on inputs built to hit every exceptional case of an add
-// inside one run, in order: the
-// bases cycle through G, G, 2G, -4G, O, -G with scalar 1 (bucket 1 of window 0),
+// The MSM on inputs built to hit every exceptional case of an add, in order:
+// the bases cycle through G, G, 2G, -4G, O, -G with scalar 1 (bucket 1 of window 0),
 // so a run's accumulator goes G -> 2G (x1 == x2, doubling) -> 4G (doubling)
 // -> O (4G + (-4G)) -> O (identity point) -> -G (new start) -> O (-G + G) ...
 // Every 7th scalar is 2^c - 1 (digit -1 in window 0: the negated point, and
 // +1 in window 1), every 11th is random (other buckets), every 13th is 0.
-// With c = 8 the runs hold ~32 entries of the same bucket, so the sums also
-// cross runs (first partials) and go through the XYZZ merge.
+// With c = 8, bucket 1 of window 0 holds thousands of points: every tree
+// round pairs exceptional points.
 template <class F, class Bases>
 void check_exceptional(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator, const F& curve_b,
-                       std::size_t n, Bases (Device::*upload)(std::span<const ec::Affine<F>>),
-                       MsmAlgorithm algorithm = MsmAlgorithm::kBatchAffine) {
+                       std::size_t n, Bases (Device::*upload)(std::span<const ec::Affine<F>>)) {
   constexpr int kWindow = 8;
-  set_tuning(dev, algorithm, kWindow);
+  set_tuning(dev, kWindow);
   const ec::Jacobian<F> g = ref::from_affine(generator);
   const Fr one = Fr::one();
   const std::vector<Fr> cycle_logs = {one, one, one + one, -Fr::from_u64(4), Fr::zero(), -one};
@@ -265,50 +234,26 @@ void check_exceptional(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& g
   EXPECT_TRUE(ref::on_curve(got, curve_b)) << "n=" << n;
   EXPECT_TRUE(ref::eq(got, ref::mul(g, log_sum.to_int()))) << "n=" << n;
   // The same points with every scalar 1: only bucket 1 of window 0, so each
-  // run walks the cycle's exceptional adds back to back.
+  // round pairs the cycle's exceptional points back to back.
   const std::vector<Fr> ones(n, one);
   Fr ones_sum = Fr::zero();
   for (std::size_t i = 0; i < n; ++i) ones_sum += logs[i];
   EXPECT_TRUE(ref::eq(dev.msm(db, std::span<const Fr>(ones)), ref::mul(g, ones_sum.to_int()))) << "ones, n=" << n;
 }
 
-TEST(GpuMsm, BatchAffineExceptionalAdds) {
-  CUZK_REQUIRE_GPU();
-  auto rng = test::seeded_rng(25);
-  auto dev = test::make_device();
-  check_exceptional<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 20011, &Device::upload_g1_bases);
-  check_exceptional<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, &Device::upload_g2_bases);
-}
-
-// The bench's shape at a size where the kernel runs a full grid (2^20 points,
-// c = 16: 16.8M entries in 2^19 runs of 32, 512 blocks): bases repeat (2048
-// distinct), scalars uniform.
-TEST(GpuMsm, BatchAffineLongRuns) {
-  CUZK_REQUIRE_GPU();
-  auto rng = test::seeded_rng(27);
-  auto dev = test::make_device();
-  set_tuning(*dev, MsmAlgorithm::kBatchAffine);
-  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, (std::size_t{1} << 20) + 7, 2048,
-                    &Device::upload_g1_bases);
-  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, (std::size_t{1} << 18) + 3, 512,
-                     &Device::upload_g2_bases);
-}
-
-// The affine tree (MsmAlgorithm::kAffineTree) on the exceptional-add cycle
-// (doubling, P + (-P), identity points inside a pair, at every round), the
-// bench's shape (repeated bases: equal x at every round), n copies of G
+// The affine tree on the exceptional-add cycle (doubling, P + (-P), identity
+// points inside a pair, at every round), the bench's shape (repeated bases:
+// equal x at every round; 2^20 + 7 points fill the grid), n copies of G
 // (doublings all the way up) and identity bases. Skewed scalars (buckets far
 // longer than the planned rounds: the finish kernel sums the leftovers) are
-// in WindowSweepAndSkewedScalars, which runs every algorithm.
+// in WindowSweepAndSkewedScalars.
 TEST(GpuMsm, AffineTreeExceptionalPairsAndLongBuckets) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(31);
   auto dev = test::make_device();
-  check_exceptional<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 20011, &Device::upload_g1_bases,
-                            MsmAlgorithm::kAffineTree);
-  check_exceptional<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, &Device::upload_g2_bases,
-                             MsmAlgorithm::kAffineTree);
-  set_tuning(*dev, MsmAlgorithm::kAffineTree);
+  check_exceptional<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 20011, &Device::upload_g1_bases);
+  check_exceptional<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, &Device::upload_g2_bases);
+  set_tuning(*dev);
   check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, (std::size_t{1} << 20) + 7, 2048,
                     &Device::upload_g1_bases);
   const G1Bases gens = dev->upload_g1_bases(std::vector<ec::G1Affine>(5003, ec::kG1Generator));
@@ -327,7 +272,7 @@ TEST(GpuMsm, AffineTreeSlabsOnTwoStreams) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(32);
   auto dev = test::make_device();
-  set_tuning(*dev, MsmAlgorithm::kAffineTree, 4);
+  set_tuning(*dev, 4);
   check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, (std::size_t{1} << 20) + 7, 2048,
                     &Device::upload_g1_bases);
   check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, (std::size_t{1} << 20) + 7, 256,
@@ -347,7 +292,7 @@ TEST(GpuMsm, AffineTreeReductionByChunks) {
   const G1Bases g1_gens = dev->upload_g1_bases(std::vector<ec::G1Affine>(200003, ec::kG1Generator));
   const G2Bases g2_gens = dev->upload_g2_bases(std::vector<ec::G2Affine>(120001, ec::kG2Generator));
   for (std::size_t mib : {32, 48, 64, 96, 192}) {
-    set_tuning(*dev, MsmAlgorithm::kAffineTree, 12, mib << 20);
+    set_tuning(*dev, 12, mib << 20);
     check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 200003, 1024, &Device::upload_g1_bases);
     // Skewed scalars: buckets far longer than the planned rounds, summed by
     // finish_long_kernel into affine (1-2 chunks) or XYZZ buckets (3+).
@@ -382,12 +327,11 @@ TEST(GpuMsm, AffineTreeReductionByChunks) {
 }
 
 // All-identity bases, all-zero scalars and a single point: the identity or
-// the point itself, through the affine path.
-TEST(GpuMsm, BatchAffineIdentityAndZeros) {
+// the point itself.
+TEST(GpuMsm, IdentityBasesZeroScalarsAndASinglePoint) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(26);
   auto dev = test::make_device();
-  set_tuning(*dev, MsmAlgorithm::kBatchAffine);
   constexpr std::size_t kN = 5003;
   const G1Bases ids = dev->upload_g1_bases(std::vector<ec::G1Affine>(kN, ec::G1Affine::identity()));
   const std::vector<Fr> a = make_scalars(rng, kN);
@@ -398,28 +342,21 @@ TEST(GpuMsm, BatchAffineIdentityAndZeros) {
   const std::vector<Fr> single = {x};
   EXPECT_TRUE(ref::eq(dev->msm(gens, std::span<const Fr>(single)),
                       ref::mul(ref::from_affine(ec::kG1Generator), x.to_int())));
-  // n copies of G with scalar 1: the doubling chain G, 2G, 4G, ... and sums
-  // of equal partials in the merge; expected n G.
+  // n copies of G with scalar 1: the doubling chain G, 2G, 4G, ... in the
+  // tree's rounds; expected n G.
   EXPECT_TRUE(ref::eq(dev->msm(gens, std::span<const Fr>(std::vector<Fr>(kN, Fr::one()))),
                       ref::mul(ref::from_affine(ec::kG1Generator), Fr::from_u64(kN).to_int())));
 }
 
-// The shared-memory G2 accumulation (MsmAlgorithm::kBalancedSmem) on its own:
-// the exceptional-add cycle above (doubling, P + (-P), identity points, sums
-// crossing runs), then a non-power-of-two size with few distinct bases (long
-// repeats of equal and opposite points in every bucket) and every third
-// scalar 0, then a size where the kernel runs more than one wave of runs
-// (2^18 + 3 points at c = 16: 4.2M entries; the launcher picks whole waves of
-// resident threads), and degenerate inputs: all scalars 0, all bases the
-// identity, n copies of G with scalar 1 (one bucket cut into runs of a few
-// entries: every run's second add is a doubling).
-TEST(GpuMsm, G2SmemRepeatedBasesAndZeros) {
+// G2: a non-power-of-two size with few distinct bases (long repeats of equal
+// and opposite points in every bucket) and every third scalar 0, then 2^18 + 3
+// points (c = 16: 4.2M entries), and degenerate inputs: all scalars 0, all
+// bases the identity, n copies of G with scalar 1 (one bucket: doublings up
+// the tree).
+TEST(GpuMsm, G2RepeatedBasesAndZeros) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(28);
   auto dev = test::make_device();
-  check_exceptional<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, &Device::upload_g2_bases,
-                             MsmAlgorithm::kBalancedSmem);
-  set_tuning(*dev, MsmAlgorithm::kBalancedSmem);
   {
     constexpr std::size_t kN = 50021;
     const auto s = make_known_bases<ff::Fp2>(rng, ec::kG2Generator, kN, 37);
@@ -443,59 +380,82 @@ TEST(GpuMsm, G2SmemRepeatedBasesAndZeros) {
                       ref::mul(ref::from_affine(ec::kG2Generator), Fr::from_u64(kN).to_int())));
 }
 
-// The shared-memory G2 bucket reduction (gpu/msm/msm_g2_smem.cu, both smem
-// algorithms) at the windows where its segmentation differs most from
-// segment_kernel's: c = 20 (the window of large G2 MSMs: 13 x 2^19 buckets
-// cut into one resident wave of non-power-of-two segments, ~135 buckets on
-// an H200 with a shorter last one; at 30011 points almost every bucket is
-// empty, so pass 2 adds equal suffix sums: doublings), c = 20 with scalars
-// from 3 values (a few heavy buckets per window), and c = 4 (8 buckets per
-// window: one bucket per segment, the double-and-add does all the weighting).
-TEST(GpuMsm, G2SmemReductionSegments) {
+// The shared-memory bucket reduction (gpu/msm/msm_reduce.cu) for G2, after
+// the tree reduction (one chunk): c = 20 (the window of large G2 MSMs; the
+// tree leaves 2^10 XYZZ points per window, cut into segments; at 30011
+// points almost every bucket is empty, so pass 2 adds equal suffix sums:
+// doublings), c = 20 with scalars from 3 values (a few heavy buckets per
+// window), and c = 4 (8 buckets per window: one bucket per segment, the
+// double-and-add does all the weighting).
+TEST(GpuMsm, G2ReductionSegments) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(29);
   auto dev = test::make_device();
-  for (MsmAlgorithm algorithm : {MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12}) {
-    set_tuning(*dev, algorithm, 20);
-    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 30011, 512, &Device::upload_g2_bases);
-    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 30011, 64, &Device::upload_g2_bases, 3);
-    set_tuning(*dev, algorithm, 4);
-    check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, 256, &Device::upload_g2_bases);
-  }
+  set_tuning(*dev, 20);
+  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 30011, 512, &Device::upload_g2_bases);
+  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 30011, 64, &Device::upload_g2_bases, 3);
+  set_tuning(*dev, 4);
+  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, 256, &Device::upload_g2_bases);
 }
 
-// The shared-memory bucket reduction for G1 (gpu/msm/msm_g2_smem.cu's
-// segment_smem_kernel<Fp>, both smem algorithms; the G1 accumulation under
-// them is msm.cu's balanced runs) at the windows of the G2 test above: c = 20
-// (13 x 2^19 buckets in one wave capped at 6 blocks of 64 per SM: 50688
-// segments of ~135 buckets on an H200, a shorter last one; at 30011 points
-// almost every bucket is empty, so pass 2 adds equal suffix sums: doublings),
-// c = 20 with scalars from 3 values, c = 16 (16 x 2^15 buckets in segments of
-// 11 on an H200, the last of 10) and c = 4 (one bucket per segment). Then, at
-// c = 20, adds that are exceptional in the reduction itself: buckets 1 = G,
-// 2 = -G (pass 1: S_1 = -G + G, the identity) and bucket 2 = G alone (pass 2:
-// S_1 + S_2 = G + G, a doubling).
-TEST(GpuMsm, G1SmemReductionSegments) {
+// The shared-memory bucket reduction for G1 (gpu/msm/msm_reduce.cu's
+// segment_smem_kernel<Fp>) after the tree reduction, at the windows of the G2
+// test above: c = 20, c = 20 with scalars from 3 values, c = 16 and c = 4
+// (one bucket per segment). Then, at c = 20, adds that are exceptional in the
+// reductions: buckets 1 = G, 2 = -G (their sum is the identity) and bucket
+// 2 = G alone (its weight 2: a doubling).
+TEST(GpuMsm, G1ReductionSegments) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(32);
   auto dev = test::make_device();
   const ec::G1Jacobian g = ref::from_affine(ec::kG1Generator);
   const std::vector<ec::G1Jacobian> pm_jac = {g, ref::mul(g, (-Fr::one()).to_int())};
   const std::vector<ec::G1Affine> pm = ref::to_affine<ff::Fp>(pm_jac);
-  for (MsmAlgorithm algorithm : {MsmAlgorithm::kBalancedSmem, MsmAlgorithm::kBalancedSmem12}) {
-    set_tuning(*dev, algorithm, 20);
-    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 30011, 512, &Device::upload_g1_bases);
-    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 30011, 64, &Device::upload_g1_bases, 3);
-    const G1Bases db = dev->upload_g1_bases(pm);
-    const Fr two = Fr::from_u64(2);
-    EXPECT_TRUE(ref::eq(dev->msm(db, std::span<const Fr>(std::vector<Fr>{Fr::one(), two})), pm_jac[1]))
-        << algorithm_name(algorithm);
-    EXPECT_TRUE(ref::eq(dev->msm(db, std::span<const Fr>(std::vector<Fr>{two})), ref::mul(g, two.to_int())))
-        << algorithm_name(algorithm);
-    set_tuning(*dev, algorithm, 16);
-    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 70001, 1024, &Device::upload_g1_bases);
-    set_tuning(*dev, algorithm, 4);
-    check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 6007, 256, &Device::upload_g1_bases);
+  set_tuning(*dev, 20);
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 30011, 512, &Device::upload_g1_bases);
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 30011, 64, &Device::upload_g1_bases, 3);
+  const G1Bases db = dev->upload_g1_bases(pm);
+  const Fr two = Fr::from_u64(2);
+  EXPECT_TRUE(ref::eq(dev->msm(db, std::span<const Fr>(std::vector<Fr>{Fr::one(), two})), pm_jac[1]));
+  EXPECT_TRUE(ref::eq(dev->msm(db, std::span<const Fr>(std::vector<Fr>{two})), ref::mul(g, two.to_int())));
+  set_tuning(*dev, 16);
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 70001, 1024, &Device::upload_g1_bases);
+  set_tuning(*dev, 4);
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 6007, 256, &Device::upload_g1_bases);
+}
+
+// The GPU MSM against the CPU back end's (src/msm) on random bases (all
+// distinct) and uniform scalars at random non-power-of-two sizes, with the
+// default plan and with the 48 MiB, 12-bit-window plan that chunks.
+template <class F, class Bases>
+void check_against_cpu(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator, std::size_t n,
+                       Bases (Device::*upload)(std::span<const ec::Affine<F>>), ThreadPool& pool) {
+  SCOPED_TRACE(::testing::Message() << "n=" << n << " window=" << dev.msm_tuning().window_bits
+                                  << " limit=" << dev.msm_tuning().scratch_limit_bytes);
+  const Setup<F> s = make_known_bases<F>(rng, generator, n, n);
+  std::vector<Fr> a(n);
+  for (auto& x : a) x = Fr::random(rng);
+  const Bases bases = (dev.*upload)(s.points);
+  const ec::Jacobian<F> got = dev.msm(bases, std::span<const Fr>(a));
+  const ec::Jacobian<F> cpu = ::cuzk::msm::msm(std::span<const ec::Affine<F>>(s.points), std::span<const Fr>(a), pool);
+  EXPECT_TRUE(ref::eq(got, cpu));
+}
+
+TEST(GpuMsm, CpuMsmAgreesOnRandomBases) {
+  CUZK_REQUIRE_GPU();
+  auto rng = test::seeded_rng(34);
+  auto dev = test::make_device();
+  ThreadPool pool(0);
+  for (int round = 0; round < 2; ++round) {
+    if (round == 0) {
+      set_tuning(*dev);
+    } else {
+      set_tuning(*dev, 12, std::size_t{48} << 20);
+    }
+    const std::size_t g1_n = round == 0 ? 1 + rng() % 70000 : 140001 + 2 * (rng() % 30000);
+    const std::size_t g2_n = round == 0 ? 1 + rng() % 20000 : 90001 + 2 * (rng() % 20000);
+    check_against_cpu<ff::Fp>(*dev, rng, ec::kG1Generator, g1_n, &Device::upload_g1_bases, pool);
+    check_against_cpu<ff::Fp2>(*dev, rng, ec::kG2Generator, g2_n, &Device::upload_g2_bases, pool);
   }
 }
 

@@ -3,11 +3,8 @@
 // randomly chosen domain points (Horner on the host).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <string>
 #include <vector>
 
-#include "gpu/testing.hpp"
 #include "gpu_test_util.hpp"
 #include "host_ref.hpp"
 #include "ntt/ntt.hpp"
@@ -80,131 +77,14 @@ TEST(GpuNtt, LargeSizesRoundTripAndSpotChecks) {
   }
 }
 
-// The fused radix-4/8 kernels (NttAlgorithm::kRadix4 / kRadix8 / kRadix8Wide)
-// against the CPU NTT of src/ntt on random inputs, every size 2^10..2^20
-// (pass splits 5+5 up to 10+10 / 7+7+6, radix-4's 8-stage cap), through
-// Device::ntt (natural order, forward / inverse, standard / coset: the fused
-// coset scaling, 1/n and out-of-place bit reversal) and through the raw
-// kernels in bit-reversed orders (DIF natural -> bit-reversed, DIT
-// bit-reversed -> natural, without scaling).
-class GpuNttFused : public ::testing::TestWithParam<NttAlgorithm> {};
-
-TEST_P(GpuNttFused, NaturalOrderMatchesCpuNtt) {
-  CUZK_REQUIRE_GPU();
-  auto rng = test::seeded_rng(13);
-  auto dev = test::make_device();
-  dev->set_ntt_algorithm(GetParam());
-  ThreadPool pool(0);
-  for (int log_n = 10; log_n <= 20; ++log_n) {
-    const std::size_t n = std::size_t{1} << log_n;
-    const ntt::Domain domain(static_cast<unsigned>(log_n));
-    const std::vector<Fr> x = random_vector(rng, n);
-    struct Case {
-      NttDirection dir;
-      NttDomain dom;
-      void (*cpu)(const ntt::Domain&, std::span<Fr>, ThreadPool&);
-    };
-    const Case cases[] = {{NttDirection::kForward, NttDomain::kStandard, &ntt::ntt},
-                          {NttDirection::kInverse, NttDomain::kStandard, &ntt::intt},
-                          {NttDirection::kForward, NttDomain::kCoset, &ntt::coset_ntt},
-                          {NttDirection::kInverse, NttDomain::kCoset, &ntt::coset_intt}};
-    for (const Case& c : cases) {
-      std::vector<Fr> expect = x;
-      c.cpu(domain, expect, pool);
-      DeviceFrVector v = dev->upload(x);
-      dev->ntt(v, c.dir, c.dom);
-      std::vector<Fr> got(n);
-      dev->download(v, got);
-      for (std::size_t k = 0; k < n; ++k) {
-        ASSERT_EQ(got[k], expect[k]) << to_string(GetParam()) << " log_n=" << log_n << " inverse=" << int(c.dir)
-                                     << " coset=" << int(c.dom) << " k=" << k;
-      }
-    }
-  }
-}
-
-TEST_P(GpuNttFused, BitReversedOrdersMatchCpuNtt) {
-  CUZK_REQUIRE_GPU();
-  auto rng = test::seeded_rng(14);
-  auto dev = test::make_device();
-  ThreadPool pool(0);
-  for (int log_n = 10; log_n <= 20; ++log_n) {
-    const std::size_t n = std::size_t{1} << log_n;
-    const ntt::Domain domain(static_cast<unsigned>(log_n));
-    const Fr size = Fr::from_u64(n);
-    const std::vector<Fr> x = random_vector(rng, n);
-    for (NttDirection dir : {NttDirection::kForward, NttDirection::kInverse}) {
-      // Natural-order expectation; the kernels' inverse omits 1/n.
-      std::vector<Fr> natural = x;
-      if (dir == NttDirection::kForward) {
-        ntt::ntt(domain, natural, pool);
-      } else {
-        ntt::intt(domain, natural, pool);
-        for (Fr& y : natural) y = y * size;
-      }
-      std::vector<Fr> bitrev = natural;
-      ntt::bit_reverse_permute(bitrev, pool);
-
-      std::vector<Fr> got = x;  // DIF: natural in, bit-reversed out
-      testing::ntt_fused(*dev, got, GetParam(), dir, testing::NttOrder::kNaturalToBitrev);
-      for (std::size_t k = 0; k < n; ++k) {
-        ASSERT_EQ(got[k], bitrev[k]) << "DIF log_n=" << log_n << " inverse=" << int(dir) << " k=" << k;
-      }
-      got = x;  // DIT: bit-reversed in, natural out
-      ntt::bit_reverse_permute(got, pool);
-      testing::ntt_fused(*dev, got, GetParam(), dir, testing::NttOrder::kBitrevToNatural);
-      for (std::size_t k = 0; k < n; ++k) {
-        ASSERT_EQ(got[k], natural[k]) << "DIT log_n=" << log_n << " inverse=" << int(dir) << " k=" << k;
-      }
-      got = x;  // DIF with the fused out-of-place bit reversal
-      testing::ntt_fused(*dev, got, GetParam(), dir, testing::NttOrder::kNaturalToNatural);
-      for (std::size_t k = 0; k < n; ++k) {
-        ASSERT_EQ(got[k], natural[k]) << "DIF+bitrev log_n=" << log_n << " inverse=" << int(dir) << " k=" << k;
-      }
-    }
-  }
-}
-
-// Small sizes: the fused kernels from their minimum 2^6 (tiles narrower than a
-// warp's 32 banks), and the radix-2 fallback below it, against the naive DFT.
-TEST_P(GpuNttFused, SmallSizesMatchNaiveDft) {
-  CUZK_REQUIRE_GPU();
-  auto rng = test::seeded_rng(15);
-  auto dev = test::make_device();
-  dev->set_ntt_algorithm(GetParam());
-  for (int log_n : {1, 3, 5, 6, 7, 8, 9}) {
-    const std::size_t n = std::size_t{1} << log_n;
-    const std::vector<Fr> x = random_vector(rng, n);
-    for (NttDomain domain : {NttDomain::kStandard, NttDomain::kCoset}) {
-      std::vector<Fr> got = x;
-      dev->ntt(std::span<Fr>(got), NttDirection::kForward, domain);
-      for (std::size_t k = 0; k < n; ++k) {
-        ASSERT_EQ(got[k], ref::evaluate(x, domain_point(log_n, k, domain))) << "log_n=" << log_n << " k=" << k;
-      }
-      dev->ntt(std::span<Fr>(got), NttDirection::kInverse, domain);
-      for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(got[k], x[k]) << "inverse log_n=" << log_n << " k=" << k;
-    }
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Algorithms, GpuNttFused,
-                         ::testing::Values(NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix8Wide),
-                         [](const ::testing::TestParamInfo<NttAlgorithm>& info) {
-                           return std::string(to_string(info.param));
-                         });
-
-// The lean radix-4 passes (NttAlgorithm::kRadix4Lean at 3 blocks per SM,
-// kRadix4Lean2 at 2; gpu/ntt/ntt_lean.cu) through Device::ntt against the CPU
-// NTT of src/ntt on random inputs: every size 2^6..2^20 (pass splits 3+3 up
-// to 9+9, then 7+7+6 ...) and 2^24 (8+8+8), forward / inverse / coset forward
-// (g^i fused into the first pass) / coset inverse, then the round trip.
-class GpuNttLean : public ::testing::TestWithParam<NttAlgorithm> {};
-
-TEST_P(GpuNttLean, EverySizeMatchesCpuNtt) {
+// The lean radix-4 passes (gpu/ntt/ntt_lean.cu) through Device::ntt against
+// the CPU NTT of src/ntt on random inputs: every size 2^6..2^20 (pass splits
+// 3+3 up to 9+9, then 7+7+6 ...) and 2^24 (8+8+8), forward / inverse / coset
+// forward (g^i fused into the first pass) / coset inverse, then the round trip.
+TEST(GpuNtt, EverySizeMatchesCpuNtt) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(16);
   auto dev = test::make_device();
-  dev->set_ntt_algorithm(GetParam());
   ThreadPool pool(0);
   std::vector<int> sizes;
   for (int log_n = 6; log_n <= 20; ++log_n) sizes.push_back(log_n);
@@ -231,26 +111,26 @@ TEST_P(GpuNttLean, EverySizeMatchesCpuNtt) {
       std::vector<Fr> got(n);
       dev->download(v, got);
       for (std::size_t k = 0; k < n; ++k) {
-        ASSERT_EQ(got[k], expect[k]) << to_string(GetParam()) << " log_n=" << log_n << " inverse=" << int(c.dir)
-                                     << " coset=" << int(c.dom) << " k=" << k;
+        ASSERT_EQ(got[k], expect[k]) << "log_n=" << log_n << " inverse=" << int(c.dir) << " coset=" << int(c.dom)
+                                     << " k=" << k;
       }
       // And back: the opposite direction on the device returns x.
       dev->ntt(v, c.dir == NttDirection::kForward ? NttDirection::kInverse : NttDirection::kForward, c.dom);
       dev->download(v, got);
       for (std::size_t k = 0; k < n; ++k) {
-        ASSERT_EQ(got[k], x[k]) << to_string(GetParam()) << " round trip log_n=" << log_n << " k=" << k;
+        ASSERT_EQ(got[k], x[k]) << "round trip log_n=" << log_n << " k=" << k;
       }
     }
   }
 }
 
-// Below 2^6 the lean algorithms fall back to radix-2; around it, the naive DFT.
-TEST_P(GpuNttLean, SmallSizesMatchNaiveDft) {
+// Below 2^6 the radix-2 kernels run, from 2^6 the lean passes (tiles
+// narrower than a warp's 32 banks at first); around the switch, the naive DFT.
+TEST(GpuNtt, SmallSizesAroundTheRadix2SwitchMatchNaiveDft) {
   CUZK_REQUIRE_GPU();
   auto rng = test::seeded_rng(17);
   auto dev = test::make_device();
-  dev->set_ntt_algorithm(GetParam());
-  for (int log_n : {1, 3, 5, 6, 7}) {
+  for (int log_n : {1, 3, 5, 6, 7, 8, 9}) {
     const std::size_t n = std::size_t{1} << log_n;
     const std::vector<Fr> x = random_vector(rng, n);
     for (NttDomain domain : {NttDomain::kStandard, NttDomain::kCoset}) {
@@ -263,29 +143,6 @@ TEST_P(GpuNttLean, SmallSizesMatchNaiveDft) {
       for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(got[k], x[k]) << "inverse log_n=" << log_n << " k=" << k;
     }
   }
-}
-
-INSTANTIATE_TEST_SUITE_P(Algorithms, GpuNttLean,
-                         ::testing::Values(NttAlgorithm::kRadix4Lean, NttAlgorithm::kRadix4Lean2),
-                         [](const ::testing::TestParamInfo<NttAlgorithm>& info) {
-                           return std::string(to_string(info.param));
-                         });
-
-TEST(GpuNtt, AlgorithmFromEnvironment) {
-  // Parsing only (no device needed): the names bench sweeps pass. The caller's
-  // value (a sweep of the whole binary) is restored at the end.
-  const char* prev = std::getenv("CUZK_NTT_ALGO");
-  const std::string saved = prev != nullptr ? prev : "";
-  for (NttAlgorithm a : {NttAlgorithm::kRadix2, NttAlgorithm::kRadix4, NttAlgorithm::kRadix8, NttAlgorithm::kRadix8Wide,
-                         NttAlgorithm::kRadix4Lean, NttAlgorithm::kRadix4Lean2}) {
-    ::setenv("CUZK_NTT_ALGO", to_string(a), 1);
-    EXPECT_EQ(ntt_algorithm_from_env(), a);
-  }
-  ::setenv("CUZK_NTT_ALGO", "radix16", 1);
-  EXPECT_THROW(ntt_algorithm_from_env(), Error);
-  ::unsetenv("CUZK_NTT_ALGO");
-  EXPECT_EQ(ntt_algorithm_from_env(), NttAlgorithm::kRadix4Lean);  // the measured fastest (NOTES "NTT v6")
-  if (prev != nullptr) ::setenv("CUZK_NTT_ALGO", saved.c_str(), 1);
 }
 
 TEST(GpuNtt, RejectsBadSizes) {

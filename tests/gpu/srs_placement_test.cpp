@@ -139,9 +139,9 @@ TEST(SrsPlacement, MsmPlanCountsTheStagingSlotsOfStreamedBases) {
   const double threads = msm::resident_threads(132);
   const std::size_t n = std::size_t{1} << 24;
   const std::size_t limit = std::size_t{2} << 30;
-  const msm::Plan resident = msm::plan(n, kG1Xyzz, 16, MsmAlgorithm::kBalancedRuns, limit, threads, fake_sort_temp);
+  const msm::Plan resident = msm::plan(n, kG1Xyzz, 16, limit, threads, fake_sort_temp);
   const msm::Plan streamed =
-      msm::plan(n, kG1Xyzz, 16, MsmAlgorithm::kBalancedRuns, limit, threads, fake_sort_temp, kSrsG1PointBytes);
+      msm::plan(n, kG1Xyzz, 16, limit, threads, fake_sort_temp, kSrsG1PointBytes);
   ASSERT_GT(resident.total_bytes, 0u);
   ASSERT_GT(streamed.total_bytes, 0u);
   EXPECT_EQ(resident.staging_bytes, 0u);
@@ -158,16 +158,16 @@ TEST(SrsPlacement, MsmPlanCountsTheStagingSlotsOfStreamedBases) {
   EXPECT_GE(streamed.chunks, resident.chunks);
   // A tight limit: the staging slots make the chunks smaller than without them.
   const std::size_t tight = std::size_t{600} << 20;
-  const msm::Plan r2 = msm::plan(n, kG1Xyzz, 16, MsmAlgorithm::kBalancedRuns, tight, threads, fake_sort_temp);
+  const msm::Plan r2 = msm::plan(n, kG1Xyzz, 16, tight, threads, fake_sort_temp);
   const msm::Plan s2 =
-      msm::plan(n, kG1Xyzz, 16, MsmAlgorithm::kBalancedRuns, tight, threads, fake_sort_temp, kSrsG1PointBytes);
+      msm::plan(n, kG1Xyzz, 16, tight, threads, fake_sort_temp, kSrsG1PointBytes);
   ASSERT_GT(r2.total_bytes, 0u);
   ASSERT_GT(s2.total_bytes, 0u);
   EXPECT_LE(s2.total_bytes, tight);
   EXPECT_LT(s2.chunk_points, r2.chunk_points);
   // Small MSMs are not cut below the minimum chunk.
   const msm::Plan small =
-      msm::plan(10000, kG1Xyzz, 0, MsmAlgorithm::kBalancedRuns, limit, threads, fake_sort_temp, kSrsG1PointBytes);
+      msm::plan(10000, kG1Xyzz, 0, limit, threads, fake_sort_temp, kSrsG1PointBytes);
   EXPECT_EQ(small.chunks, 1u);
 }
 

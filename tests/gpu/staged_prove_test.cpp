@@ -128,36 +128,31 @@ TEST(GpuStagedProve, StagingReusedAndDeviceStagesReportedInOrder) {
 // The H stage in two device vectors (compact_h_stage: what a 16-24 GB device
 // falls back to when four do not fit): the CPU's bytes with a, b, c from the
 // host and from a staged witness (evaluated on the host then: the device
-// evaluation needs three vectors), for the lean and the radix-2 transforms,
-// at an even and an odd number of stages, two instances in a row.
+// evaluation needs three vectors), at an even and an odd number of stages,
+// two instances in a row.
 TEST(GpuStagedProve, TwoVectorHStageGivesTheCpuBytes) {
   CUZK_REQUIRE_GPU();
   ThreadPool pool(4);
   auto device = test::make_device();
   for (const unsigned log_domain : {12u, 9u}) {
     Demo d = make_demo(log_domain, 2, pool);
-    for (const NttAlgorithm algorithm : {NttAlgorithm::kRadix4Lean, NttAlgorithm::kRadix2}) {
-      device->set_ntt_algorithm(algorithm);
-      for (const AbcSource source : {AbcSource::kHost, AbcSource::kDevice}) {
-        SCOPED_TRACE("log_domain " + std::to_string(log_domain) + ", radix-2 " +
-                     std::to_string(algorithm == NttAlgorithm::kRadix2) + ", device source " +
-                     std::to_string(source == AbcSource::kDevice));
-        GpuProver prover(*device, pool, GpuProverOptions{.compact_h_stage = true, .abc_source = source});
-        const ResidentSrs& srs = prover.cache_srs(d.params, &d.r1cs);
-        ProveStaging staging;
-        for (std::size_t i = 0; i < d.witnesses.size(); ++i) {
-          const groth16::Blinding b = groth16::random_blinding();
-          prover.prepare(d.r1cs, d.witnesses[i], staging);
-          (void)prover.enqueue(srs, staging);
-          const groth16::Proof p = prover.finish(srs, staging, b);
-          EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)), cpu_bytes(d, i, b, pool)) << i;
-          EXPECT_TRUE(staging.stats().compact_h);
-          EXPECT_FALSE(staging.stats().abc_on_device);
-        }
+    for (const AbcSource source : {AbcSource::kHost, AbcSource::kDevice}) {
+      SCOPED_TRACE("log_domain " + std::to_string(log_domain) + ", device source " +
+                   std::to_string(source == AbcSource::kDevice));
+      GpuProver prover(*device, pool, GpuProverOptions{.compact_h_stage = true, .abc_source = source});
+      const ResidentSrs& srs = prover.cache_srs(d.params, &d.r1cs);
+      ProveStaging staging;
+      for (std::size_t i = 0; i < d.witnesses.size(); ++i) {
+        const groth16::Blinding b = groth16::random_blinding();
+        prover.prepare(d.r1cs, d.witnesses[i], staging);
+        (void)prover.enqueue(srs, staging);
+        const groth16::Proof p = prover.finish(srs, staging, b);
+        EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)), cpu_bytes(d, i, b, pool)) << i;
+        EXPECT_TRUE(staging.stats().compact_h);
+        EXPECT_FALSE(staging.stats().abc_on_device);
       }
     }
   }
-  device->set_ntt_algorithm(NttAlgorithm::kRadix4Lean);
   // The default keeps four vectors where they fit.
   Demo d = make_demo(10, 1, pool);
   GpuProver prover(*device, pool);

@@ -26,6 +26,8 @@ void register_offline(CLI::App& app, Context& ctx);  // params, setup, prove, ve
 void register_daemon(CLI::App& app, Context& ctx);   // --addr; prove-remote, submit, await, cancel, status, metrics, ...
 void register_circuit(CLI::App& app, Context& ctx);  // circuit info
 void register_porep(CLI::App& app, Context& ctx);    // porep setup, prove, verify, verify-golden
+void register_post(CLI::App& app, Context& ctx);     // post gen, check, setup, prove, verify (commands/post.cpp)
+void register_update(CLI::App& app, Context& ctx);   // update gen, check, setup, prove, verify (SnapDeals)
 void register_watch(CLI::App& app, Context& ctx);    // watch: live view (commands/watch.cpp)
 
 }  // namespace cuzkctl

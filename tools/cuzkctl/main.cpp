@@ -53,7 +53,9 @@ int main(int argc, char** argv) {
   cuzkctl::register_daemon(app, ctx);
   cuzkctl::register_circuit(app, ctx);
   cuzkctl::register_porep(app, ctx);
+  cuzkctl::register_update(app, ctx);
   cuzkctl::register_watch(app, ctx);
+  cuzkctl::register_post(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -368,15 +368,21 @@ LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir
 
 LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
                                const groth16::R1cs& r1cs, ThreadPool& pool, const ParamsGenerator& generate) {
+  return ensure_dev_params(official_param_names(proof), dev_param_names(proof),
+                           seal_proof_info(proof).name, dir, r1cs, pool, generate);
+}
+
+LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNames& dev,
+                               std::string_view what, const std::filesystem::path& dir,
+                               const groth16::R1cs& r1cs, ThreadPool& pool,
+                               const ParamsGenerator& generate) {
   LoadedParams out;
-  const ParamFileNames official = official_param_names(proof);
   if (std::filesystem::exists(dir / official.params)) {
     out.params_path = dir / official.params;
     out.vk_path = dir / official.vk;
     out.params = load_checked(out.params_path, r1cs, pool);
     return out;
   }
-  const ParamFileNames dev = dev_param_names(proof);
   out.params_path = dir / dev.params;
   out.vk_path = dir / dev.vk;
   out.origin = ParamsOrigin::kDevelopment;
@@ -392,7 +398,7 @@ LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir
                "* waste, so proofs under them prove nothing. Never use them for\n"
                "* Filecoin; production needs the ceremony's %s.\n"
                "*****************************************************************\n\n",
-               std::string(seal_proof_info(proof).name).c_str(), official.params.c_str());
+               std::string(what).c_str(), official.params.c_str());
   try {
     out.params = generate ? generate(r1cs, pool)
                           : groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool);

@@ -209,5 +209,11 @@ using ParamsGenerator = std::function<groth16::Parameters(const groth16::R1cs& r
 // Same, generating with `generate` when development parameters must be made.
 LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
                                const groth16::R1cs& r1cs, ThreadPool& pool, const ParamsGenerator& generate);
+// The same for any circuit, given its official and development file names;
+// `what` names the proof in the warning.
+LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNames& dev,
+                               std::string_view what, const std::filesystem::path& dir,
+                               const groth16::R1cs& r1cs, ThreadPool& pool,
+                               const ParamsGenerator& generate);
 
 }  // namespace cuzk::circuits::filecoin

@@ -13,6 +13,7 @@ TEST(GpuConfig, Defaults) {
   EXPECT_EQ(c.gpu_workers_per_device, 1u);
   EXPECT_TRUE(c.gpu_abc_on_device);
   EXPECT_EQ(c.gpu_msm_scratch_bytes, 0u);
+  EXPECT_FALSE(c.gpu_srs_device_budget_bytes.has_value());
   EXPECT_EQ(c.memory_total_budget, "auto");
   EXPECT_EQ(c.memory_auto_margin_bytes, 12ull << 30);
   EXPECT_EQ(c.engine.porep_synthesis_threads, 1u);
@@ -28,6 +29,7 @@ devices = "0,2"
 workers_per_device = 2
 abc_on_device = false
 msm_scratch = "24GiB"
+srs_device_budget = "20GiB"
 [memory]
 total_budget = "96GiB"
 auto_margin = "4GiB"
@@ -44,6 +46,10 @@ check_satisfaction = false
   EXPECT_EQ(c.gpu_msm_scratch_bytes, 24ull << 30);
   EXPECT_EQ(parse_config("[gpu]\nmsm_scratch = \"auto\"\n", "t").gpu_msm_scratch_bytes, 0u);
   EXPECT_EQ(parse_config("[gpu]\nmsm_scratch = \"256MiB\"\n", "t").gpu_msm_scratch_bytes, kMinGpuMsmScratchBytes);
+  EXPECT_EQ(c.gpu_srs_device_budget_bytes, std::optional<std::uint64_t>(20ull << 30));
+  EXPECT_FALSE(parse_config("[gpu]\nsrs_device_budget = \"auto\"\n", "t").gpu_srs_device_budget_bytes.has_value());
+  EXPECT_EQ(parse_config("[gpu]\nsrs_device_budget = \"0\"\n", "t").gpu_srs_device_budget_bytes,
+            std::optional<std::uint64_t>(0));  // the whole SRS streamed from host memory
   EXPECT_EQ(c.memory_total_budget, "96GiB");
   EXPECT_TRUE(parse_config("[gpu]\nabc_on_device = true\n", "t").gpu_abc_on_device);
   EXPECT_EQ(c.memory_auto_margin_bytes, 4ull << 30);
@@ -73,6 +79,8 @@ TEST(GpuConfig, ErrorsNameTheKey) {
   fails_with("[gpu]\nmsm_scratch = \"lots\"\n", "gpu.msm_scratch");
   fails_with("[gpu]\nmsm_scratch = \"64MiB\"\n", "gpu.msm_scratch");
   fails_with("[gpu]\nmsm_scratch = 8\n", "gpu.msm_scratch");
+  fails_with("[gpu]\nsrs_device_budget = \"most\"\n", "gpu.srs_device_budget");
+  fails_with("[gpu]\nsrs_device_budget = 0\n", "gpu.srs_device_budget");
   fails_with("[memory]\ntotal_budget = \"lots\"\n", "memory.total_budget");
   fails_with("[memory]\nauto_margin = \"-1GiB\"\n", "memory.auto_margin");
   fails_with("[porep]\nsynthesis_concurrency = 65\n", "porep.synthesis_concurrency");
@@ -87,6 +95,7 @@ TEST(GpuConfig, ExampleFileHasTheDefaults) {
   EXPECT_EQ(example.gpu_workers_per_device, d.gpu_workers_per_device);
   EXPECT_EQ(example.gpu_abc_on_device, d.gpu_abc_on_device);
   EXPECT_EQ(example.gpu_msm_scratch_bytes, d.gpu_msm_scratch_bytes);
+  EXPECT_EQ(example.gpu_srs_device_budget_bytes, d.gpu_srs_device_budget_bytes);
   EXPECT_EQ(example.memory_total_budget, d.memory_total_budget);
   EXPECT_EQ(example.memory_auto_margin_bytes, d.memory_auto_margin_bytes);
   EXPECT_EQ(example.engine.porep_synthesis_threads, d.engine.porep_synthesis_threads);

@@ -13,7 +13,8 @@
 //                                      32/64 GiB partitions unless --fingerprint
 //
 // The 32/64 GiB partitions are counted from the global part and two
-// challenges (stacked_shape_stats; --full synthesizes all 18).
+// challenges (stacked_shape_stats; --full synthesizes all 18); PoSt shapes
+// from three sector slots (post_shape_stats; --full synthesizes all).
 #include <bit>
 #include <cstdio>
 #include <functional>
@@ -23,7 +24,9 @@
 #include <string>
 
 #include "circuits/demo.hpp"
+#include "circuits/filecoin/post_circuit.hpp"
 #include "circuits/filecoin/stacked_circuit.hpp"
+#include "circuits/filecoin/update_circuit.hpp"
 #include "circuits/gadgets/boolean.hpp"
 #include "circuits/gadgets/insertion.hpp"
 #include "circuits/gadgets/num.hpp"
@@ -137,19 +140,37 @@ std::unique_ptr<groth16::Circuit> small_circuit(const std::string& name, unsigne
   return nullptr;
 }
 
-bool is_large(const std::string& name) { return name == "porep-32g" || name == "porep-64g"; }
+bool is_large(const std::string& name) {
+  return name == "porep-32g" || name == "porep-64g" || filecoin::post_shape_is_large(name);
+}
 
 void circuit_info(Context& ctx, const std::string& name, unsigned size, bool full,
                   bool force_fingerprint) {
   ShapeStats s;
   std::optional<std::string> fingerprint;
   const bool want_fingerprint = !is_large(name) || force_fingerprint;
-  if (auto shape = filecoin::stacked_shape_by_name(name)) {
+  std::uint64_t update_nodes = 0;
+  filecoin::UpdateVariant update_variant{};
+  if (filecoin::update_circuit_by_name(name, update_nodes, update_variant)) {
+    // SnapDeals partitions of 8 MiB and up are counted from three challenges.
+    const bool big = update_nodes >= (std::uint64_t(1) << 18);
+    s = filecoin::update_shape_stats(update_nodes, update_variant,
+                                     big && !full ? filecoin::UpdateCountMode::kExtrapolate
+                                                  : filecoin::UpdateCountMode::kFull);
+    if (!big || force_fingerprint) {
+      fingerprint =
+          stream_fingerprint(filecoin::UpdateCircuit::blank(update_nodes, update_variant), s);
+    }
+  } else if (auto shape = filecoin::stacked_shape_by_name(name)) {
     s = filecoin::stacked_shape_stats(
         *shape, full ? filecoin::CountMode::kFull : filecoin::CountMode::kExtrapolate);
     if (want_fingerprint) {
       fingerprint = stream_fingerprint(filecoin::StackedCircuit::blank(*shape), s);
     }
+  } else if (auto post = filecoin::post_shape_by_name(name)) {
+    s = filecoin::post_shape_stats(
+        *post, full ? filecoin::CountMode::kFull : filecoin::CountMode::kExtrapolate);
+    if (want_fingerprint) fingerprint = stream_fingerprint(filecoin::FallbackPostCircuit::blank(*post), s);
   } else {
     std::unique_ptr<groth16::Circuit> c;
     try {
@@ -164,7 +185,8 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
           stderr,
           "error: unknown circuit '%s' (demo, sha256-block, sha256-512, sha256-hash2-leaf, "
           "poseidon-2, poseidon-11, insertion-{2,4,8}, por-{2,4,8,8-2,8-4-2,8-8,8-8-2}, "
-          "stacked-{base-2,base-8,8-4,8-4-2}, porep-{2k,8m,512m,32g,64g})\n",
+          "stacked-{base-2,base-8,8-4,8-4-2}, porep-{2k,8m,512m,32g,64g}, "
+          "update[-poseidon]-{1k,2k,4k,8k,16k,32k,8m,16m,512m,32g,64g})\n",
           name.c_str());
       ctx.exit_code = kExitMalformed;
       return;
@@ -219,11 +241,13 @@ void register_circuit(CLI::App& app, Context& ctx) {
   static bool full = false, fingerprint = false;
   info->add_option(
           "name", name,
-          "circuit name (demo, sha256-*, poseidon-*, insertion-*, por-*, stacked-*, porep-*)")
+          "circuit name (demo, sha256-*, poseidon-*, insertion-*, por-*, stacked-*, porep-*, "
+          "update-*, update-poseidon-*)")
       ->required();
   info->add_option("--size", size, "demo: log2 of the domain size (default 10)");
   info->add_flag("--full", full,
-                 "porep-32g/64g: synthesize all challenges instead of extrapolating from two");
+                 "porep-32g/64g, update-8m and up: synthesize all challenges instead of "
+                 "extrapolating");
   info->add_flag("--fingerprint", fingerprint, "porep-32g/64g: also hash the whole R1CS (minutes)");
   info->callback([&ctx] { circuit_info(ctx, name, size, full, fingerprint); });
 }

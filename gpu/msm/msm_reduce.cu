@@ -1,54 +1,23 @@
-// G2 balanced-runs accumulation with the XYZZ accumulator in shared memory
-// (MsmAlgorithm::kBalancedSmem / kBalancedSmem12; G1 keeps msm.cu's kernel),
-// and the bucket reduction of both G1 and G2 under those algorithms, also
-// with its accumulator in shared memory (the second half of this file).
-//
-// Why: a G2 XYZZ accumulator is 8 Fp = 96 registers and the mixed add's
-// temporaries (P, R, PP, PPP: 4 Fp2) another 96, beside the ~60 registers one
-// Fp product needs. msm.cu's accumulate_runs_kernel<Fp2> therefore calls the
-// out-of-line Xyzz<Fp2>::add_affine (ptxas, sm_90: 255 registers and a
-// 672 B stack frame: the accumulator and point cross the call ABI through
-// local memory, at most 2 blocks of 128 per SM) and measured 598 ms of
-// accumulation for G2 2^23 on the H200 (4.1x the multiply floor at the
-// measured 22.8 P/clk/SM; sppark: 260 ms for the whole MSM).
-//
-// Here every thread keeps its accumulator (X, Y, ZZ, ZZZ) and one or two Fp2
-// temporaries in Fp "slots" of shared memory and runs the mixed add as a
-// sequence of Fp2 operations that load their operands from the slots, compute
-// in registers and store the result back: besides the operands of the Fp
-// product in flight only the Karatsuba partials, PP (three products) and, in
-// Shape14, R are live. The whole add is inlined (no call ABI, no local
-// memory). Shapes and ptxas numbers: see Shape14 / Shape12 below (14 / 12
-// warps per SM, no spill).
+// The bucket reduction sum_b b B_b of G1 and G2 MSMs (gpu/msm/msm.cu's last
+// step: the running XYZZ buckets of three or more chunks, or the 2^h XYZZ
+// points per window the tree reduction leaves), with the accumulator in
+// shared memory.
 //
 // Slot layout: quad q (4 limbs, 16 B) of Fp slot k of thread t is the uint4 at
 // (k * 3 + q) * kThreads + t, so a warp's access to one quad is 512
-// consecutive bytes (4 wavefronts, no bank conflict). Shared traffic per add:
-// ~85 Fp loads/stores = ~260 LDS/STS.128 per thread against ~8000 32x32
-// products: ~1000 shared-pipe cycles per warp against ~32000 IMAD cycles.
-//
-// The mixed add (EFD madd-2008-s, the order of Xyzz::add_affine_lowreg):
-//   P = ax ZZ - X, R = ay ZZZ - Y, PP = P^2, PPP = P PP, Q = X PP,
-//   X3 = R^2 - PPP - 2Q, Y3 = R (Q - X3) - Y PPP, ZZ3 = ZZ PP, ZZZ3 = ZZZ PPP.
-// Exceptional cases, each exact: point = identity (0, 0) -> unchanged;
-// accumulator empty -> (ax, ay, 1, 1); P = R = 0 -> affine doubling of the
-// point; P = 0, R != 0 -> identity.
-//
-// Runs: the same entries, run decisions (msm::run_flush) and first_partials as
-// the register kernel, so msm.cu's fixup_runs_kernel completes the buckets.
-// The run length is chosen here: a whole number of resident waves (at most
-// kMaxWaves) so the last wave is not a sliver (the plan's 2^18 runs at G2
-// 2^23 are 4.4 waves of Shape14's 59136 resident threads: a fifth wave 40%
-// full).
-#include "gpu/msm/msm_g2_smem.hpp"
+// consecutive bytes (4 wavefronts, no bank conflict). The accumulator and two
+// temporaries live in slots; each Fp or Fp2 operation loads its operands from
+// the slots, computes in registers and stores the result back, so besides the
+// operands of the Fp product in flight only a few partials are live and the
+// adds inline without the call ABI's local memory.
+#include "gpu/msm/msm_reduce.hpp"
 
 #include <algorithm>
 
 #include "gpu/cuda_rt.hpp"
 #include "gpu/ff/field.cuh"
-#include "gpu/msm/msm_plan.hpp"
 
-namespace cuzk::gpu::kernels::g2smem {
+namespace cuzk::gpu::kernels::smem_reduce {
 namespace {
 
 using dev::Fp;
@@ -56,35 +25,8 @@ using dev::Fp2;
 using dev::u32;
 using u64 = std::uint64_t;
 
-constexpr u32 kSignBit = 0x80000000u;
 constexpr int kQuads = 3;  // uint4 per Fp (12 limbs)
-constexpr int kMaxWaves = 4;
 
-// Fp slot indices (an Fp2 occupies k and k + 1). X..ZZZ are in Xyzz<Fp2>'s
-// memory order, so a bucket moves to and from the slots as 8 consecutive Fp.
-constexpr int kX = 0, kY = 2, kZZ = 4, kZZZ = 6;
-constexpr int kA = 8;   // P, then PPP, then Q - X3
-constexpr int kB = 10;  // R (Shape12 only)
-
-// The two shapes (ptxas, sm_90; both without spills):
-// - Shape14 (MsmAlgorithm::kBalancedSmem): blocks of 64, 10 slots (480 B per
-//   thread, 30 KiB per block), R kept in registers, at most 144 registers:
-//   7 blocks per SM (210 KiB shared, 64512 registers) = 14 warps.
-// - Shape12 (kBalancedSmem12): blocks of 128, 12 slots (72 KiB per block),
-//   R in a slot, at most 168 registers: 3 blocks per SM = 12 warps, more
-//   registers for ptxas to overlap the three Fp products of an Fp2 product.
-struct Shape14 {
-  static constexpr int kThreads = 64;
-  static constexpr int kSlots = 10;
-  static constexpr bool kRInRegisters = true;
-  static constexpr int kMaxRegisters = 144;
-};
-struct Shape12 {
-  static constexpr int kThreads = 128;
-  static constexpr int kSlots = 12;
-  static constexpr bool kRInRegisters = false;
-  static constexpr int kMaxRegisters = 168;
-};
 template <class Shape>
 constexpr std::size_t shared_bytes() {
   return std::size_t(Shape::kSlots) * kQuads * Shape::kThreads * sizeof(uint4);
@@ -141,30 +83,6 @@ __device__ __forceinline__ void store_fp(uint4* p, const Fp& a) {
 #pragma unroll
   for (int q = 0; q < kQuads; ++q) p[q] = make_uint4(a.l[4 * q], a.l[4 * q + 1], a.l[4 * q + 2], a.l[4 * q + 3]);
 }
-// Read-only point coordinates (through the non-coherent cache).
-__device__ __forceinline__ Fp2 load_fp2_ro(const uint4* p) {
-  Fp2 r;
-#pragma unroll
-  for (int q = 0; q < kQuads; ++q) {
-    const uint4 v0 = __ldg(p + q);
-    const uint4 v1 = __ldg(p + kQuads + q);
-    r.c0.l[4 * q] = v0.x;
-    r.c0.l[4 * q + 1] = v0.y;
-    r.c0.l[4 * q + 2] = v0.z;
-    r.c0.l[4 * q + 3] = v0.w;
-    r.c1.l[4 * q] = v1.x;
-    r.c1.l[4 * q + 1] = v1.y;
-    r.c1.l[4 * q + 2] = v1.z;
-    r.c1.l[4 * q + 3] = v1.w;
-  }
-  return r;
-}
-// An affine G2 point is 12 quads: x.c0, x.c1, y.c0, y.c1.
-__device__ __forceinline__ Fp2 point_x(const uint4* pt) { return load_fp2_ro(pt); }
-__device__ __forceinline__ Fp2 point_y(const uint4* pt, bool neg) {
-  const Fp2 y = load_fp2_ro(pt + 2 * kQuads);
-  return neg ? -y : y;
-}
 
 // Fp2 products (Fp2 = Fp[u]/(u^2 + 1), Karatsuba) with operands in slots;
 // each operand's limbs are loaded again for the Karatsuba sums instead of
@@ -204,156 +122,11 @@ __device__ __forceinline__ Fp2 sqr(const S& s, int a) {
   const Fp c1 = (s.ld(a) * s.ld(a + 1)).dbl();
   return {c0, c1};
 }
-// a squared, a in registers.
-__device__ __forceinline__ Fp2 sqr(const Fp2& a) { return {(a.c0 + a.c1) * (a.c0 - a.c1), (a.c0 * a.c1).dbl()}; }
 
-// Accumulator = 2 * (ax, ay) (the point equals the accumulator): U = 2y,
-// V = U^2, W = U V, S = x V, M = 3 x^2, X3 = M^2 - 2S, Y3 = M (S - X3) - W y,
-// ZZ3 = V, ZZZ3 = W. Rare (the accumulator equals the point), so the point
-// is reloaded rather than kept live through the add. M stays in registers.
-template <class S>
-__device__ __noinline__ void dbl_point(const S& s, const uint4* pt, bool neg) {
-  s.st2(kX, point_x(pt));
-  const Fp2 y = point_y(pt, neg);
-  s.st2(kY, y);
-  s.st2(kA, y.dbl());          // U
-  s.st2(kZZ, sqr(s, kA));      // ZZ3 = V = U^2
-  s.st2(kZZZ, mul(s, kA, kZZ));  // ZZZ3 = W = U V
-  s.st2(kA, mul(s, kX, kZZ));  // S = x V
-  const Fp2 x2 = sqr(s, kX);
-  const Fp2 m = x2.dbl() + x2;                // M = 3 x^2
-  const Fp2 x3 = sqr(m) - s.ld2(kA).dbl();    // X3 = M^2 - 2S
-  s.st2(kA, s.ld2(kA) - x3);                  // S - X3
-  s.st2(kX, x3);
-  const Fp2 wy = mul(s, kZZZ, kY);
-  s.st2(kY, mul(m, s, kA) - wy);  // Y3 = M (S - X3) - W y
-}
-
-// The last steps of an XYZZ add (mixed or full), R in slot kB: with slots
-// kX = Q, kY = Y1 PPP (full add: S1 PPP), kA = PPP,
-//   X3 = R^2 - PPP - 2Q, Y3 = R (Q - X3) - Y1 PPP.
-template <class S>
-__device__ __forceinline__ void finish_add(const S& s) {
-  const Fp2 x3 = sqr(s, kB) - s.ld2(kA) - s.ld2(kX).dbl();
-  s.st2(kA, s.ld2(kX) - x3);  // Q - X3
-  s.st2(kX, x3);
-  s.st2(kY, mul(s, kB, kA) - s.ld2(kY));
-}
-
-// Accumulator (slots kX..kZZZ; `empty` says it is the identity) += the point
-// at pt, negated when neg. R lives in registers (Shape14) or in slot kB.
-template <class Shape, class S>
-__device__ __forceinline__ void madd(const S& s, const uint4* pt, bool neg, bool& empty) {
-  const Fp2 ax = point_x(pt);
-  if (ax.is_zero() && point_y(pt, neg).is_zero()) return;  // adding the identity
-  if (empty) {
-    s.st2(kX, ax);
-    s.st2(kY, point_y(pt, neg));
-    s.st2(kZZ, Fp2::one());
-    s.st2(kZZZ, Fp2::one());
-    empty = false;
-    return;
-  }
-  Fp2 t = mul(ax, s, kZZ) - s.ld2(kX);  // P = ax ZZ - X
-  const bool p_zero = t.is_zero();
-  s.st2(kA, t);
-  const Fp2 r = mul(point_y(pt, neg), s, kZZZ) - s.ld2(kY);  // R = ay ZZZ - Y
-  const bool r_zero = r.is_zero();
-  if constexpr (!Shape::kRInRegisters) s.st2(kB, r);
-  if (p_zero) {
-    if (r_zero) {
-      dbl_point(s, pt, neg);  // the accumulator equals the point
-    } else {
-      empty = true;  // the point is minus the accumulator
-    }
-    return;
-  }
-  const Fp2 pp = sqr(s, kA);       // PP = P^2 (kept in registers for 3 products)
-  s.st2(kZZ, mul(pp, s, kZZ));     // ZZ3 = ZZ PP
-  s.st2(kX, mul(pp, s, kX));       // Q = X PP (X is not needed again)
-  s.st2(kA, mul(pp, s, kA));       // PPP = P PP
-  s.st2(kZZZ, mul(s, kZZZ, kA));   // ZZZ3 = ZZZ PPP
-  s.st2(kY, mul(s, kY, kA));       // Y PPP
-  if constexpr (Shape::kRInRegisters) {
-    const Fp2 x3 = sqr(r) - s.ld2(kA) - s.ld2(kX).dbl();  // X3 = R^2 - PPP - 2Q
-    s.st2(kA, s.ld2(kX) - x3);                            // Q - X3
-    s.st2(kX, x3);
-    s.st2(kY, mul(r, s, kA) - s.ld2(kY));  // Y3 = R (Q - X3) - Y PPP
-  } else {
-    finish_add(s);
-  }
-}
-
-// Slots <- the XYZZ point at g (24 quads); returns whether it is the identity.
-template <class S>
-__device__ __forceinline__ bool load_acc(const S& s, const uint4* g) {
-  u32 zz_or = 0;
-#pragma unroll
-  for (int k = 0; k < 8; ++k) {
-    const Fp v = load_fp(g + k * kQuads);
-    s.st(k, v);
-    if (k == kZZ || k == kZZ + 1) {
-#pragma unroll
-      for (int i = 0; i < Fp::N; ++i) zz_or |= v.l[i];
-    }
-  }
-  return zz_or == 0;
-}
-// The XYZZ point at g <- slots (all zeros when empty: the identity).
-template <class S>
-__device__ __forceinline__ void store_acc(const S& s, bool empty, uint4* g) {
-#pragma unroll
-  for (int k = 0; k < 8; ++k) store_fp(g + k * kQuads, empty ? Fp::zero() : s.ld(k));
-}
-
-// Quads of the bucket of a (non-sentinel) key w << c | d: window-major, digit d at d - 1.
-__device__ __forceinline__ u64 bucket_quads(u32 key, int c, u32 buckets_per_window) {
-  return (u64(key >> c) * buckets_per_window + (key & ((1u << c) - 1)) - 1) * (8 * kQuads);
-}
-
-// Thread j takes the sorted entries [j L, min(j L + L, nz)), as msm.cu's
-// accumulate_runs_kernel (see there for the flush rules). __maxnreg__ rather
-// than __launch_bounds__' block count: for Shape14 ptxas turned (64, 7) into
-// 128 registers and spilled 32 B, while 144 fit 7 blocks and spill nothing.
-template <class Shape>
-__global__ void __maxnreg__(Shape::kMaxRegisters)
-    accumulate_runs_smem_kernel(const uint4* bases, const u32* keys, const u32* vals, const u32* nonzero,
-                                u32 run_len, int c, u32 buckets_per_window, uint4* buckets, uint4* first_partials) {
-  extern __shared__ uint4 slots_mem[];
-  const Slots<Shape::kThreads> s{u32(__cvta_generic_to_shared(slots_mem + threadIdx.x))};
-  const u64 j = u64(blockIdx.x) * blockDim.x + threadIdx.x;
-  const u32 nz = *nonzero;
-  if (j * run_len >= nz) return;  // no barrier below: an idle thread may leave
-  const u32 lo = u32(j * run_len);
-  const u32 hi = min(lo + run_len, nz);
-  u32 cur = keys[lo];
-  bool started_before = lo > 0 && keys[lo - 1] == cur;
-  bool empty = true;
-  if (msm::run_loads_bucket(started_before)) empty = load_acc(s, buckets + bucket_quads(cur, c, buckets_per_window));
-  for (u32 q = lo; q < hi; ++q) {
-    const u32 k = keys[q];
-    if (k != cur) {
-      store_acc(s, empty,
-                msm::run_flush(started_before) == msm::RunFlush::kFirstPartial
-                    ? first_partials + j * (8 * kQuads)
-                    : buckets + bucket_quads(cur, c, buckets_per_window));
-      cur = k;
-      started_before = false;  // k starts at q > lo
-      empty = load_acc(s, buckets + bucket_quads(k, c, buckets_per_window));
-    }
-    const u32 v = vals[q];
-    madd<Shape>(s, bases + u64(v & ~kSignBit) * (4 * kQuads), (v & kSignBit) != 0, empty);
-  }
-  store_acc(s, empty,
-            msm::run_flush(started_before) == msm::RunFlush::kFirstPartial
-                ? first_partials + j * (8 * kQuads)
-                : buckets + bucket_quads(cur, c, buckets_per_window));
-}
-
-// ---- bucket reduction (G1 and G2) ------------------------------------------------
+// ---- the reduction ----------------------------------------------------------
 //
-// Why: msm.cu's segment_kernel keeps two XYZZ points (sum, acc) and calls the
-// out-of-line Xyzz::add twice per bucket, so both points cross the call ABI
+// Why slots: a kernel that keeps two XYZZ points (sum, acc) in registers and
+// calls the out-of-line Xyzz::add twice per bucket crosses the call ABI
 // through local memory. G2 (ptxas, sm_90): 255 registers, 1248 B stack
 // frame, 88 B spill; 4 blocks of 64 = 8 warps per SM; on the H200 it took
 // 58.3 of G2 2^23's 254.3 ms. G1: 144 registers and a 576 B frame (7 blocks
@@ -372,15 +145,14 @@ __global__ void __maxnreg__(Shape::kMaxRegisters)
 //   2. acc = S_lo + ... + S_hi = sum_b (b - lo + 1) B_b, stored to seg_out;
 //   3. kx = (lo - 1) S_lo by double-and-add (S_lo = the segment's sum), then
 //      kx + acc = sum_b b B_b, stored to seg_out.
-// The adds are the same as segment_kernel's (2 per bucket + the c-step
+// The adds are the same as the register kernel's (2 per bucket + the c-step
 // double-and-add); the extra global traffic is one write and one read of the
 // buckets (2 x 2.6 GB at c = 20 for G2, 2 x 1.3 GB for G1: ~1.2 / ~0.6 ms at
 // HBM rate). Segment lengths need not be powers of two: the count is the
 // largest whole number of resident waves that the plan's seg_out region holds.
 
 // Slots seen as elements of the point field F: element e occupies Fp slots
-// e * kDeg .. e * kDeg + kDeg - 1 (kDeg = 1 for Fp, 2 for Fp2), so for Fp2
-// the elements kEX..kEB are the Fp slots kX..kB above.
+// e * kDeg .. e * kDeg + kDeg - 1 (kDeg = 1 for Fp, 2 for Fp2).
 constexpr int kEX = 0, kEY = 1, kEZZ = 2, kEZZZ = 3;
 constexpr int kEA = 4, kEB = 5;  // P then PPP then Q - X3 (kEA); R or M (kEB)
 constexpr int kReduceElems = 6;
@@ -411,21 +183,21 @@ struct FieldSlots {
     if constexpr (kDeg == 1) {
       return a * s.ld(e);
     } else {
-      return g2smem::mul(a, s, 2 * e);
+      return smem_reduce::mul(a, s, 2 * e);
     }
   }
   __device__ __forceinline__ F mul(int a, int b) const {
     if constexpr (kDeg == 1) {
       return s.ld(a) * s.ld(b);
     } else {
-      return g2smem::mul(s, 2 * a, 2 * b);
+      return smem_reduce::mul(s, 2 * a, 2 * b);
     }
   }
   __device__ __forceinline__ F sqr(int e) const {
     if constexpr (kDeg == 1) {
       return s.ld(e).sqr();
     } else {
-      return g2smem::sqr(s, 2 * e);
+      return smem_reduce::sqr(s, 2 * e);
     }
   }
 };
@@ -443,8 +215,7 @@ struct FieldSlots {
 //   More warps cannot be fed: the plan's seg_out holds at most 2^16 segments
 //   (53248 at c = 20, 49152 at c = 21-22: 372-403 per SM), and a partial wave
 //   of 7 blocks per SM would leave some SMs with 6 and the rest with 7. 12
-//   warps is what msm.cu's G1 accumulation runs at 83% of the multiply's
-//   rate with.
+//   warps ran a per-run G1 XYZZ accumulation at 83% of the multiply's rate.
 template <class F>
 struct ReduceShape;
 template <>
@@ -636,25 +407,6 @@ std::size_t resident_threads(const void* kernel, int blocks_per_sm_max = 0) {
   return std::size_t(std::max(1, blocks_per_sm)) * std::size_t(sm_count) * kThreads;
 }
 
-template <class Shape>
-std::uint32_t launch(cudaStream_t s, const RunsArgs& a) {
-  constexpr int kThreads = Shape::kThreads;
-  constexpr std::size_t kSharedBytes = shared_bytes<Shape>();
-  // Shape12's 72 KiB is above the 48 KiB a kernel gets without asking, and
-  // both shapes need the largest shared-memory carveout (210-216 of 228 KiB).
-  const std::size_t resident = resident_threads<kThreads, kSharedBytes>(
-      reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape>));
-  const std::size_t waves = std::min<std::size_t>(kMaxWaves, a.runs_max / resident);
-  const std::size_t runs_target = waves >= 1 ? waves * resident : a.runs_max;
-  const u64 run_len = (a.total + runs_target - 1) / runs_target;
-  const u64 runs = (a.total + run_len - 1) / run_len;  // <= runs_target <= runs_max
-  accumulate_runs_smem_kernel<Shape><<<detail::grid_for(runs, kThreads), kThreads, kSharedBytes, s>>>(
-      static_cast<const uint4*>(a.bases), a.keys, a.vals, a.nonzero, u32(run_len), a.window_bits,
-      a.buckets_per_window, static_cast<uint4*>(a.buckets), static_cast<uint4*>(a.first_partials));
-  CUZK_CUDA_CHECK_LAUNCH();
-  return u32(run_len);
-}
-
 // The reduction's launch for point field F: the segment count is the largest
 // whole number of resident waves within the seg_out region (at most one
 // segment per bucket); with less than one wave, every slot of the region.
@@ -683,17 +435,11 @@ std::uint32_t reduce_segments(cudaStream_t s, const ReduceArgs& a, PointGroup gr
   return group == PointGroup::kG1 ? launch_reduce<Fp>(s, a) : launch_reduce<Fp2>(s, a);
 }
 
-std::uint32_t accumulate_runs(cudaStream_t s, const RunsArgs& a, SmemShape shape) {
-  return shape == SmemShape::k14Warps ? launch<Shape14>(s, a) : launch<Shape12>(s, a);
-}
-
 std::size_t local_bytes_per_thread(PointGroup group) {
   if (group == PointGroup::kG1) {
     return detail::max_local_bytes({reinterpret_cast<const void*>(&segment_smem_kernel<Fp>)});
   }
-  return detail::max_local_bytes({reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape14>),
-                                  reinterpret_cast<const void*>(&accumulate_runs_smem_kernel<Shape12>),
-                                  reinterpret_cast<const void*>(&segment_smem_kernel<Fp2>)});
+  return detail::max_local_bytes({reinterpret_cast<const void*>(&segment_smem_kernel<Fp2>)});
 }
 
-}  // namespace cuzk::gpu::kernels::g2smem
+}  // namespace cuzk::gpu::kernels::smem_reduce
