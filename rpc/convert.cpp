@@ -1,6 +1,6 @@
 #include "rpc/convert.hpp"
 
-#include <cstring>
+#include <algorithm>
 
 #include "engine/filecoin_request.hpp"
 
@@ -307,7 +307,9 @@ engine::JobOutcome read(wire::ProofResult::Reader r) {
   o.output.proof.assign(proof.begin(), proof.end());
   for (auto x : r.getPublicInputs()) {
     std::array<std::uint8_t, 32> le{};
-    std::memcpy(le.data(), x.begin(), std::min<std::size_t>(x.size(), 32));
+    // copy_n, not memcpy: an empty (null) Data element has a null begin(),
+    // which memcpy must not be given even for 0 bytes.
+    std::copy_n(x.begin(), std::min<std::size_t>(x.size(), 32), le.begin());
     o.output.public_inputs.push_back(le);
   }
   auto vk = r.getVerifyingKey();

@@ -5,6 +5,7 @@
 #include "policy/memory_budget.hpp"
 
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -37,6 +38,11 @@ class Reader {
       if (!node->is_integer()) fail(section + "." + key, "expected an integer");
       std::int64_t v = *node->value<std::int64_t>();
       if (v < 0) fail(section + "." + key, "must not be negative");
+      // A value beyond T would wrap (2^32 + 1 read as 1 by a uint32 key)
+      // and slip past the key's own range check.
+      if (static_cast<std::uint64_t>(v) > std::numeric_limits<T>::max()) {
+        fail(section + "." + key, "too large (at most " + std::to_string(std::numeric_limits<T>::max()) + ")");
+      }
       return static_cast<T>(v);
     }
   }
@@ -93,7 +99,12 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     if (*v < 4096 || *v > (1ull << 31)) r.fail("daemon.max_message_bytes", "must be in [4096, 2^31]");
     c.max_message_bytes = *v;
   }
-  if (auto v = r.get<std::uint64_t>("daemon", "drain_timeout_ms")) c.drain_timeout = std::chrono::milliseconds(*v);
+  // Durations are bounded so that the clock arithmetic done with them (now()
+  // + timeout in nanoseconds, seconds -> milliseconds) cannot overflow.
+  if (auto v = r.get<std::uint64_t>("daemon", "drain_timeout_ms")) {
+    if (*v > 86'400'000) r.fail("daemon.drain_timeout_ms", "must be at most 86400000 (a day)");
+    c.drain_timeout = std::chrono::milliseconds(*v);
+  }
   if (auto v = r.get<std::string>("daemon", "listen_tcp")) c.listen_tcp = *v;
   if (auto v = r.get<std::string>("daemon", "tls_cert_file")) c.tls_cert_file = *v;
   if (auto v = r.get<std::string>("daemon", "tls_key_file")) c.tls_key_file = *v;
@@ -130,7 +141,10 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
       r.fail("engine.urgent_reserve", "must be smaller than engine.queue_capacity");
     }
   }
-  if (auto v = r.get<std::uint64_t>("engine", "result_ttl_s")) c.engine.result_ttl = std::chrono::seconds(*v);
+  if (auto v = r.get<std::uint64_t>("engine", "result_ttl_s")) {
+    if (*v > 31'536'000) r.fail("engine.result_ttl_s", "must be at most 31536000 (365 days)");
+    c.engine.result_ttl = std::chrono::seconds(*v);
+  }
   if (auto v = r.get<bool>("engine", "journal")) c.journal = *v;
   if (auto v = r.get<std::uint32_t>("engine", "max_demo_log_domain")) {
     if (*v < 3 || *v > 28) r.fail("engine.max_demo_log_domain", "must be in [3, 28]");

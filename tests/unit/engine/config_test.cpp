@@ -77,6 +77,20 @@ TEST(Config, RejectsWithTheOffendingKeyNamed) {
   expect_error("[engine\n", "cfg:1");  // syntax error with its position
 }
 
+// Found by fuzz/config_fuzz.cpp: integers beyond a uint32 key wrapped into its
+// range (2^32 + 1 read as 1), and unbounded durations overflowed the clock
+// arithmetic (result_ttl_s in seconds -> milliseconds, UB for 2^63 - 1).
+TEST(Config, RejectsIntegersBeyondTheKeysTypeAndOverflowingDurations) {
+  expect_error("[daemon]\nmax_calls_per_connection = 4294967297\n", "daemon.max_calls_per_connection: too large");
+  expect_error("[gpu]\nworkers_per_device = 4294967297\n", "gpu.workers_per_device: too large");
+  expect_error("[engine]\nmax_demo_log_domain = 4294967299\n", "engine.max_demo_log_domain: too large");
+  expect_error("[engine]\nresult_ttl_s = 9223372036854775807\n", "engine.result_ttl_s");
+  expect_error("[daemon]\ndrain_timeout_ms = 9223372036854775807\n", "daemon.drain_timeout_ms");
+  Config c = parse_config("[engine]\nresult_ttl_s = 31536000\n[daemon]\ndrain_timeout_ms = 86400000\n", "test");
+  EXPECT_EQ(c.engine.result_ttl, std::chrono::seconds(31'536'000));
+  EXPECT_EQ(c.drain_timeout, std::chrono::milliseconds(86'400'000));
+}
+
 TEST(Config, LoweringOnlyTheCapacityKeepsTheReserveConsistent) {
   Config c = parse_config("[engine]\nqueue_capacity = 2\n", "test");
   EXPECT_LT(c.engine.admission.reserved_for_urgent, c.engine.admission.capacity);

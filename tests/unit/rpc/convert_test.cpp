@@ -3,6 +3,8 @@
 // client reads it, arrives whole.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
@@ -92,6 +94,26 @@ TEST(RpcConvert, DeviceStatusRoundTripsThroughTheWire) {
   EXPECT_EQ(idle.r1cs_matrices_bytes, 0u);
   EXPECT_EQ(idle.msm_scratch_bytes, 0u);
   EXPECT_EQ(idle.msm_scratch_limit_bytes, 0u);
+}
+
+// Found by fuzz/rpc_fuzz.cpp: an empty public input (a null Data pointer on
+// the wire) was passed to memcpy; it reads as 32 zero bytes, and a longer one
+// is cut to 32 bytes, as before.
+TEST(RpcConvert, ProofResultWithEmptyAndLongPublicInputs) {
+  capnp::MallocMessageBuilder msg;
+  auto b = msg.initRoot<wire::ProofResult>();
+  auto inputs = b.initPublicInputs(2);
+  std::array<kj::byte, 40> long_input{};
+  long_input[0] = 7;
+  long_input[39] = 9;
+  inputs.set(1, kj::arrayPtr(long_input.data(), long_input.size()));  // element 0 stays null
+  kj::Array<capnp::word> words = capnp::messageToFlatArray(msg);
+  capnp::FlatArrayMessageReader reader(words);
+  engine::JobOutcome o = read(reader.getRoot<wire::ProofResult>());
+  ASSERT_EQ(o.output.public_inputs.size(), 2u);
+  EXPECT_EQ(o.output.public_inputs[0], (std::array<std::uint8_t, 32>{}));
+  EXPECT_EQ(o.output.public_inputs[1][0], 7);
+  EXPECT_EQ(o.output.public_inputs[1][31], 0);
 }
 
 }  // namespace
