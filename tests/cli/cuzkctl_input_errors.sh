@@ -103,4 +103,15 @@ cp "$tmp/demo.vk" "$tmp/trailing.vk" && printf 'x' >>"$tmp/trailing.vk"
 expect 2 "params inspect, vk with a trailing byte" "$CUZKCTL" params inspect "$tmp/trailing.vk"
 cp "$tmp/demo.params" "$tmp/trailing.params" && printf 'x' >>"$tmp/trailing.params"
 expect 2 "params inspect, params with a trailing byte" "$CUZKCTL" params inspect "$tmp/trailing.params"
+# ---- the sector-size and 32-byte hex syntax every offline group shares
+for group in porep update; do
+  for size in foo 2KB 3KiB; do
+    expect 2 "$group setup --sector-size $size" "$CUZKCTL" $group setup --sector-size $size --out-dir "$tmp/p"
+  done
+done
+expect 2 "post gen --sector-size 2KB" "$CUZKCTL" post gen --kind window --sector-size 2KB --out "$tmp/g"
+expect 2 "post gen, 31-byte randomness" "$CUZKCTL" post gen --kind window --sector-size 2KiB \
+  --randomness "0x$(printf '%062d' 0)" --out "$tmp/g"
+expect 2 "post gen, randomness not hex" "$CUZKCTL" post gen --kind window --sector-size 2KiB \
+  --randomness "$(printf 'g%063d' 0)" --out "$tmp/g"
 exit $fail

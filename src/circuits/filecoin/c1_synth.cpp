@@ -7,6 +7,7 @@
 #include "circuits/filecoin/derive.hpp"
 #include "circuits/filecoin/graph.hpp"
 #include "circuits/filecoin/labels.hpp"
+#include "circuits/filecoin/native_seal.hpp"
 #include "circuits/native/merkle.hpp"
 #include "circuits/native/poseidon.hpp"
 
@@ -14,7 +15,6 @@ namespace cuzk::circuits::filecoin {
 namespace {
 
 using ff::Fr;
-using native::fr_from_le_bytes;
 using native::fr_to_le_bytes;
 
 }  // namespace
@@ -42,36 +42,18 @@ C1Output make_synthetic_c1(SealProof proof, const SyntheticSealInputs& in, Threa
     native::trim_to_fr32(d);
   }
 
-  const native::Sha256MerkleTree tree_d(native::Sha256TreeHasher{},
-                                        std::vector<std::size_t>(info.comm_d_levels, 2), data, pool);
   C1Output c1;
   c1.registered_proof = proof;
-  c1.comm_d = tree_d.root();
   c1.ticket = in.ticket;
   c1.seed = in.seed;
-  c1.replica_id = replica_id(in.prover_id, in.sector_id, in.ticket, c1.comm_d, porep_id(proof));
-
-  const StackedGraph graph(n, porep_id(proof), info.api_version);
-  const auto labels = label_layers(graph, c1.replica_id, info.layers);
-
-  // Tree C leaves: Poseidon(arity = layers) of each node's column of labels.
-  std::vector<Fr> column_hashes(n), replica(n);
-  auto leaves = [&](std::size_t begin, std::size_t end) {
-    std::vector<Fr> col(info.layers);
-    for (std::size_t v = begin; v < end; ++v) {
-      for (std::size_t l = 0; l < info.layers; ++l) col[l] = fr_from_le_bytes(labels[l][v]);
-      column_hashes[v] = native::poseidon_hash(native::filecoin_poseidon(info.layers), col);
-      replica[v] = fr_from_le_bytes(labels[info.layers - 1][v]) + fr_from_le_bytes(data[v]);
-    }
-  };
-  if (pool != nullptr) {
-    pool->parallel_for(n, leaves);
-  } else {
-    leaves(0, n);
-  }
-  const auto arities = native::tree_shape_arities(n, info.base_arity, info.sub_arity, info.top_arity);
-  const native::PoseidonMerkleTree tree_c(native::PoseidonTreeHasher{}, arities, column_hashes, pool);
-  const native::PoseidonMerkleTree tree_r(native::PoseidonTreeHasher{}, arities, replica, pool);
+  const NativeSeal sealed = seal_natively(proof, data, in.prover_id, in.sector_id, in.ticket, pool);
+  const native::Sha256MerkleTree& tree_d = sealed.tree_d;
+  const native::PoseidonMerkleTree& tree_c = sealed.tree_c;
+  const native::PoseidonMerkleTree& tree_r = sealed.tree_r;
+  const StackedGraph& graph = sealed.graph;
+  const std::vector<std::vector<Digest32>>& labels = sealed.labels;
+  c1.comm_d = tree_d.root();
+  c1.replica_id = sealed.replica_id;
   c1.comm_r = fr_to_le_bytes(native::poseidon2(tree_c.root(), tree_r.root()));
 
   const MerkleProofKind rc_kind = tree_rc_kind(info);

@@ -419,9 +419,9 @@ LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNa
     // Proving goes on with the parameters in memory; the next process
     // generates them again. Never a failed job for a cache write.
     std::fprintf(stderr,
-                 "porep c2: DEVELOPMENT parameters NOT written to %s: %llu bytes needed, too little free space; "
+                 "%s: DEVELOPMENT parameters NOT written to %s: %llu bytes needed, too little free space; "
                  "they live in this process only\n",
-                 dir.c_str(), static_cast<unsigned long long>(file_bytes));
+                 std::string(what).c_str(), dir.c_str(), static_cast<unsigned long long>(file_bytes));
     out.persisted = false;
     return out;
   }
@@ -433,12 +433,12 @@ LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNa
   } catch (const std::exception& e) {
     // A .vk without its .params is harmless (the .params decides presence).
     remove_quietly(out.params_path.string() + ".tmp");
-    std::fprintf(stderr, "porep c2: cannot write DEVELOPMENT parameters to %s (%s); they live in this process only\n",
-                 dir.c_str(), e.what());
+    std::fprintf(stderr, "%s: cannot write DEVELOPMENT parameters to %s (%s); they live in this process only\n",
+                 std::string(what).c_str(), dir.c_str(), e.what());
     out.persisted = false;
     return out;
   }
-  std::fprintf(stderr, "porep c2: DEVELOPMENT parameters written to %s and %s\n",
+  std::fprintf(stderr, "%s: DEVELOPMENT parameters written to %s and %s\n", std::string(what).c_str(),
                out.params_path.c_str(), out.vk_path.c_str());
   return out;
 }

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "circuits/gadgets/constraint.hpp"
-#include "circuits/gadgets/multipack.hpp"
 #include "circuits/gadgets/num.hpp"
 #include "circuits/gadgets/poseidon.hpp"
 #include "circuits/native/sha256.hpp"
@@ -18,8 +17,6 @@ using gadgets::AllocatedNum;
 using gadgets::PathLevel;
 using gadgets::TreeShape;
 using groth16::ConstraintSystem;
-using groth16::LinearCombination;
-using groth16::Variable;
 
 namespace {
 
@@ -100,16 +97,7 @@ void FallbackPostCircuit::synthesize_sector(ConstraintSystem& cs, std::size_t i)
     auto ns = cs.ns(ns_name);
     // rfp PoRCircuit::synthesize(value, path, Root::from_allocated(comm_r_last), private).
     const AllocatedNum leaf = alloc_named(cs, "value", s.leafs[j]);
-    gadgets::PathResult r =
-        gadgets::merkle_path_circuit(cs, leaf, s.paths[j], shape_.tree, gadgets::TreeHasher::kPoseidon);
-    {
-      auto nsp = cs.ns("path");
-      gadgets::pack_into_inputs(cs, r.index_bits);
-    }
-    cs.enforce(
-        "enforce root is correct", [&] { return LinearCombination(r.root.variable()); },
-        [] { return LinearCombination(Variable::one()); },
-        [&] { return LinearCombination(comm_r_last.variable()); });
+    gadgets::enforce_inclusion(cs, leaf, s.paths[j], shape_.tree, gadgets::TreeHasher::kPoseidon, comm_r_last);
   }
 }
 

@@ -6,9 +6,7 @@
 #include <string_view>
 
 #include "circuits/filecoin/c1_build.hpp"
-#include "circuits/filecoin/derive.hpp"
-#include "circuits/filecoin/graph.hpp"
-#include "circuits/filecoin/labels.hpp"
+#include "circuits/filecoin/native_seal.hpp"
 #include "circuits/native/merkle.hpp"
 #include "circuits/native/poseidon.hpp"
 #include "circuits/native/sha256.hpp"
@@ -34,37 +32,14 @@ Digest32 derive(std::string_view tag, std::uint64_t seed, std::uint64_t a, std::
   return native::sha256_fr32(msg);
 }
 
-struct TreeR {
-  Fr comm_c;
-  std::vector<Fr> replica;  // tree R leaves
-};
-
-// The 2 KiB sealer of c1_synth.cpp up to tree R: piece data, replica_id,
-// SDR labels, tree C root over the column hashes, replica = label_L + data.
-TreeR seal_small(SealProof proof, const Digest32& prover_id, std::uint64_t sector_id,
-                 std::uint64_t data_seed, ThreadPool* pool) {
-  const SealProofInfo& info = seal_proof_info(proof);
-  const std::size_t n = info.nodes;
-  std::vector<Digest32> data(n);
-  for (std::size_t v = 0; v < n; ++v) data[v] = derive("cuzk post data", data_seed, sector_id, v);
-  const native::Sha256MerkleTree tree_d(native::Sha256TreeHasher{},
-                                        std::vector<std::size_t>(info.comm_d_levels, 2), data, pool);
+// A 2 KiB sector sealed natively (native_seal.hpp) with piece data derived
+// from the seed and sector id.
+NativeSeal seal_small(SealProof proof, const Digest32& prover_id, std::uint64_t sector_id,
+                      std::uint64_t data_seed, ThreadPool* pool) {
+  std::vector<Digest32> data(seal_proof_info(proof).nodes);
+  for (std::size_t v = 0; v < data.size(); ++v) data[v] = derive("cuzk post data", data_seed, sector_id, v);
   const Digest32 ticket = derive("cuzk post ticket", data_seed, sector_id);
-  const Digest32 rid = replica_id(prover_id, sector_id, ticket, tree_d.root(), porep_id(proof));
-  const StackedGraph graph(n, porep_id(proof), info.api_version);
-  const auto labels = label_layers(graph, rid, info.layers);
-  std::vector<Fr> column_hashes(n);
-  TreeR out;
-  out.replica.resize(n);
-  std::vector<Fr> col(info.layers);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::size_t l = 0; l < info.layers; ++l) col[l] = fr_from_le_bytes(labels[l][v]);
-    column_hashes[v] = native::poseidon_hash(native::filecoin_poseidon(info.layers), col);
-    out.replica[v] = fr_from_le_bytes(labels[info.layers - 1][v]) + fr_from_le_bytes(data[v]);
-  }
-  const auto arities = native::tree_shape_arities(n, info.base_arity, info.sub_arity, info.top_arity);
-  out.comm_c = native::PoseidonMerkleTree(native::PoseidonTreeHasher{}, arities, column_hashes, pool).root();
-  return out;
+  return seal_natively(proof, data, prover_id, sector_id, ticket, pool);
 }
 
 MerkleProofKind kind_of(const gadgets::TreeShape& t) {
@@ -113,9 +88,9 @@ PostGenOutput generate_post_vanilla(const PostGenOptions& opts, ThreadPool* pool
     if (opts.mode == PostGenMode::kSealed) {
       // The seal proof of the same size (V1_1: the current network's).
       const SealProof seal = SealProof::StackedDrg2KiBV1_1;
-      TreeR t = seal_small(seal, out.prover_id, id, opts.seed, pool);
-      const native::PoseidonMerkleTree tree(native::PoseidonTreeHasher{}, arities, std::move(t.replica), pool);
-      out.sectors.push_back(make_proof(info, id, t.comm_c, tree, challenges));
+      const NativeSeal sealed = seal_small(seal, out.prover_id, id, opts.seed, pool);
+      if (sealed.tree_r.arities() != arities) die("the seal's tree R is not the PoSt's shape");
+      out.sectors.push_back(make_proof(info, id, sealed.tree_c.root(), sealed.tree_r, challenges));
     } else {
       native::PoseidonSparseTree tree(native::PoseidonTreeHasher{}, arities, Fr::zero());
       for (std::uint64_t c : challenges) {

@@ -1,7 +1,7 @@
 // Vanilla FallbackPoSt proofs we produce ourselves, for tests and benches.
 //
 //   kSealed (2 KiB only): each sector is sealed natively like the C1 sealer
-//     (c1_synth.hpp: random fr32 data, replica_id, 2-layer SDR labels, tree C
+//     (native_seal.hpp: random fr32 data, replica_id, 2-layer SDR labels, tree C
 //     over the columns, tree R over label_2 + data), so comm_c, comm_r_last
 //     and every path are those of a real sealed sector;
 //   kSparse (any size, 32/64 GiB included): tree R is a sparse tree whose

@@ -1,24 +1,12 @@
 #include "circuits/filecoin/post_prove.hpp"
 
-#include <cstdio>
-
+#include "circuits/filecoin/graph.hpp"
 #include "circuits/filecoin/post_circuit.hpp"
 #include "circuits/native/sha256.hpp"
 #include "groth16/proof.hpp"
-#include "groth16/setup.hpp"
 
 namespace cuzk::circuits::filecoin {
 namespace {
-
-std::string to_hex(const Digest32& d) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (std::uint8_t b : d) {
-    s.push_back(kDigits[b >> 4]);
-    s.push_back(kDigits[b & 15]);
-  }
-  return s;
-}
 
 std::string param_stem(PostProof proof) {
   const PostProofInfo& info = post_proof_info(proof);
@@ -26,24 +14,6 @@ std::string param_stem(PostProof proof) {
   const Digest32 h = native::sha256({reinterpret_cast<const std::uint8_t*>(id.data()), id.size()});
   return "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-" + std::to_string(info.tree.base_arity) +
          "-" + std::to_string(info.tree.sub_arity) + "-" + std::to_string(info.tree.top_arity) + "-" + to_hex(h);
-}
-
-groth16::Parameters load_checked(const std::filesystem::path& path, const groth16::R1cs& r1cs, ThreadPool& pool) {
-  groth16::Parameters p;
-  try {
-    p = groth16::read_params(path, pool);
-  } catch (const groth16::ParamsError& e) {
-    throw PorepC2Error(PorepC2ErrorKind::kParams, path.string() + ": " + e.what());
-  }
-  const groth16::ExpectedShape shape{r1cs.num_inputs(), r1cs.num_aux(), groth16::domain_size(r1cs),
-                                     r1cs.num_inputs() + r1cs.a_aux_density().popcount(),
-                                     r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount()};
-  try {
-    groth16::check_shape(p, shape);
-  } catch (const groth16::ParamsError& e) {
-    throw PorepC2Error(PorepC2ErrorKind::kShapeMismatch, path.string() + ": " + e.what());
-  }
-  return p;
 }
 
 }  // namespace
@@ -71,46 +41,8 @@ groth16::R1cs compile_post_shape(PostProof proof) {
 
 LoadedParams ensure_post_dev_params(PostProof proof, const std::filesystem::path& dir, const groth16::R1cs& r1cs,
                                     ThreadPool& pool) {
-  LoadedParams out;
-  const ParamFileNames official = post_official_param_names(proof);
-  if (std::filesystem::exists(dir / official.params)) {
-    out.params_path = dir / official.params;
-    out.vk_path = dir / official.vk;
-    out.params = load_checked(out.params_path, r1cs, pool);
-    return out;
-  }
-  const ParamFileNames dev = post_dev_param_names(proof);
-  out.params_path = dir / dev.params;
-  out.vk_path = dir / dev.vk;
-  out.origin = ParamsOrigin::kDevelopment;
-  if (std::filesystem::exists(out.params_path)) {
-    out.params = load_checked(out.params_path, r1cs, pool);
-    return out;
-  }
-  std::fprintf(stderr,
-               "\n*****************************************************************\n"
-               "* WARNING: generating DEVELOPMENT Groth16 parameters for %s.\n"
-               "* FOR DEVELOPMENT ONLY: this process knew the toxic waste.\n"
-               "* Production needs the ceremony's %s.\n"
-               "*****************************************************************\n\n",
-               std::string(post_proof_info(proof).name).c_str(), official.params.c_str());
-  try {
-    out.params = groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool);
-  } catch (const groth16::SetupError& e) {
-    throw PorepC2Error(PorepC2ErrorKind::kParams, std::string("setup: ") + e.what());
-  }
-  out.origin = ParamsOrigin::kDevelopmentGenerated;
-  try {
-    std::filesystem::create_directories(dir);
-    groth16::write_vk(out.params.vk, out.vk_path);  // .vk first: the .params decides presence
-    groth16::write_params(out.params, out.params_path);
-  } catch (const std::exception& e) {
-    std::error_code ec;
-    std::filesystem::remove(out.params_path, ec);
-    std::fprintf(stderr, "post: DEVELOPMENT parameters not written to %s (%s)\n", dir.c_str(), e.what());
-    out.persisted = false;
-  }
-  return out;
+  return ensure_dev_params(post_official_param_names(proof), post_dev_param_names(proof),
+                           post_proof_info(proof).name, dir, r1cs, pool, {});
 }
 
 std::vector<std::uint8_t> prove_post_partition(const PostPartition& p, const groth16::Parameters& params,

@@ -37,9 +37,11 @@ ParamFileNames post_dev_param_names(PostProof proof);
 // The partition R1cs (compiled from the blank circuit; 2 KiB Window 0.1 s).
 groth16::R1cs compile_post_shape(PostProof proof);
 
-// In `dir`: the official parameters when present, else the "-dev" ones, else
-// freshly generated DEVELOPMENT parameters (loud warning), written there.
-// Checked against the R1cs shape. Throws PorepC2Error kParams / kShapeMismatch.
+// ensure_dev_params (porep_c2.hpp) under the PoSt file names: in `dir` the
+// official parameters when present, else the "-dev" ones, else freshly
+// generated DEVELOPMENT parameters (loud warning), written there when the
+// disk has room. Checked against the R1cs shape. Throws PorepC2Error
+// kParams / kShapeMismatch.
 LoadedParams ensure_post_dev_params(PostProof proof, const std::filesystem::path& dir,
                                     const groth16::R1cs& r1cs, ThreadPool& pool);
 

@@ -10,7 +10,6 @@
 #include "circuits/gadgets/boolean.hpp"
 #include "circuits/gadgets/constraint.hpp"
 #include "circuits/gadgets/label.hpp"
-#include "circuits/gadgets/multipack.hpp"
 #include "circuits/gadgets/num.hpp"
 #include "circuits/gadgets/poseidon.hpp"
 #include "circuits/gadgets/uint32.hpp"
@@ -25,31 +24,12 @@ using gadgets::PathLevel;
 using gadgets::TreeHasher;
 using gadgets::TreeShape;
 using groth16::ConstraintSystem;
-using groth16::LinearCombination;
-using groth16::Variable;
 
 namespace {
 
 [[noreturn]] void die(const char* what) {
   std::fprintf(stderr, "stacked circuit: %s\n", what);
   std::abort();
-}
-
-// rfp's enforce_inclusion: PoRCircuit with an already allocated leaf and
-// root, private root. Path, then the index bits as one public input
-// (namespace "path"), then computed_root * 1 = root.
-void enforce_inclusion(ConstraintSystem& cs, const std::vector<PathLevel>& path,
-                       const TreeShape& shape, TreeHasher hasher, const AllocatedNum& root,
-                       const AllocatedNum& leaf) {
-  gadgets::PathResult r = gadgets::merkle_path_circuit(cs, leaf, path, shape, hasher);
-  {
-    auto ns = cs.ns("path");
-    gadgets::pack_into_inputs(cs, r.index_bits);
-  }
-  cs.enforce(
-      "enforce root is correct", [&] { return LinearCombination(r.root.variable()); },
-      [] { return LinearCombination(Variable::one()); },
-      [&] { return LinearCombination(root.variable()); });
 }
 
 const TreeShape kCommDShape{2, 0, 0};  // tree D: binary SHA-256
@@ -82,7 +62,7 @@ std::vector<AllocatedNum> alloc_and_check_column(ConstraintSystem& cs, const cha
   {
     const std::string n = base + "_inclusion";
     auto ns = cs.ns(n);
-    enforce_inclusion(cs, col.path, shape.tree, TreeHasher::kPoseidon, comm_c, hash);
+    gadgets::enforce_inclusion(cs, hash, col.path, shape.tree, TreeHasher::kPoseidon, comm_c);
   }
   return rows;
 }
@@ -109,7 +89,7 @@ void synthesize_challenge(ConstraintSystem& cs, const StackedShape& shape,
   }
   {
     auto ns = cs.ns("comm_d_inclusion");
-    enforce_inclusion(cs, p.comm_d_path, kCommDShape, TreeHasher::kSha256, comm_d, data_leaf);
+    gadgets::enforce_inclusion(cs, data_leaf, p.comm_d_path, kCommDShape, TreeHasher::kSha256, comm_d);
   }
 
   std::vector<std::vector<AllocatedNum>> drg, exp;
@@ -173,8 +153,7 @@ void synthesize_challenge(ConstraintSystem& cs, const StackedShape& shape,
       encoded = gadgets::encode(cs, labels.back(), data_leaf);
     }
     auto ns = cs.ns("comm_r_last_data_inclusion");
-    enforce_inclusion(cs, p.comm_r_last_path, shape.tree, TreeHasher::kPoseidon, comm_r_last,
-                      encoded);
+    gadgets::enforce_inclusion(cs, encoded, p.comm_r_last_path, shape.tree, TreeHasher::kPoseidon, comm_r_last);
   }
   {
     AllocatedNum column_hash;
@@ -183,7 +162,7 @@ void synthesize_challenge(ConstraintSystem& cs, const StackedShape& shape,
       column_hash = gadgets::hash_single_column(cs, labels);
     }
     auto ns = cs.ns("c_x_inclusion");
-    enforce_inclusion(cs, p.comm_c_path, shape.tree, TreeHasher::kPoseidon, comm_c, column_hash);
+    gadgets::enforce_inclusion(cs, column_hash, p.comm_c_path, shape.tree, TreeHasher::kPoseidon, comm_c);
   }
 }
 

@@ -8,8 +8,7 @@
 
 #include "circuits/filecoin/c1_build.hpp"
 #include "circuits/filecoin/derive.hpp"
-#include "circuits/filecoin/graph.hpp"
-#include "circuits/filecoin/labels.hpp"
+#include "circuits/filecoin/native_seal.hpp"
 #include "circuits/native/merkle.hpp"
 #include "circuits/native/poseidon.hpp"
 #include "circuits/native/sha256.hpp"
@@ -140,7 +139,7 @@ UpdateInputs make_sealed_update(UpdateProof proof, std::uint64_t seed, ThreadPoo
     std::fprintf(stderr, "make_sealed_update: %s is too large to seal natively\n", upi.name.data());
     std::abort();
   }
-  // The old sector: the V1_1 PoRep of the same size, sealed as c1_synth does.
+  // The old sector: the V1_1 PoRep of the same size, sealed natively.
   SealProof seal = SealProof::StackedDrg2KiBV1_1;
   for (const auto& s : seal_proofs())
     if (s.nodes == upi.nodes && s.api_version == ApiVersion::V1_1_0) seal = s.proof;
@@ -150,29 +149,17 @@ UpdateInputs make_sealed_update(UpdateProof proof, std::uint64_t seed, ThreadPoo
   std::vector<Digest32> data_old(n), data_new(n);
   for (auto& d : data_old) d = fr32(rng);
   for (auto& d : data_new) d = fr32(rng);
-  const std::vector<std::size_t> d_arities(info.comm_d_levels, 2);
-  const native::Sha256MerkleTree tree_d_old(native::Sha256TreeHasher{}, d_arities, data_old, pool);
   Digest32 prover_id{}, ticket{};
   prover_id[0] = 0x11;
   ticket[0] = std::uint8_t(seed);
-  const Digest32 rid = replica_id(prover_id, seed, ticket, tree_d_old.root(), porep_id(seal));
-  const StackedGraph graph(n, porep_id(seal), info.api_version);
-  const auto labels = label_layers(graph, rid, info.layers);
-  std::vector<Fr> column_hashes(n), replica_old(n);
-  std::vector<Fr> col(info.layers);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::size_t l = 0; l < info.layers; ++l) col[l] = fr_from_le_bytes(labels[l][v]);
-    column_hashes[v] = native::poseidon_hash(native::filecoin_poseidon(info.layers), col);
-    replica_old[v] = fr_from_le_bytes(labels[info.layers - 1][v]) + fr_from_le_bytes(data_old[v]);
-  }
-  const auto arities =
-      native::tree_shape_arities(n, info.base_arity, info.sub_arity, info.top_arity);
-  const native::PoseidonMerkleTree tree_c(native::PoseidonTreeHasher{}, arities, column_hashes, pool);
-  const native::PoseidonMerkleTree tree_r_old(native::PoseidonTreeHasher{}, arities, replica_old, pool);
+  const NativeSeal old = seal_natively(seal, data_old, prover_id, seed, ticket, pool);
+  const native::PoseidonMerkleTree& tree_r_old = old.tree_r;
+  const std::vector<Fr>& replica_old = tree_r_old.level(0);  // label_{layers} + data_old
+  const std::vector<std::size_t>& arities = tree_r_old.arities();
 
   // The update.
-  const native::Sha256MerkleTree tree_d_new(native::Sha256TreeHasher{}, d_arities, data_new, pool);
-  const Fr comm_r_old = native::poseidon2(tree_c.root(), tree_r_old.root());
+  const native::Sha256MerkleTree tree_d_new(native::Sha256TreeHasher{}, old.tree_d.arities(), data_new, pool);
+  const Fr comm_r_old = native::poseidon2(old.tree_c.root(), tree_r_old.root());
   const Fr phi = update_phi(fr_from_le_bytes(tree_d_new.root()), comm_r_old);
   const std::size_t shr = info.comm_d_levels - update_h_default(n);
   std::vector<Fr> replica_new(n);
@@ -184,7 +171,7 @@ UpdateInputs make_sealed_update(UpdateProof proof, std::uint64_t seed, ThreadPoo
 
   Trees t;
   t.r_arities = arities;
-  t.comm_c = tree_c.root();
+  t.comm_c = old.tree_c.root();
   t.r_old = [&](std::size_t l, std::uint64_t i) { return tree_r_old.level(l)[i]; };
   t.r_new = [&](std::size_t l, std::uint64_t i) { return tree_r_new.level(l)[i]; };
   t.d_new = [&](std::size_t l, std::uint64_t i) { return tree_d_new.level(l)[i]; };

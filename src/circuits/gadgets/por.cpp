@@ -97,6 +97,19 @@ PathResult merkle_path_circuit(ConstraintSystem& cs, const AllocatedNum& leaf,
   return r;
 }
 
+void enforce_inclusion(ConstraintSystem& cs, const AllocatedNum& leaf, const std::vector<PathLevel>& path,
+                       const TreeShape& shape, TreeHasher hasher, const AllocatedNum& root) {
+  PathResult r = merkle_path_circuit(cs, leaf, path, shape, hasher);
+  {
+    auto ns = cs.ns("path");
+    pack_into_inputs(cs, r.index_bits);
+  }
+  cs.enforce(
+      "enforce root is correct", [&] { return LinearCombination(r.root.variable()); },
+      [] { return LinearCombination(Variable::one()); },
+      [&] { return LinearCombination(root.variable()); });
+}
+
 PorCircuit PorCircuit::blank(TreeShape shape, TreeHasher hasher, std::uint64_t leaves,
                              bool private_root) {
   return PorCircuit(shape, hasher, std::nullopt, blank_path(shape, leaves), std::nullopt,

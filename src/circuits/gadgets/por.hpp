@@ -55,6 +55,13 @@ PathResult merkle_path_circuit(ConstraintSystem& cs, const AllocatedNum& leaf,
                                const std::vector<PathLevel>& path, const TreeShape& shape,
                                TreeHasher hasher);
 
+// rfp PoRCircuit::synthesize on an already allocated leaf with a private,
+// already allocated root (rfp's enforce_inclusion / Root::from_allocated):
+// the path, its index bits packed into one public input (namespace "path"),
+// then computed_root * 1 = root ("enforce root is correct").
+void enforce_inclusion(ConstraintSystem& cs, const AllocatedNum& leaf, const std::vector<PathLevel>& path,
+                       const TreeShape& shape, TreeHasher hasher, const AllocatedNum& root);
+
 // rfp PoRCircuit::synthesize.
 class PorCircuit final : public groth16::Circuit {
  public:

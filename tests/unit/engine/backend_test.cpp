@@ -47,12 +47,7 @@ struct Rig : testing::EngineRig {
   std::vector<std::shared_ptr<FakeBackend>> fakes;
 };
 
-JobRequest demo(std::uint32_t size, std::uint64_t seed) {
-  JobRequest r;
-  r.demo_log_domain = size;
-  r.demo_seed = seed;
-  return r;
-}
+using testing::demo;
 
 TEST(EngineBackends, JobsGoToTheDeviceBackend) {
   Rig rig(1);

@@ -16,13 +16,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::sleep_for;
 
-JobRequest demo(std::uint32_t size, std::uint64_t seed, std::string request_id) {
-  JobRequest r;
-  r.demo_log_domain = size;
-  r.demo_seed = seed;
-  r.request_id = std::move(request_id);
-  return r;
-}
+using testing::demo;
 
 struct Rig : testing::EngineRig {
   explicit Rig(const std::filesystem::path& state) : EngineRig("cuzk-drain-journal", 2) {

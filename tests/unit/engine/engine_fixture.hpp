@@ -18,6 +18,7 @@
 #include "engine/engine.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/verifier.hpp"
+#include "unit/engine/demo_request.hpp"
 
 namespace cuzk::engine::testing {
 
@@ -55,6 +56,17 @@ struct EngineRig {
   std::filesystem::path dir;
   std::unique_ptr<ParamStore> params;
   std::unique_ptr<Engine> engine;
+};
+
+// An engine journaling to `state` (empty: <dir>/state). A test that restarts
+// on the same journal resets the first rig's engine (it holds the journal's
+// lock) and opens the next rig on first.dir / "state".
+struct JournalRig : EngineRig {
+  JournalRig(const char* dir_prefix, EngineConfig cfg, const std::filesystem::path& state = {})
+      : EngineRig(dir_prefix, 2) {
+    cfg.journal_dir = state.empty() ? dir / "state" : state;
+    make_engine(cfg);
+  }
 };
 
 // Starts the engine, runs the coroutine `make_scenario(finished)` on the loop

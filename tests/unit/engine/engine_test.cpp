@@ -28,12 +28,7 @@ struct Rig : testing::EngineRig {
   }
 };
 
-JobRequest demo(std::uint32_t size, std::uint64_t seed) {
-  JobRequest r;
-  r.demo_log_domain = size;
-  r.demo_seed = seed;
-  return r;
-}
+using testing::demo;
 
 asio::awaitable<void> yield() { co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable); }
 

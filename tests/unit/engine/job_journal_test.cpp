@@ -13,6 +13,7 @@
 #include <string>
 
 #include "engine/job_journal.hpp"
+#include "unit/engine/demo_request.hpp"
 
 namespace cuzk::engine {
 namespace {
@@ -62,14 +63,7 @@ struct CapturedLog {
   runtime::Logger log;
 };
 
-JobRequest demo(std::uint32_t size, std::uint64_t seed, std::string request_id = "") {
-  JobRequest r;
-  r.kind = ProofKind::kGroth16Demo;
-  r.demo_log_domain = size;
-  r.demo_seed = seed;
-  r.request_id = std::move(request_id);
-  return r;
-}
+using testing::demo;
 
 JobRequest c2(std::string json, std::string request_id) {
   JobRequest r;

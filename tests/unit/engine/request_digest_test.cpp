@@ -4,17 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "engine/request_digest.hpp"
+#include "unit/engine/demo_request.hpp"
 
 namespace cuzk::engine {
 namespace {
 
-JobRequest demo(std::uint32_t size, std::uint64_t seed, std::string request_id) {
-  JobRequest r;
-  r.demo_log_domain = size;
-  r.demo_seed = seed;
-  r.request_id = std::move(request_id);
-  return r;
-}
+using testing::demo;
 
 TEST(RequestDigest, CoversWhatSameWorkComparesAndNothingElse) {
   JobRequest a = demo(5, 1, "r");

@@ -17,12 +17,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-JobRequest demo(std::uint32_t size, std::uint64_t seed) {
-  JobRequest r;
-  r.demo_log_domain = size;
-  r.demo_seed = seed;
-  return r;
-}
+using testing::demo;
 
 struct Rig : testing::EngineRig {
   explicit Rig(std::uint64_t budget_bytes = 0) : EngineRig("cuzk-service-limits", 2) {

@@ -42,12 +42,7 @@ struct Rig : testing::EngineRig {
   std::shared_ptr<FakeBackend> fake;
 };
 
-JobRequest demo(std::uint32_t size, std::uint64_t seed) {
-  JobRequest r;
-  r.demo_log_domain = size;
-  r.demo_seed = seed;
-  return r;
-}
+using testing::demo;
 
 // The host-tier entry of `srs` in the status, or nullopt.
 std::optional<SrsResidencyView> host_entry(const Engine& e, const std::string& srs) {

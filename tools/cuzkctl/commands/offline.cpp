@@ -15,6 +15,7 @@
 
 #include "circuits/demo.hpp"
 #include "cuzkctl/commands.hpp"
+#include "cuzkctl/commands/offline_util.hpp"
 #include "cuzkctl/setup_backend.hpp"
 #include "groth16/circom.hpp"
 #include "groth16/digest.hpp"
@@ -34,11 +35,6 @@ namespace {
 using namespace cuzk;
 using namespace cuzk::groth16;
 using nlohmann::json;
-
-// A malformed-input failure: reported on one line, exit status 2.
-struct Malformed : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // A proof we produced failed its own verification: exit status 1.
 struct ProofCheckFailed : std::runtime_error {
@@ -76,13 +72,6 @@ json read_json(const std::string& path) {
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out || !(out << text)) throw Malformed("cannot write " + path);
-}
-
-void write_bytes(const std::string& path, std::span<const std::uint8_t> bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()))) {
-    throw Malformed("cannot write " + path);
-  }
 }
 
 // Progress on stderr for long steps, at most a few times per second.
@@ -378,20 +367,15 @@ void export_vk(Context&, const std::string& vk_path, const std::string& out) {
   write_text(out, vk_to_json(vk).dump(1) + "\n");
 }
 
-// Runs `fn`, turning every typed input error into a one-line message and exit 2.
+// Runs `fn`, turning every typed input error into a one-line message and
+// exit 2 (the shared ones in offline_util.hpp), a self-check failure into 1.
 template <class Fn>
 void guarded(Context& ctx, Fn fn) {
   try {
-    fn();
-  } catch (const Malformed& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
+    run_reporting_errors(ctx, "", fn);
   } catch (const ProofCheckFailed& e) {
     std::fprintf(stderr, "error: prove: %s\n", e.what());
     ctx.exit_code = kExitInvalid;
-  } catch (const ParamsError& e) {
-    std::fprintf(stderr, "error: params: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
   } catch (const ZkeyError& e) {
     std::fprintf(stderr, "error: zkey: %s\n", e.what());
     ctx.exit_code = kExitMalformed;

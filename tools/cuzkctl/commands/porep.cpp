@@ -22,7 +22,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "circuits/filecoin/c1.hpp"
@@ -31,6 +30,7 @@
 #include "circuits/filecoin/registry.hpp"
 #include "circuits/filecoin/seal_record.hpp"
 #include "cuzkctl/commands.hpp"
+#include "cuzkctl/commands/offline_util.hpp"
 #include "cuzkctl/setup_backend.hpp"
 #include "groth16/params.hpp"
 #include "groth16/proof.hpp"
@@ -45,57 +45,6 @@ namespace {
 using namespace cuzk;
 using namespace cuzk::circuits::filecoin;
 using nlohmann::json;
-
-struct Malformed : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Malformed("cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::uint8_t> read_bytes(const std::string& path) {
-  const std::string s = read_text(path);
-  return {s.begin(), s.end()};
-}
-
-void write_bytes(const std::string& path, std::span<const std::uint8_t> bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()))) {
-    throw Malformed("cannot write " + path);
-  }
-}
-
-std::string hex(std::span<const std::uint8_t> b) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (std::uint8_t x : b) {
-    s.push_back(kDigits[x >> 4]);
-    s.push_back(kDigits[x & 15]);
-  }
-  return s;
-}
-
-// "2KiB", "8MiB", "512MiB", "32GiB", "64GiB" or a byte count -> bytes.
-std::uint64_t parse_sector_size(const std::string& s) {
-  std::size_t pos = 0;
-  std::uint64_t n = 0;
-  try {
-    n = std::stoull(s, &pos);
-  } catch (const std::exception&) {
-    throw Malformed("bad sector size '" + s + "'");
-  }
-  const std::string unit = s.substr(pos);
-  if (unit.empty() || unit == "B") return n;
-  if (unit == "KiB") return n << 10;
-  if (unit == "MiB") return n << 20;
-  if (unit == "GiB") return n << 30;
-  throw Malformed("bad sector size unit '" + unit + "' (use KiB, MiB or GiB)");
-}
 
 // The V1_1 proof of a sector size (V1 shares its circuit and parameters).
 SealProof proof_for_size(std::uint64_t bytes) {
@@ -327,21 +276,13 @@ void make_c1(Context& ctx, const MakeC1Args& a) {
        "wrote " + a.out + " (" + std::string(c1.info().name) + ")\n");
 }
 
+// The shared errors (offline_util.hpp) plus C1 parsing and R1CS errors.
 template <class Fn>
 void guarded(Context& ctx, Fn fn) {
   try {
-    fn();
-  } catch (const Malformed& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
+    run_reporting_errors(ctx, "porep c2", fn);
   } catch (const C1Error& e) {
     std::fprintf(stderr, "error: c1: %s at '%s'\n", e.what(), e.json_path().c_str());
-    ctx.exit_code = kExitMalformed;
-  } catch (const PorepC2Error& e) {
-    std::fprintf(stderr, "error: porep c2: %s\n", e.what());
-    ctx.exit_code = e.kind() == PorepC2ErrorKind::kInvalidProof ? kExitInvalid : kExitMalformed;
-  } catch (const groth16::ParamsError& e) {
-    std::fprintf(stderr, "error: params: %s\n", e.what());
     ctx.exit_code = kExitMalformed;
   } catch (const groth16::R1csError& e) {
     std::fprintf(stderr, "error: r1cs: %s\n", e.what());

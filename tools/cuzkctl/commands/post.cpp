@@ -35,7 +35,6 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "circuits/filecoin/post_circuit.hpp"
@@ -48,6 +47,7 @@
 #include "groth16/prover.hpp"
 #include "groth16/verifier.hpp"
 #include "cuzkctl/commands.hpp"
+#include "cuzkctl/commands/offline_util.hpp"
 #include "groth16/constraint_system.hpp"
 #include "util/thread_pool.hpp"
 
@@ -57,68 +57,6 @@ namespace {
 using namespace cuzk;
 using namespace cuzk::circuits::filecoin;
 using nlohmann::json;
-
-struct Malformed : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::vector<std::uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Malformed("cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string s = ss.str();
-  return {s.begin(), s.end()};
-}
-
-void write_bytes(const std::filesystem::path& path, std::span<const std::uint8_t> bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()))) {
-    throw Malformed("cannot write " + path.string());
-  }
-}
-
-std::string hex(std::span<const std::uint8_t> b) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (std::uint8_t x : b) {
-    s.push_back(kDigits[x >> 4]);
-    s.push_back(kDigits[x & 15]);
-  }
-  return s;
-}
-
-Digest32 parse_hex32(std::string s, const char* what) {
-  if (s.rfind("0x", 0) == 0) s = s.substr(2);
-  if (s.size() != 64) throw Malformed(std::string(what) + " must be 32 bytes of hex");
-  Digest32 d{};
-  for (std::size_t i = 0; i < 32; ++i) {
-    auto nib = [&](char c) -> int {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      throw Malformed(std::string(what) + " is not hex");
-    };
-    d[i] = std::uint8_t(nib(s[2 * i]) << 4 | nib(s[2 * i + 1]));
-  }
-  return d;
-}
-
-std::uint64_t parse_sector_size(const std::string& s) {
-  std::size_t pos = 0;
-  std::uint64_t n = 0;
-  try {
-    n = std::stoull(s, &pos);
-  } catch (const std::exception&) {
-    throw Malformed("bad sector size '" + s + "'");
-  }
-  const std::string unit = s.substr(pos);
-  if (unit.empty() || unit == "B") return n;
-  if (unit == "KiB") return n << 10;
-  if (unit == "MiB") return n << 20;
-  if (unit == "GiB") return n << 30;
-  throw Malformed("bad sector size unit '" + unit + "' (use KiB, MiB or GiB)");
-}
 
 // --kind / --sector-size / --registered-proof -> the registered proof.
 PostProof resolve_proof(const std::string& kind, const std::string& size, const std::string& name) {
@@ -145,24 +83,13 @@ PostProof resolve_proof(const std::string& kind, const std::string& size, const 
   return *p;
 }
 
+// The shared errors (offline_util.hpp) plus vanilla proof errors.
 void guarded(Context& ctx, const std::function<void()>& fn) {
   try {
-    fn();
-  } catch (const Malformed& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
+    run_reporting_errors(ctx, "post", fn);
   } catch (const PostError& e) {
     std::fprintf(stderr, "%s: %s\n", is_invalid_proof(e.kind()) ? "invalid" : "error", e.what());
     ctx.exit_code = is_invalid_proof(e.kind()) ? kExitInvalid : kExitMalformed;
-  } catch (const std::filesystem::filesystem_error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
-  } catch (const PorepC2Error& e) {
-    std::fprintf(stderr, "error: post: %s\n", e.what());
-    ctx.exit_code = e.kind() == PorepC2ErrorKind::kInvalidProof ? kExitInvalid : kExitMalformed;
-  } catch (const groth16::ParamsError& e) {
-    std::fprintf(stderr, "error: params: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
   }
 }
 

@@ -23,7 +23,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "circuits/filecoin/update_check.hpp"
@@ -31,6 +30,7 @@
 #include "circuits/filecoin/update_prove.hpp"
 #include "circuits/filecoin/update_vanilla.hpp"
 #include "cuzkctl/commands.hpp"
+#include "cuzkctl/commands/offline_util.hpp"
 #include "cuzkctl/setup_backend.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/verifier.hpp"
@@ -42,67 +42,11 @@ using namespace cuzk;
 using namespace cuzk::circuits::filecoin;
 using nlohmann::json;
 
-struct Malformed : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Malformed("cannot open " + path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string s = ss.str();
-  return {s.begin(), s.end()};
-}
-
-void write_bytes(const std::filesystem::path& path, std::span<const std::uint8_t> b) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size())))
-    throw Malformed("cannot write " + path.string());
-}
-
-std::string hex(const Digest32& d) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (std::uint8_t x : d) {
-    s.push_back(kDigits[x >> 4]);
-    s.push_back(kDigits[x & 15]);
-  }
-  return s;
-}
-
-Digest32 unhex(const std::string& s, const char* what) {
-  if (s.size() != 64) throw Malformed(std::string(what) + ": expected 64 hex digits");
-  Digest32 d;
-  for (std::size_t i = 0; i < 32; ++i) {
-    auto nib = [&](char c) -> int {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      throw Malformed(std::string(what) + ": not hex");
-    };
-    d[i] = std::uint8_t(nib(s[2 * i]) << 4 | nib(s[2 * i + 1]));
-  }
-  return d;
-}
-
-// "2KiB", "32GiB", or a byte count.
-std::uint64_t parse_size(const std::string& s) {
-  static const std::pair<const char*, std::uint64_t> kUnits[] = {
-      {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30}};
-  for (const auto& [u, m] : kUnits) {
-    const std::string unit(u);
-    if (s.size() > unit.size() && s.compare(s.size() - unit.size(), unit.size(), unit) == 0)
-      return std::stoull(s.substr(0, s.size() - unit.size())) * m;
-  }
-  return std::stoull(s);
-}
-
 void gen(Context& ctx, const std::string& size, std::uint64_t seed, const std::string& out,
          bool sealed) {
   std::optional<UpdateProof> proof;
   try {
-    proof = update_proof_from_sector_bytes(parse_size(size));
+    proof = update_proof_from_sector_bytes(parse_sector_size(size));
   } catch (const std::exception&) {
   }
   if (!proof) {
@@ -173,9 +117,9 @@ UpdateInputs load(const std::filesystem::path& dir) {
     std::vector<std::vector<std::uint8_t>> parts;
     for (const auto& name : j.at("partitions")) parts.push_back(read_bytes(dir / name.get<std::string>()));
     UpdateInputs in = parse_update_inputs(
-        *proof, unhex(j.at("comm_r_old").get<std::string>(), "comm_r_old"),
-        unhex(j.at("comm_d_new").get<std::string>(), "comm_d_new"),
-        unhex(j.at("comm_r_new").get<std::string>(), "comm_r_new"), parts);
+        *proof, parse_hex32(j.at("comm_r_old").get<std::string>(), "comm_r_old"),
+        parse_hex32(j.at("comm_d_new").get<std::string>(), "comm_d_new"),
+        parse_hex32(j.at("comm_r_new").get<std::string>(), "comm_r_new"), parts);
     if (j.contains("h")) in.h = j.at("h").get<std::size_t>();
     return in;
   } catch (const json::exception& e) {
@@ -224,22 +168,16 @@ void check(Context& ctx, const std::string& dir, bool circuit, int only_partitio
 template <class F>
 void guarded(Context& ctx, F&& f) {
   try {
-    f();
+    run_reporting_errors(ctx, "", f);
   } catch (const UpdateError& e) {
     std::fprintf(stderr, "%s: %s\n", is_structural(e.kind()) ? "error" : "invalid", e.what());
     ctx.exit_code = is_structural(e.kind()) ? kExitMalformed : kExitInvalid;
-  } catch (const PorepC2Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    ctx.exit_code = e.kind() == PorepC2ErrorKind::kInvalidProof ? kExitInvalid : kExitMalformed;
-  } catch (const Malformed& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
   }
 }
 
 void setup(Context& ctx, const std::string& size, const std::string& out_dir,
            const std::string& gpu) {
-  const auto proof = update_proof_from_sector_bytes(parse_size(size));
+  const auto proof = update_proof_from_sector_bytes(parse_sector_size(size));
   if (!proof) throw Malformed("no update proof for sector size '" + size + "'");
   const auto mode = parse_setup_device(gpu);
   if (!mode) throw Malformed("--gpu must be auto, on or off");

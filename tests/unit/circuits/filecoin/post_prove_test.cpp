@@ -1,17 +1,19 @@
 // FallbackPoSt proving on the CPU: parameter names against rust-fil-proofs'
 // parameters.json, and a genuine 2 KiB WindowPoSt partition proved under
-// development parameters generated here (domain 2^15: seconds), verified,
-// and rejected under other public inputs.
+// development parameters generated here by ensure_post_dev_params (domain
+// 2^15: seconds), verified, and rejected under other public inputs.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "circuits/filecoin/post_gen.hpp"
 #include "circuits/filecoin/post_prove.hpp"
 #include "groth16/digest.hpp"
-#include "groth16/setup.hpp"
 
 namespace cuzk::circuits::filecoin {
 namespace {
@@ -58,7 +60,20 @@ TEST(PostProve, Window2KiBGenuinePartitionProvesAndVerifies) {
   ThreadPool pool(2);
   const groth16::R1cs r1cs = compile_post_shape(o.proof);
   EXPECT_EQ(r1cs.num_constraints(), 21866u + 23);  // incl. the input constraints
-  const groth16::Parameters params = groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool);
+  // Development parameters under the PoSt "-dev" names, generated, then
+  // loaded by a second call.
+  const fs::path dir = fs::temp_directory_path() / ("cuzk-post-prove-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const LoadedParams loaded = ensure_post_dev_params(o.proof, dir, r1cs, pool);
+  EXPECT_EQ(loaded.origin, ParamsOrigin::kDevelopmentGenerated);
+  EXPECT_EQ(loaded.params_path.filename().string(), post_dev_param_names(o.proof).params);
+  EXPECT_EQ(loaded.vk_path.filename().string(), post_dev_param_names(o.proof).vk);
+  EXPECT_TRUE(fs::exists(loaded.params_path));
+  const LoadedParams again = ensure_post_dev_params(o.proof, dir, r1cs, pool);
+  EXPECT_EQ(again.origin, ParamsOrigin::kDevelopment);
+  EXPECT_EQ(again.params.vk, loaded.params.vk);
+  fs::remove_all(dir);
+  const groth16::Parameters& params = loaded.params;
   EXPECT_EQ(groth16::vk_file_bytes(params.vk.ic.size()), 3076u);  // the official .vk size
   groth16::CpuProver prover(pool);
   const auto proof = prove_post_partition(p, params, r1cs, prover, pool);
