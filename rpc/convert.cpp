@@ -1,6 +1,7 @@
 #include "rpc/convert.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "engine/filecoin_request.hpp"
 
