@@ -163,6 +163,73 @@ TEST(JobJournalFormat, ResultsRoundTripAndTruncationIsRejected) {
   EXPECT_FALSE(decode_job_result(bytes));
 }
 
+// The binary PoSt / SnapDeals requests (every byte value, NULs included).
+JobRequest filecoin(ProofKind kind, std::uint8_t salt, std::string request_id) {
+  JobRequest r;
+  r.kind = kind;
+  r.request_id = std::move(request_id);
+  for (int i = 0; i < 3 * 256; ++i) r.input.push_back(static_cast<char>((i * 7 + salt) & 0xff));
+  return r;
+}
+
+TEST(JobJournalFormat, FilecoinKindInputsRoundTripByteForByte) {
+  const ProofKind kinds[] = {ProofKind::kWindowPost, ProofKind::kWinningPost, ProofKind::kSnapDeals};
+  for (const ProofKind kind : kinds) {
+    const JobRequest r = filecoin(kind, static_cast<std::uint8_t>(kind), "fc");
+    const auto file = encode_job_input(8, r);
+    auto back = decode_job_input(8, kind, file);
+    ASSERT_TRUE(back) << to_string(kind) << ": " << back.error().message;
+    EXPECT_EQ(back.value().kind, kind);
+    EXPECT_EQ(back.value().input, r.input);
+    EXPECT_TRUE(back.value().same_work(r));
+    for (const ProofKind other : kinds) {
+      if (other != kind) {
+        EXPECT_FALSE(decode_job_input(8, other, file)) << to_string(kind);
+      }
+    }
+  }
+}
+
+TEST(JobJournal, FilecoinJobsResumeWithTheirBinaryInput) {
+  Rig rig;
+  {
+    auto o = rig.open();
+    ASSERT_FALSE(o.journal->accepted(1, filecoin(ProofKind::kWindowPost, 1, "window"), Priority::kHigh));
+    ASSERT_FALSE(o.journal->accepted(2, filecoin(ProofKind::kWinningPost, 2, "winning"), Priority::kCritical));
+    ASSERT_FALSE(o.journal->accepted(3, filecoin(ProofKind::kSnapDeals, 3, "snap"), Priority::kNormal));
+  }
+  auto o = rig.open();
+  const auto& resume = o.recovery.resume;
+  ASSERT_EQ(resume.size(), 3u);
+  EXPECT_EQ(resume[0].request.kind, ProofKind::kWindowPost);
+  EXPECT_EQ(resume[0].request.input, filecoin(ProofKind::kWindowPost, 1, "").input);
+  EXPECT_EQ(resume[1].request.kind, ProofKind::kWinningPost);
+  EXPECT_EQ(resume[1].priority, Priority::kCritical);
+  EXPECT_EQ(resume[1].request.input, filecoin(ProofKind::kWinningPost, 2, "").input);
+  EXPECT_EQ(resume[2].request.kind, ProofKind::kSnapDeals);
+  EXPECT_EQ(resume[2].request_id, "snap");
+  EXPECT_EQ(resume[2].request.input, filecoin(ProofKind::kSnapDeals, 3, "").input);
+}
+
+TEST(JobJournalFormat, AKindByteBeyondSnapDealsIsRejected) {
+  // kAccepted fields: u8 kind | u8 priority | u8 input mode (inline) | u32 bytes.
+  auto image = policy::journal_file_header();
+  const std::uint8_t snap = static_cast<std::uint8_t>(ProofKind::kSnapDeals);
+  for (const std::uint8_t kind : {snap, static_cast<std::uint8_t>(snap + 1), std::uint8_t{0xff}}) {
+    const auto rec = policy::encode_record(policy::RecordType::kAccepted, policy::Millis{1},
+                                           "kind-" + std::to_string(kind),
+                                           std::vector<std::uint8_t>{kind, 1, 1, 0, 0, 0, 0});
+    image.insert(image.end(), rec.begin(), rec.end());
+  }
+  auto r = policy::replay_journal(image, policy::Millis{2}, 10min);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->unfinished.size(), 1u);
+  EXPECT_EQ(r->unfinished[0].kind, ProofKind::kSnapDeals);
+  ASSERT_EQ(r->errors.size(), 2u);
+  EXPECT_EQ(r->errors[0].kind, policy::JournalErrorKind::kBadPayload);
+  EXPECT_EQ(r->errors[1].kind, policy::JournalErrorKind::kBadPayload);
+}
+
 TEST(JobJournal, ReopenResumesUnfinishedJobsAndKeepsFinishedOutcomes) {
   Rig rig;
   ProofOutput out = some_output(1);
