@@ -116,8 +116,10 @@ Result<T> porep_call(F&& f) {
 // Shapes and parameters of the Filecoin circuits (PoRep C2 per sector shape;
 // PoSt and SnapDeals per engine/filecoin_work.hpp's set ids). Loads block (files of
 // GBs, or a development setup of minutes), so they run on the worker pool;
-// load_mu makes concurrent jobs of one size wait for a single load, while
-// ready_mu (never held across a load) lets the loop drop a set at once.
+// each set's load mutex makes concurrent jobs of that set wait for a single
+// load, while loads of different sets proceed at once (a WinningPoSt never
+// waits for a PoRep set's minutes of loading), and ready_mu (never held
+// across a load) lets the loop drop a set at once.
 struct Engine::ParamSets {
   explicit ParamSets(std::filesystem::path params_dir) : dir(params_dir), shapes(std::move(params_dir)) {}
 
@@ -158,13 +160,22 @@ struct Engine::ParamSets {
         });
   }
 
-  // Under load_mu: the shape (compile), the budget check, the parameters
-  // (ensure), their prepared key and .vk bytes.
+  // The mutex held across loading set `key` (created on first use, kept:
+  // there are a few dozen set ids at most).
+  std::mutex& load_mutex(const std::string& key) {
+    std::lock_guard lock(ready_mu);
+    std::unique_ptr<std::mutex>& m = load_mus[key];
+    if (!m) m = std::make_unique<std::mutex>();
+    return *m;
+  }
+
+  // Under the set's load mutex: the shape (compile), the budget check, the
+  // parameters (ensure), their prepared key and .vk bytes.
   template <class Compile, class Ensure>
   std::shared_ptr<const Ready> get_or_load(const std::string& key, const ParamsAdmit& admit, Compile compile,
                                            Ensure ensure) {
     if (auto r = find(key)) return r;
-    std::lock_guard lock(load_mu);
+    std::lock_guard lock(load_mutex(key));
     if (auto r = find(key)) return r;
     std::filesystem::create_directories(dir);
     auto r = std::make_shared<Ready>();
@@ -181,10 +192,10 @@ struct Engine::ParamSets {
   }
 
   std::filesystem::path dir;
-  fc::PorepC2 shapes;
-  std::mutex load_mu;   // held across a load (and so guards shapes)
-  std::mutex ready_mu;  // guards ready; never held across a load
-  std::map<std::string, std::shared_ptr<const Ready>> ready;  // by set id
+  fc::PorepC2 shapes;  // thread-safe (its own lock across a compile)
+  std::mutex ready_mu;  // guards ready and load_mus; never held across a load
+  std::map<std::string, std::shared_ptr<const Ready>> ready;        // by set id
+  std::map<std::string, std::unique_ptr<std::mutex>> load_mus;     // by set id
 };
 
 }  // namespace cuzk::engine
