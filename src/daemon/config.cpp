@@ -128,6 +128,10 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     if (*v == 0 || *v > 256) r.fail("engine.max_concurrent_jobs", "must be in [1, 256]");
     c.engine.max_concurrent_jobs = *v;
   }
+  if (auto v = r.get<std::size_t>("engine", "critical_workers")) {
+    if (*v > 16) r.fail("engine.critical_workers", "must be in [0, 16]");
+    c.engine.critical_workers = *v;
+  }
   if (auto v = r.get<std::size_t>("engine", "queue_capacity")) {
     if (*v == 0 || *v > 1'000'000) r.fail("engine.queue_capacity", "must be in [1, 1000000]");
     c.engine.admission.capacity = *v;

@@ -273,8 +273,10 @@ std::optional<Result<JobView>> Engine::screen(const JobRequest& request, Priorit
   if (request.kind == ProofKind::kPoRepC2 && request.input.empty()) {
     return reject(ErrorKind::kInvalidInput, "PoRep C2 request without C1 output (vanillaProof is empty)");
   }
-  if (request.kind != ProofKind::kGroth16Demo && request.kind != ProofKind::kPoRepC2 && request.input.empty()) {
-    return reject(ErrorKind::kInvalidInput, std::string(to_string(request.kind)) + " request without its input");
+  if (request.kind == ProofKind::kWindowPost || request.kind == ProofKind::kWinningPost ||
+      request.kind == ProofKind::kSnapDeals) {
+    if (auto bad = screen_filecoin_request(request.kind, request.input))
+      return reject(bad->kind, std::string(to_string(request.kind)) + ": " + bad->message);
   }
   if (request.kind == ProofKind::kGroth16Demo &&
       (request.demo_log_domain < kMinDemoLogDomain || request.demo_log_domain > config_.max_demo_log_domain)) {

@@ -58,6 +58,25 @@ class Reader {
       if (auto e = blob(b, field)) return e;
     return std::nullopt;
   }
+  // Walks n x (u32 bytes | bytes) without copying; n in `count`.
+  std::optional<Error> skip_blobs(std::size_t& count, const char* field) {
+    std::uint64_t n = 0;
+    if (auto e = u(n, 4, field)) return e;
+    if (n > (b_.size() - at_) / 4) return truncated(field);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::uint64_t len = 0;
+      if (auto e = u(len, 4, field)) return e;
+      if (b_.size() - at_ < len) return truncated(field);
+      at_ += len;
+    }
+    count = static_cast<std::size_t>(n);
+    return std::nullopt;
+  }
+  std::optional<Error> skip(std::size_t n, const char* field) {
+    if (b_.size() - at_ < n) return truncated(field);
+    at_ += n;
+    return std::nullopt;
+  }
   std::optional<Error> version(const char* what) {
     std::uint64_t v = 0;
     if (auto e = u(v, 1, "version")) return e;
@@ -130,6 +149,33 @@ Result<SnapRequest> decode_snap_request(std::string_view bytes) {
   if (auto e = in.blobs(r.vanilla_proofs, "vanilla proofs")) return *e;
   if (auto e = in.done("SnapDeals")) return *e;
   return r;
+}
+
+Result<FilecoinRequestHeader> peek_post_request(std::string_view bytes) {
+  Reader in(bytes);
+  FilecoinRequestHeader h;
+  std::uint64_t skipped = 0, randomness = 0;
+  if (auto e = in.version("PoSt")) return *e;
+  if (auto e = in.u(h.registered_proof, 8, "registered proof")) return *e;
+  if (auto e = in.u(skipped, 8, "miner id")) return *e;
+  if (auto e = in.u(skipped, 4, "partition index")) return *e;
+  if (auto e = in.u(randomness, 4, "randomness")) return *e;
+  if (auto e = in.skip(static_cast<std::size_t>(randomness), "randomness")) return *e;
+  h.randomness_bytes = static_cast<std::size_t>(randomness);
+  if (auto e = in.skip_blobs(h.vanilla_proofs, "vanilla proofs")) return *e;
+  if (auto e = in.done("PoSt")) return *e;
+  return h;
+}
+
+Result<FilecoinRequestHeader> peek_snap_request(std::string_view bytes) {
+  Reader in(bytes);
+  FilecoinRequestHeader h;
+  if (auto e = in.version("SnapDeals")) return *e;
+  if (auto e = in.u(h.registered_proof, 8, "registered proof")) return *e;
+  if (auto e = in.skip(3 * 32, "commitments")) return *e;
+  if (auto e = in.skip_blobs(h.vanilla_proofs, "vanilla proofs")) return *e;
+  if (auto e = in.done("SnapDeals")) return *e;
+  return h;
 }
 
 }  // namespace cuzk::engine

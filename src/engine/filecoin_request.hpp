@@ -41,4 +41,15 @@ std::string encode_snap_request(const SnapRequest& r);
 Result<PostRequest> decode_post_request(std::string_view bytes);
 Result<SnapRequest> decode_snap_request(std::string_view bytes);
 
+// What the framing says without copying a vanilla proof: the whole encoding
+// is walked (same errors as decode), for the submit-time screen on the event
+// loop. randomness_bytes is 0 for SnapDeals.
+struct FilecoinRequestHeader {
+  std::uint64_t registered_proof = 0;
+  std::size_t randomness_bytes = 0;
+  std::size_t vanilla_proofs = 0;
+};
+Result<FilecoinRequestHeader> peek_post_request(std::string_view bytes);
+Result<FilecoinRequestHeader> peek_snap_request(std::string_view bytes);
+
 }  // namespace cuzk::engine

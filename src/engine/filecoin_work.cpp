@@ -68,25 +68,42 @@ std::optional<Error> input_errors(const std::string& prefix, F&& f) {
   }
 }
 
-Result<FilecoinWork> prepare_post(ProofKind kind, std::string_view input, ThreadPool& pool) {
-  Result<PostRequest> req = decode_post_request(input);
-  if (!req) return req.error();
-  PostRequest& r = req.value();
-  const std::optional<fc::PostProof> proof = fc::post_proof_from_id(r.registered_proof);
-  if (!proof) return invalid("unknown registered PoSt proof " + std::to_string(r.registered_proof));
+std::optional<Error> screen_post(ProofKind kind, const FilecoinRequestHeader& h) {
+  const std::optional<fc::PostProof> proof = fc::post_proof_from_id(h.registered_proof);
+  if (!proof) return invalid("unknown registered PoSt proof " + std::to_string(h.registered_proof));
   const fc::PostProofInfo& info = fc::post_proof_info(*proof);
   const fc::PostKind want = kind == ProofKind::kWinningPost ? fc::PostKind::kWinning : fc::PostKind::kWindow;
   if (info.kind != want) {
     return invalid("registered proof " + std::string(info.name) + " is not a " +
                    (want == fc::PostKind::kWinning ? "WinningPoSt" : "WindowPoSt") + " proof");
   }
-  if (r.randomness.size() != 32)
-    return invalid("randomness is " + std::to_string(r.randomness.size()) + " bytes, not 32");
-  if (r.vanilla_proofs.empty()) return invalid("no vanilla proofs");
-  if (r.vanilla_proofs.size() > info.circuit_sector_count) {
-    return invalid(std::to_string(r.vanilla_proofs.size()) + " vanilla proofs; a " + std::string(info.name) +
+  if (h.randomness_bytes != 32) return invalid("randomness is " + std::to_string(h.randomness_bytes) + " bytes, not 32");
+  if (h.vanilla_proofs == 0) return invalid("no vanilla proofs");
+  if (h.vanilla_proofs > info.circuit_sector_count) {
+    return invalid(std::to_string(h.vanilla_proofs) + " vanilla proofs; a " + std::string(info.name) +
                    " partition holds at most " + std::to_string(info.circuit_sector_count));
   }
+  return std::nullopt;
+}
+
+std::optional<Error> screen_snap(const FilecoinRequestHeader& h) {
+  const std::optional<fc::UpdateProof> proof = fc::update_proof_from_id(h.registered_proof);
+  if (!proof) return invalid("unknown registered update proof " + std::to_string(h.registered_proof));
+  const std::size_t want = fc::update_partition_count(fc::update_proof_info(*proof).nodes);
+  if (h.vanilla_proofs != want) {
+    return invalid(std::to_string(h.vanilla_proofs) + " partition proofs; " +
+                   std::string(fc::update_proof_info(*proof).name) + " has " + std::to_string(want) + " partitions");
+  }
+  return std::nullopt;
+}
+
+Result<FilecoinWork> prepare_post(ProofKind kind, std::string_view input, ThreadPool& pool) {
+  Result<PostRequest> req = decode_post_request(input);
+  if (!req) return req.error();
+  PostRequest& r = req.value();
+  if (auto bad = screen_post(kind, {r.registered_proof, r.randomness.size(), r.vanilla_proofs.size()})) return *bad;
+  const std::optional<fc::PostProof> proof = fc::post_proof_from_id(r.registered_proof);  // known: screened
+  const fc::PostProofInfo& info = fc::post_proof_info(*proof);
   fc::Digest32 randomness{};
   std::copy(r.randomness.begin(), r.randomness.end(), randomness.begin());
 
@@ -125,8 +142,8 @@ Result<FilecoinWork> prepare_snap(std::string_view input) {
   Result<SnapRequest> req = decode_snap_request(input);
   if (!req) return req.error();
   const SnapRequest& r = req.value();
+  if (auto bad = screen_snap({r.registered_proof, 0, r.vanilla_proofs.size()})) return *bad;
   const std::optional<fc::UpdateProof> proof = fc::update_proof_from_id(r.registered_proof);
-  if (!proof) return invalid("unknown registered update proof " + std::to_string(r.registered_proof));
   auto in = std::make_shared<fc::UpdateInputs>();
   if (auto bad = input_errors("", [&] {
         *in = fc::parse_update_inputs(*proof, r.comm_r_old, r.comm_d_new, r.comm_r_new, r.vanilla_proofs);
@@ -165,6 +182,24 @@ std::optional<CircuitSetSpec> circuit_set_spec(std::string_view id) {
   for (const fc::UpdateProofInfo& info : fc::update_proofs())
     if (snap_set_id(info.proof) == id) return snap_spec(info.proof);
   return std::nullopt;
+}
+
+std::optional<Error> screen_filecoin_request(ProofKind kind, std::string_view input) {
+  switch (kind) {
+    case ProofKind::kWindowPost:
+    case ProofKind::kWinningPost: {
+      Result<FilecoinRequestHeader> h = peek_post_request(input);
+      if (!h) return h.error();
+      return screen_post(kind, h.value());
+    }
+    case ProofKind::kSnapDeals: {
+      Result<FilecoinRequestHeader> h = peek_snap_request(input);
+      if (!h) return h.error();
+      return screen_snap(h.value());
+    }
+    default:
+      return Error{ErrorKind::kInternal, "screen_filecoin_request: not a PoSt or SnapDeals kind"};
+  }
 }
 
 Result<FilecoinWork> prepare_filecoin_work(ProofKind kind, std::string_view input, ThreadPool& pool) {

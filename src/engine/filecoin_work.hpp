@@ -63,6 +63,12 @@ struct FilecoinWork {
   std::string description;  // "StackedDrgWindow2KiBV1_2, 2 sectors, partition 0"
 };
 
+// The checks that read only the request's header, cheap enough for submit on
+// the event loop (no vanilla proof is copied or parsed): the framing, the
+// registered proof and its kind, the randomness length, the vanilla-proof
+// count. prepare_filecoin_work repeats them. kind: as below.
+std::optional<Error> screen_filecoin_request(ProofKind kind, std::string_view input);
+
 // kind: kWindowPost, kWinningPost or kSnapDeals. Blocking (parsing and the
 // native check of a 32 GiB WindowPoSt partition hash ~235,000 Poseidon
 // nodes, spread over `pool`): a worker thread's call.

@@ -52,6 +52,10 @@ drain_timeout_ms = 20000
 auth_timeout_ms = 3000
 [engine]
 max_concurrent_jobs = 1
+# No CRITICAL-only worker: PrioritiesOverloadTimeoutCancelAndWatch checks the
+# queue order of every priority behind one busy worker (the critical lane is
+# covered by FilecoinEngine.CriticalWinningPostOvertakesAPorepHoldingTheWorker).
+critical_workers = 0
 queue_capacity = 4
 urgent_reserve = 1
 max_demo_log_domain = 14
@@ -327,9 +331,9 @@ TEST_F(DaemonE2E, MalformedRequestsGetTypedErrorsWhileOtherJobsComplete) {
   for (auto kind : {engine::ProofKind::kWindowPost, engine::ProofKind::kWinningPost, engine::ProofKind::kSnapDeals}) {
     JobRequest req;
     req.kind = kind;
-    auto r = c.submit(req);
+    auto r = c.submit(req);  // no vanilla proofs, no commitments
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, ErrorKind::kUnimplemented);
+    EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput) << r.error().message;
   }
   {
     JobRequest req;  // PoRep C2 without its C1 output

@@ -14,6 +14,7 @@ TEST(Config, EmptyFileGivesDefaults) {
   EXPECT_EQ(c.engine.admission.capacity, 64u);
   EXPECT_EQ(c.engine.admission.reserved_for_urgent, 4u);
   EXPECT_EQ(c.engine.max_concurrent_jobs, 1u);
+  EXPECT_EQ(c.engine.critical_workers, 1u);
   EXPECT_EQ(c.log_format, runtime::LogFormat::kText);
 }
 
@@ -27,6 +28,7 @@ max_message_bytes = 1048576
 drain_timeout_ms = 1500
 [engine]
 max_concurrent_jobs = 3
+critical_workers = 2
 queue_capacity = 10
 urgent_reserve = 2
 result_ttl_s = 5
@@ -46,6 +48,7 @@ format = "json"
   EXPECT_EQ(c.drain_timeout.count(), 1500);
   EXPECT_EQ(c.engine.drain_timeout.count(), 1500);
   EXPECT_EQ(c.engine.max_concurrent_jobs, 3u);
+  EXPECT_EQ(c.engine.critical_workers, 2u);
   EXPECT_EQ(c.engine.admission.capacity, 10u);
   EXPECT_EQ(c.engine.admission.reserved_for_urgent, 2u);
   EXPECT_EQ(c.engine.result_ttl.count(), 5000);
@@ -74,6 +77,7 @@ TEST(Config, RejectsWithTheOffendingKeyNamed) {
   expect_error("[daemon]\nsocket_mode = \"0999\"\n", "daemon.socket_mode");
   expect_error("[daemon]\nmax_message_bytes = 10\n", "daemon.max_message_bytes");
   expect_error("[logging]\nformat = \"xml\"\n", "logging.format");
+  expect_error("[engine]\ncritical_workers = 17\n", "engine.critical_workers");
   expect_error("[engine\n", "cfg:1");  // syntax error with its position
 }
 
@@ -113,6 +117,7 @@ TEST(Config, ExampleFileDocumentsTheDefaults) {
   EXPECT_EQ(example.max_message_bytes, d.max_message_bytes);
   EXPECT_EQ(example.drain_timeout, d.drain_timeout);
   EXPECT_EQ(example.engine.max_concurrent_jobs, d.engine.max_concurrent_jobs);
+  EXPECT_EQ(example.engine.critical_workers, d.engine.critical_workers);
   EXPECT_EQ(example.engine.admission.capacity, d.engine.admission.capacity);
   EXPECT_EQ(example.engine.admission.reserved_for_urgent, d.engine.admission.reserved_for_urgent);
   EXPECT_EQ(example.engine.result_ttl, d.engine.result_ttl);

@@ -147,6 +147,39 @@ TEST(FilecoinRequest, WrongVersionIsRefused) {
   }
 }
 
+// The submit-time peek walks the same framing as decode: it accepts exactly
+// what decode accepts (every prefix, trailing bytes, a huge count) and
+// reports the header decode would give.
+TEST(FilecoinRequest, PeekAcceptsExactlyWhatDecodeAccepts) {
+  const std::string post = encode_post_request(sample_post());
+  for (std::size_t n = 0; n <= post.size(); ++n) {
+    const std::string_view b = std::string_view(post).substr(0, n);
+    EXPECT_EQ(bool(peek_post_request(b)), bool(decode_post_request(b))) << n;
+  }
+  const Result<FilecoinRequestHeader> h = peek_post_request(post);
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(h.value().registered_proof, sample_post().registered_proof);
+  EXPECT_EQ(h.value().randomness_bytes, 32u);
+  EXPECT_EQ(h.value().vanilla_proofs, 3u);
+  EXPECT_FALSE(peek_post_request(post + "x"));
+  std::string huge = post;
+  set_u32(huge, 57, 0xffffffffU);
+  EXPECT_FALSE(peek_post_request(huge));
+
+  const std::string snap = encode_snap_request(sample_snap());
+  for (std::size_t n = 0; n <= snap.size(); ++n) {
+    const std::string_view b = std::string_view(snap).substr(0, n);
+    EXPECT_EQ(bool(peek_snap_request(b)), bool(decode_snap_request(b))) << n;
+  }
+  const Result<FilecoinRequestHeader> s = peek_snap_request(snap);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s.value().registered_proof, 4u);
+  EXPECT_EQ(s.value().vanilla_proofs, 2u);
+  EXPECT_FALSE(peek_snap_request(snap + "xy"));
+  EXPECT_FALSE(peek_post_request(snap));
+  EXPECT_FALSE(peek_snap_request(post));
+}
+
 TEST(FilecoinRequest, OneKindsBytesDoNotDecodeAsTheOther) {
   // A SnapDeals request is not a well-formed PoSt request and vice versa.
   EXPECT_FALSE(decode_post_request(encode_snap_request(sample_snap())));

@@ -186,6 +186,35 @@ TEST_F(PostWork, WrongKindForTheInputIsRefused) {
   EXPECT_EQ(porep.error().kind, ErrorKind::kInternal);
 }
 
+// The submit-time screen refuses what the header alone shows to be wrong and
+// passes a genuine request (whose vanilla proofs it does not read).
+TEST_F(PostWork, ScreenRefusesWhatTheHeaderShowsWrong) {
+  EXPECT_FALSE(screen_filecoin_request(ProofKind::kWindowPost, encode_post_request(window_->request)));
+  EXPECT_FALSE(screen_filecoin_request(ProofKind::kWinningPost, encode_post_request(winning_->request)));
+  auto screened = [](ProofKind kind, const PostRequest& r) {
+    std::optional<Error> e = screen_filecoin_request(kind, encode_post_request(r));
+    EXPECT_TRUE(e);
+    if (!e) return std::string();
+    EXPECT_EQ(e->kind, ErrorKind::kInvalidInput);
+    return e->message;
+  };
+  EXPECT_TRUE(contains(screened(ProofKind::kWindowPost, winning_->request), "not a WindowPoSt"));
+  PostRequest r = window_->request;
+  r.vanilla_proofs.clear();
+  EXPECT_TRUE(contains(screened(ProofKind::kWindowPost, r), "no vanilla proofs"));
+  r = window_->request;
+  r.randomness.pop_back();
+  EXPECT_TRUE(contains(screened(ProofKind::kWindowPost, r), "31 bytes"));
+  r = window_->request;
+  r.registered_proof = 999;
+  EXPECT_TRUE(contains(screened(ProofKind::kWindowPost, r), "999"));
+  r = window_->request;
+  r.vanilla_proofs.push_back(r.vanilla_proofs.front());  // a 2 KiB WindowPoSt partition holds 2 sectors
+  EXPECT_TRUE(contains(screened(ProofKind::kWindowPost, r), "at most 2"));
+  EXPECT_TRUE(screen_filecoin_request(ProofKind::kWindowPost, ""));
+  EXPECT_TRUE(screen_filecoin_request(ProofKind::kSnapDeals, encode_post_request(window_->request)));
+}
+
 class SnapWork : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -251,6 +280,21 @@ TEST_F(SnapWork, MalformedPartitionProofsAreRefused) {
   EXPECT_TRUE(contains(refused(ProofKind::kSnapDeals, encode_snap_request(r), pool_), "77"));
   // SnapDeals bytes as a PoSt request.
   refused(ProofKind::kWindowPost, encode_snap_request(genuine()), pool_);
+}
+
+TEST_F(SnapWork, ScreenChecksTheProofAndPartitionCount) {
+  EXPECT_FALSE(screen_filecoin_request(ProofKind::kSnapDeals, encode_snap_request(genuine())));
+  SnapRequest r = genuine();
+  r.vanilla_proofs.push_back(r.vanilla_proofs.front());  // 2 KiB: one partition
+  std::optional<Error> e = screen_filecoin_request(ProofKind::kSnapDeals, encode_snap_request(r));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, ErrorKind::kInvalidInput);
+  EXPECT_TRUE(contains(e->message, "2 partition proofs")) << e->message;
+  r = genuine();
+  r.registered_proof = 77;
+  e = screen_filecoin_request(ProofKind::kSnapDeals, encode_snap_request(r));
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(contains(e->message, "77")) << e->message;
 }
 
 TEST(CircuitSetSpec, IdsMustBeSpelledExactly) {
