@@ -151,9 +151,9 @@ report)
   kill -TERM "$pid" 2>/dev/null
   sleep 2
   [[ -f $work/nvsmi.pid ]] && kill "$(cat "$work/nvsmi.pid")" 2>/dev/null
-  cp "$work"/steps.log "$work"/cuzkd.log "$work"/rss.log "$work"/sequence.log "$work"/*.json "$work"/*.err "$out/" \
-    2>/dev/null
-  [[ -f $work/gpu.log ]] && cp "$work/gpu.log" "$out/"
+  # One archive: a device run brings back at most 8 files.
+  (cd "$work" && tar czf "$out/filecoin-e2e.tgz" steps.log cuzkd.log rss.log sequence.log ./*.json ./*.err \
+    $(ls gpu.log 2>/dev/null))
   cat "$work/steps.log"
   df -h "$work" | tail -n 1
   ;;
