@@ -121,7 +121,8 @@ Result<T> porep_call(F&& f) {
 // waits for a PoRep set's minutes of loading), and ready_mu (never held
 // across a load) lets the loop drop a set at once.
 struct Engine::ParamSets {
-  explicit ParamSets(std::filesystem::path params_dir) : dir(params_dir), shapes(std::move(params_dir)) {}
+  ParamSets(std::filesystem::path params_dir, fc::ParamsReader reader)
+      : dir(params_dir), read(std::move(reader)), shapes(std::move(params_dir)) {}
 
   struct Ready {
     std::shared_ptr<const groth16::R1cs> r1cs;
@@ -144,7 +145,10 @@ struct Engine::ParamSets {
   std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool, const fc::ParamsGenerator& generate,
                                    const ParamsAdmit& admit) {
     return get_or_load(porep_srs_id(proof), admit, [&] { return shapes.compiled_shape(proof); },
-                       [&](const groth16::R1cs& r1cs) { return fc::ensure_dev_params(proof, dir, r1cs, pool, generate); });
+                       [&](const groth16::R1cs& r1cs) {
+                         return fc::ensure_dev_params(fc::official_param_names(proof), fc::dev_param_names(proof),
+                                                      fc::seal_proof_info(proof).name, dir, r1cs, pool, generate, read);
+                       });
   }
   std::shared_ptr<const Ready> get(const CircuitSetSpec& spec, ThreadPool& pool, const fc::ParamsGenerator& generate,
                                    const ParamsAdmit& admit) {
@@ -156,7 +160,7 @@ struct Engine::ParamSets {
           return fc::load_or_compile_shape(cache, spec.expected_inputs, spec.compile, spec.id);
         },
         [&](const groth16::R1cs& r1cs) {
-          return fc::ensure_dev_params(spec.official, spec.dev, spec.what, dir, r1cs, pool, generate);
+          return fc::ensure_dev_params(spec.official, spec.dev, spec.what, dir, r1cs, pool, generate, read);
         });
   }
 
@@ -192,6 +196,7 @@ struct Engine::ParamSets {
   }
 
   std::filesystem::path dir;
+  fc::ParamsReader read;  // the ParamStore's io_uring loader
   fc::PorepC2 shapes;  // thread-safe (its own lock across a compile)
   std::mutex ready_mu;  // guards ready and load_mus; never held across a load
   std::map<std::string, std::shared_ptr<const Ready>> ready;        // by set id

@@ -102,6 +102,31 @@ std::shared_ptr<const CircuitParams> ParamStore::load_or_generate(std::uint32_t 
   return cp;
 }
 
+groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& path, ThreadPool& pool) const {
+  const std::string file = path.filename().string();
+  io::ParamsLoaderOptions opts;
+  std::uint64_t next_tenth = 1;
+  opts.progress = [&](const io::LoadProgress& p) {
+    if (p.file_bytes == 0 || p.decoded_bytes * 10 < next_tenth * p.file_bytes) return;
+    next_tenth = p.decoded_bytes * 10 / p.file_bytes + 1;
+    log_.info("reading parameters", {{"file", file},
+                                     {"percent", p.decoded_bytes * 100 / p.file_bytes},
+                                     {"read_bytes", p.read_bytes},
+                                     {"file_bytes", p.file_bytes}});
+  };
+  io::LoadStats stats;
+  groth16::Parameters params = io::ParamsLoader(pool, opts).load_params(path, &stats);
+  log_.info("parameter file read", {{"path", path.string()},
+                                    {"bytes", stats.file_bytes},
+                                    {"backend", io::to_string(stats.backend)},
+                                    {"direct", stats.direct ? "yes" : "no"},
+                                    {"wall_s", stats.wall_s},
+                                    {"io_wait_s", stats.io_wait_s},
+                                    {"decode_s", stats.decode_s},
+                                    {"mib_per_s", stats.wall_s > 0 ? stats.file_bytes / stats.wall_s / (1 << 20) : 0.0}});
+  return params;
+}
+
 bool ParamStore::evict(const std::string& circuit_id) {
   auto log_domain = parse_demo_circuit_id(circuit_id);
   if (!log_domain) return false;

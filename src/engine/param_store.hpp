@@ -85,6 +85,12 @@ class ParamStore {
   // Drops the cached copy (the file stays); false if it was not loaded.
   bool evict(const std::string& circuit_id);
 
+  // Reads a .params file of a Filecoin set (PoRep, PoSt, SnapDeals) through
+  // the io_uring loader with `pool` decoding, as demo parameters are read;
+  // logs a progress line at every tenth of the file and the read's rate at
+  // the end. groth16::read_params's errors (fc::ParamsReader's contract).
+  groth16::Parameters read_params_file(const std::filesystem::path& path, ThreadPool& pool) const;
+
   std::vector<ParamsEntry> loaded() const;
   std::uint64_t loaded_bytes() const;
   // <state_dir>/params: where every circuit's parameter files live.

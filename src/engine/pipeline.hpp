@@ -61,6 +61,10 @@
 
 namespace cuzk::engine {
 
+// Cancellation and budget waits are polled at this period (a cancel of a
+// job waiting for memory takes effect within it).
+inline constexpr std::chrono::milliseconds kPipelinePollPeriod{100};
+
 // policy::MemoryBudget on the loop, with waiting as a co_await.
 class MemoryGate {
  public:

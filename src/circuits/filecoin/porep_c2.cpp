@@ -344,10 +344,10 @@ std::string_view to_string(ParamsOrigin origin) {
 namespace {
 
 groth16::Parameters load_checked(const std::filesystem::path& path, const groth16::R1cs& r1cs,
-                                 ThreadPool& pool) {
+                                 ThreadPool& pool, const ParamsReader& read) {
   groth16::Parameters p;
   try {
-    p = groth16::read_params(path, pool);
+    p = read ? read(path, pool) : groth16::read_params(path, pool);
   } catch (const groth16::ParamsError& e) {
     throw PorepC2Error(PorepC2ErrorKind::kParams, path.string() + ": " + e.what());
   }
@@ -379,19 +379,19 @@ LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir
 LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNames& dev,
                                std::string_view what, const std::filesystem::path& dir,
                                const groth16::R1cs& r1cs, ThreadPool& pool,
-                               const ParamsGenerator& generate) {
+                               const ParamsGenerator& generate, const ParamsReader& read) {
   LoadedParams out;
   if (std::filesystem::exists(dir / official.params)) {
     out.params_path = dir / official.params;
     out.vk_path = dir / official.vk;
-    out.params = load_checked(out.params_path, r1cs, pool);
+    out.params = load_checked(out.params_path, r1cs, pool, read);
     return out;
   }
   out.params_path = dir / dev.params;
   out.vk_path = dir / dev.vk;
   out.origin = ParamsOrigin::kDevelopment;
   if (std::filesystem::exists(out.params_path)) {
-    out.params = load_checked(out.params_path, r1cs, pool);
+    out.params = load_checked(out.params_path, r1cs, pool, read);
     return out;
   }
   std::fprintf(stderr,

@@ -219,11 +219,15 @@ using ParamsGenerator = std::function<groth16::Parameters(const groth16::R1cs& r
 // Same, generating with `generate` when development parameters must be made.
 LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
                                const groth16::R1cs& r1cs, ThreadPool& pool, const ParamsGenerator& generate);
+// Reads a .params file (groth16::read_params's contract and ParamsError
+// kinds). The daemon passes its io_uring loader (io::ParamsLoader: many large
+// reads in flight, decoding overlapping them); empty: groth16::read_params.
+using ParamsReader = std::function<groth16::Parameters(const std::filesystem::path& path, ThreadPool& pool)>;
 // The same for any circuit, given its official and development file names;
 // `what` names the proof in the warning.
 LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNames& dev,
                                std::string_view what, const std::filesystem::path& dir,
                                const groth16::R1cs& r1cs, ThreadPool& pool,
-                               const ParamsGenerator& generate);
+                               const ParamsGenerator& generate, const ParamsReader& read = {});
 
 }  // namespace cuzk::circuits::filecoin

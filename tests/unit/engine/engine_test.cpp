@@ -5,6 +5,9 @@
 // the loop until the state it needs is reached.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <filesystem>
 
 #include "engine/engine.hpp"
@@ -135,6 +138,41 @@ TEST(Engine, ParamStoreReusesGeneratedParameters) {
   EXPECT_FALSE(r.generated);  // read back, not regenerated
   EXPECT_EQ(second.loaded().size(), 1u);
   EXPECT_EQ(second.loaded_bytes(), fs::file_size(dir / "params" / "demo-5.params"));
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+// The Filecoin sets' parameter files are read through the store's io_uring
+// loader: the same parameters as groth16::read_params (re-encoded byte for
+// byte), with a progress line and the read's rate in the log.
+TEST(Engine, ParamStoreReadsParameterFilesThroughItsLoader) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  runtime::Logger log(runtime::LogLevel::kInfo, runtime::LogFormat::kText, out);
+  ThreadPool math(2);
+  char tmpl[] = "/tmp/cuzk-params-read-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  ParamStore store(dir, math, log);
+  ASSERT_TRUE(store.get_demo(7).generated);
+  const fs::path file = dir / "params" / "demo-7.params";
+  const groth16::Parameters got = store.read_params_file(file, math);
+  groth16::write_params(got, (dir / "copy.params").string());
+  auto bytes = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(bytes(dir / "copy.params"), bytes(file));
+  EXPECT_EQ(got.vk, groth16::read_params(file, math).vk);
+
+  std::fflush(out);
+  std::rewind(out);
+  std::string text;
+  for (int c; (c = std::fgetc(out)) != EOF;) text.push_back(static_cast<char>(c));
+  std::fclose(out);
+  EXPECT_NE(text.find("reading parameters"), std::string::npos) << text;
+  EXPECT_NE(text.find("percent=100"), std::string::npos) << text;
+  EXPECT_NE(text.find("parameter file read"), std::string::npos) << text;
+  EXPECT_THROW(store.read_params_file(dir / "params" / "missing.params", math), groth16::ParamsError);
   std::error_code ec;
   fs::remove_all(dir, ec);
 }

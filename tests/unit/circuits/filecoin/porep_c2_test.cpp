@@ -232,6 +232,29 @@ TEST(PorepC2, Genuine2KiBProvesAndVerifies) {
   const LoadedParams again = ensure_dev_params(sp, dir, *r1cs, pool);
   EXPECT_EQ(again.origin, ParamsOrigin::kDevelopment);
   EXPECT_EQ(again.params.vk, params.params.vk);
+
+  // A reader given (the daemon's io_uring loader) reads the file instead of
+  // groth16::read_params; its ParamsError is the typed kParams failure.
+  std::vector<fs::path> read;
+  const ParamsReader reader = [&](const fs::path& path, ThreadPool& p) {
+    read.push_back(path);
+    return groth16::read_params(path, p);
+  };
+  const LoadedParams via_reader = ensure_dev_params(official_param_names(sp), dev_param_names(sp),
+                                                    seal_proof_info(sp).name, dir, *r1cs, pool, {}, reader);
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0], again.params_path);
+  EXPECT_EQ(via_reader.params.vk, params.params.vk);
+  const ParamsReader broken = [](const fs::path&, ThreadPool&) -> groth16::Parameters {
+    throw groth16::ParamsError(groth16::ParamsErrorKind::kTruncated, "short read");
+  };
+  try {
+    ensure_dev_params(official_param_names(sp), dev_param_names(sp), seal_proof_info(sp).name, dir, *r1cs, pool, {},
+                      broken);
+    ADD_FAILURE() << "a reader's ParamsError was not reported";
+  } catch (const PorepC2Error& e) {
+    EXPECT_EQ(e.kind(), PorepC2ErrorKind::kParams);
+  }
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,212 @@
+// Parameter-set residency of the engine: budget admission of a set from its
+// circuit's shape, SRS leases and evictions (policy::SrsManager decides, the
+// engine performs), preload and evict.
+#include <algorithm>
+#include <string>
+
+#include "engine/engine_internal.hpp"
+
+namespace cuzk::engine {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+namespace {
+
+std::optional<fc::SealProof> porep_proof_for_srs_id(const std::string& id) {
+  for (const fc::SealProofInfo& info : fc::seal_proofs()) {
+    if (porep_srs_id(info.proof) == id) return info.proof;
+  }
+  return std::nullopt;
+}
+
+std::string unknown_set_message(const std::string& id) {
+  return "unknown parameter set '" + id +
+         "' (want demo-<log2 domain>, porep-<size>, window-post-<size>, winning-post-<size> or "
+         "snap-deals-<size>, spelled exactly: demo-16, porep-32GiB, winning-post-32GiB)";
+}
+
+}  // namespace
+
+// SRS residency
+//
+// Every parameter set a job or a preload loads is registered with srs_ under
+// its id ("demo-<n>", "porep-<sector size>") and its real host size; a job
+// holds a lease on it until it ends. The manager decides evictions, the
+// engine performs them: a host ("pinned") eviction drops the in-memory copy
+// (ParamStore / ParamSets; jobs still holding it keep theirs) together with
+// any copy a back end keeps on its device, and gives the budget charge back.
+// Loading stays what the engine did before: the set is loaded first (on the
+// worker pool), then registered and charged as already allocated.
+
+// A parameter set is checked against the memory budget from its circuit's
+// shape, before it is read or generated: one that can never fit (with, for a
+// job, one prover working set and a partition's synthesis, 2 witnesses, see
+// engine/pipeline.hpp) is refused as invalid_input - the request cannot be
+// served under this daemon's configuration, so retrying is pointless (as for
+// a demo size above engine.max_demo_log_domain); `overloaded` would invite
+// retries and `internal` blames the daemon. Sets that fit but not beside what
+// is loaded now are admitted: idle sets are evicted for them (SRS residency).
+// Called on a worker thread: it reads only what is fixed once the engine has
+// started (the budget's total, the back ends).
+ParamsAdmit Engine::params_admit(bool proving) {
+  if (config_.memory_budget_bytes == 0) return {};
+  const std::uint64_t total = config_.memory_budget_bytes;
+  const DeviceSet* devices = devices_.get();
+  return [total, devices, proving](const groth16::R1cs& r1cs) -> std::optional<Error> {
+    const std::uint64_t set_bytes = expected_params_host_bytes(r1cs) + r1cs.memory_bytes();
+    const std::uint64_t work_bytes = proving ? devices->host_bytes_per_prove(r1cs) + 2 * witness_bytes(r1cs) : 0;
+    if (set_bytes + work_bytes <= total) return std::nullopt;
+    return Error{ErrorKind::kInvalidInput,
+                 "the parameter set needs " + std::to_string(set_bytes) + " B" +
+                     (proving ? " and proving it " + std::to_string(work_bytes) + " B more" : std::string()) +
+                     ", above the whole memory budget of " + std::to_string(total) +
+                     " B: it can never fit (raise memory.total_budget)"};
+  };
+}
+
+policy::SrsLease Engine::lease_srs(const std::string& srs_id, std::uint64_t host_bytes, Priority priority) {
+  const policy::SrsKey key{srs_id, policy::SrsKind::kGroth16Params};
+  std::optional<policy::Reservation> prepaid;
+  if (srs_->residency(key, std::nullopt) == policy::Residency::kAbsent) {
+    srs_->register_srs(key, policy::SrsSizes{host_bytes, 0});
+    // Already in memory: charged at once, even past the total.
+    prepaid = memory_->charge_evictable(host_bytes);
+  }
+  auto acquired = srs_->acquire(key, std::nullopt, priority, std::move(prepaid));
+  if (!acquired) {
+    // Only when the prepaid charge was refused (critical requests queued):
+    // the job goes on with its copy, untracked, as before residency existed.
+    log_.warn("parameter set not tracked", {{"srs", srs_id}, {"error", acquired.error().message}});
+    return {};
+  }
+  for (const policy::SrsAction& a : acquired->actions) {
+    // The load already happened (the caller holds the loaded copy).
+    if (a.op == policy::SrsAction::Op::kLoadPinned) srs_->loaded(a.key, std::nullopt);
+  }
+  apply_srs_actions(acquired->actions);
+  return std::move(acquired->lease);
+}
+
+void Engine::apply_srs_actions(const std::vector<policy::SrsAction>& actions) {
+  for (const policy::SrsAction& a : actions) {
+    if (a.op != policy::SrsAction::Op::kEvictPinned) continue;  // loads: done by the caller
+    const std::string& id = a.key.path;
+    bool dropped = parse_demo_circuit_id(id) ? params_.evict(id) : sets_->drop(id);
+    // Device copies uploaded from it go too (the manager has no device
+    // capacity configured: the back end decides what stays there).
+    for (std::size_t i = 0; i < devices_->gpu_count(); ++i) {
+      DeviceSet::Slot& slot = devices_->gpu(i);
+      if (slot.resident_srs == id) tasks_.spawn(release_device_srs(slot, id));
+    }
+    log_.info("parameters evicted", {{"srs", id}, {"bytes", a.bytes}, {"dropped", dropped}});
+  }
+}
+
+asio::awaitable<void> Engine::release_device_srs(DeviceSet::Slot& slot, std::string srs_id) {
+  DeviceSet::Lock lock = co_await devices_->lock(slot);
+  if (slot.resident_srs != srs_id) co_return;  // replaced meanwhile
+  DeviceBackend& backend = *slot.backend;
+  co_await runtime::run_on(backend.runner(), [&backend] {
+    backend.release_resident_srs();
+    return true;
+  });
+  clear_resident_srs(slot);  // its pinned host part's charge too
+}
+
+void Engine::sweep_idle_srs() {
+  const std::uint64_t min_idle_ms = static_cast<std::uint64_t>(config_.srs_min_idle.count());
+  std::vector<policy::SrsEntryView> idle;
+  for (policy::SrsEntryView& v : srs_->entries()) {
+    if (v.pinned == policy::Residency::kResident && v.pinned_refs == 0 && v.idle_ms >= min_idle_ms)
+      idle.push_back(std::move(v));
+  }
+  // Least recently used first.
+  std::sort(idle.begin(), idle.end(), [](const auto& a, const auto& b) {
+    return std::tie(b.idle_ms, a.key) < std::tie(a.idle_ms, b.key);
+  });
+  for (const policy::SrsEntryView& v : idle) {
+    // Host-memory requests waiting: idle sets give way to them.
+    const bool pressure = memory_->budget().waiting() > 0;
+    if (!pressure && srs_->pinned_bytes() <= config_.srs_max_host_bytes) break;
+    auto actions = srs_->evict(v.key);
+    if (actions) apply_srs_actions(*actions);
+  }
+}
+
+asio::awaitable<void> Engine::srs_sweep_loop() {
+  while (!stopping_) {
+    sweep_idle_srs();
+    co_await stop_.wait_until(steady_clock::now() + config_.srs_sweep_period);
+  }
+}
+
+asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
+  const auto log_domain = parse_demo_circuit_id(srs_id);
+  const auto porep = porep_proof_for_srs_id(srs_id);
+  const auto spec = circuit_set_spec(srs_id);
+  if (!log_domain && !porep && !spec) co_return Error{ErrorKind::kInvalidInput, unknown_set_message(srs_id)};
+  if (log_domain && *log_domain > config_.max_demo_log_domain)
+    co_return Error{ErrorKind::kInvalidInput, "demo size above engine.max_demo_log_domain"};
+  const bool already =
+      srs_->residency(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params}, std::nullopt) ==
+      policy::Residency::kResident;
+  auto t0 = steady_clock::now();
+  const ParamsAdmit admit = params_admit(/*proving=*/false);
+  try {
+    std::uint64_t host_bytes = 0;
+    // Kept until the lease below is taken (an eviction meanwhile only drops the cache's reference).
+    std::shared_ptr<const void> keep;
+    if (log_domain) {
+      ParamStore::Loaded l =
+          co_await runtime::run_on(cpu_, [this, k = *log_domain, &admit] { return params_.get_demo(k, admit); });
+      host_bytes = params_host_bytes(l.params->params) + l.params->r1cs.memory_bytes();
+      keep = l.params;
+    } else {
+      const fc::ParamsGenerator& generate = porep_generator_;
+      const std::optional<fc::SealProof>& proof = porep;
+      const std::optional<CircuitSetSpec>& set = spec;
+      Result<std::shared_ptr<const ParamSets::Ready>> ready =
+          co_await runtime::run_on(cpu_, [this, &proof, &set, &generate, &admit] {
+            return porep_call<std::shared_ptr<const ParamSets::Ready>>([&] {
+              return proof ? sets_->get(*proof, math_, generate, admit) : sets_->get(*set, math_, generate, admit);
+            });
+          });
+      if (!ready) co_return ready.error();
+      host_bytes = params_host_bytes(ready.value()->loaded.params) + ready.value()->r1cs->memory_bytes();
+      keep = ready.value();
+    }
+    // Resident without a holder: idle from now (evictable after srs_min_idle).
+    lease_srs(srs_id, host_bytes, Priority::kNormal);  // the lease ends here
+    co_return ParamsInfo{already, ms_between(t0, steady_clock::now())};
+  } catch (const ParamsRefused& e) {
+    co_return e.error();
+  } catch (const std::system_error& e) {
+    if (is_cancellation(e)) throw;
+    co_return Error{ErrorKind::kInternal, e.what()};
+  } catch (const std::exception& e) {
+    co_return Error{ErrorKind::kInternal, e.what()};
+  }
+}
+
+// Refused while a job holds the set: kOverloaded ("retry later"; the
+// engine's error kinds have no "busy"), never deferred.
+Result<bool> Engine::evict(const std::string& srs_id) {
+  if (!parse_demo_circuit_id(srs_id) && !porep_proof_for_srs_id(srs_id) && !circuit_set_spec(srs_id))
+    return Error{ErrorKind::kInvalidInput, unknown_set_message(srs_id)};
+  auto actions = srs_->evict(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params});
+  if (!actions) {
+    switch (actions.error().kind) {
+      case policy::SrsErrorKind::kBusy:
+        return Error{ErrorKind::kOverloaded, srs_id + " is in use by a running job; retry later"};
+      case policy::SrsErrorKind::kNotFound:
+        return Error{ErrorKind::kNotFound, srs_id + " is not loaded"};
+      default:
+        return Error{ErrorKind::kInternal, actions.error().message};
+    }
+  }
+  apply_srs_actions(*actions);
+  return true;
+}
+
+}  // namespace cuzk::engine
