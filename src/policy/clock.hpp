@@ -1,6 +1,6 @@
 // Time as the policy components see it: an injected source of milliseconds.
 //
-// The policy code (memory budget, SRS residency, scheduler, journal) never
+// The policy code (memory budget, SRS residency, journal) never
 // reads a system clock itself; it asks a Clock. main() wires a SteadyClock (or
 // a SystemClock where a time must survive a restart, as the journal's
 // retention does), and tests wire a FakeClock they move by hand.
