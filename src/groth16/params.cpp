@@ -211,6 +211,9 @@ void write_vk(const VerifyingKey& vk, const std::filesystem::path& path) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
   if (!f) throw ParamsError(ParamsErrorKind::kIo, "cannot create " + path.string());
   write_all(path, encode_vk(vk), f.get());
+  // A vk fits stdio's buffer: a failed write (disk full) shows only here.
+  if (std::fflush(f.get()) != 0) throw ParamsError(ParamsErrorKind::kIo, "flush failed: " + path.string());
+  if (std::fclose(f.release()) != 0) throw ParamsError(ParamsErrorKind::kIo, "close failed: " + path.string());
 }
 
 VerifyingKey read_vk(const std::filesystem::path& path) {
@@ -250,6 +253,7 @@ void write_params(const Parameters& params, const std::filesystem::path& path) {
   }
   flush();
   if (std::fflush(f.get()) != 0) throw ParamsError(ParamsErrorKind::kIo, "flush failed: " + path.string());
+  if (std::fclose(f.release()) != 0) throw ParamsError(ParamsErrorKind::kIo, "close failed: " + path.string());
 }
 
 Parameters read_params(const std::filesystem::path& path, ThreadPool& pool, SubgroupCheck check) {

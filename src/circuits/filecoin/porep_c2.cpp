@@ -49,13 +49,20 @@ std::string param_stem(SealProof proof) {
   return "v28-stacked-proof-of-replication-" + tree_name(info) + "-sha256_hasher-" + to_hex(h);
 }
 
-// Writes through a temporary file and renames it into place, so a crash never
-// leaves a truncated file under the final name.
+// Writes through a temporary file and renames it into place, so a crash or a
+// failed write (disk full) never leaves a truncated file under the final name;
+// a failed write's temporary file is removed.
 template <class Write>
 void write_atomically(const std::filesystem::path& path, Write write) {
   std::filesystem::path tmp = path;
   tmp += ".tmp";
-  write(tmp);
+  try {
+    write(tmp);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
