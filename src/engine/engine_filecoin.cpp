@@ -93,12 +93,13 @@ asio::awaitable<void> Engine::run_filecoin_job(JobPtr job) {
     // deadline-bound proof is worth the threads. Several (SnapDeals)
     // synthesize in lanes, each sequential unless challenge pools exist.
     const bool parallel_synthesis = work.partitions == 1;
-    plan.synthesize = [this, &work, parallel_synthesis](std::uint32_t k) {
+    const groth16::WitnessShape shape{r.r1cs->num_inputs(), r.r1cs->num_aux()};
+    plan.synthesize = [this, &work, parallel_synthesis, shape](std::uint32_t k) {
       return porep_call<groth16::Witness>([&] {
-        if (parallel_synthesis) return work.synthesize(k, &math_);
-        if (!challenge_pools_) return work.synthesize(k, nullptr);
+        if (parallel_synthesis) return work.synthesize(k, &math_, shape);
+        if (!challenge_pools_) return work.synthesize(k, nullptr, shape);
         const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
-        return work.synthesize(k, &lease.pool());
+        return work.synthesize(k, &lease.pool(), shape);
       });
     };
     plan.check = [this, &r, &work](std::uint32_t k, const groth16::Witness& w) -> std::optional<Error> {

@@ -244,12 +244,14 @@ PlanMember Engine::porep_plan_member(PorepMember& m, PorepBatch& b) {
   pm.cancel = &m.job->cancel_requested;
   pm.public_inputs = m.inputs;
   const fc::C1Output* c1 = m.c1.get();
-  pm.synthesize = [this, c1](std::uint32_t i) {
+  // The R1cs's counts: each witness is allocated once at its final size.
+  const groth16::WitnessShape shape{b.ready->r1cs->num_inputs(), b.ready->r1cs->num_aux()};
+  pm.synthesize = [this, c1, shape](std::uint32_t i) {
     return porep_call<groth16::Witness>([&] {
-      if (!challenge_pools_) return fc::synthesize_partition(*c1, i);
+      if (!challenge_pools_) return fc::synthesize_partition(*c1, i, nullptr, shape);
       // One pool per lane thread: never waits.
       const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
-      return fc::synthesize_partition(*c1, i, &lease.pool());
+      return fc::synthesize_partition(*c1, i, &lease.pool(), shape);
     });
   };
   // porep_check_satisfaction: every constraint is checked by the prover,

@@ -59,7 +59,8 @@ struct FilecoinWork {
   // Partition k's witness (inputs[0] = ONE), its parts synthesized in
   // parallel on `pool` when given. Thread-safe; owns the parsed request.
   // Throws circuits::filecoin::PorepC2Error or SynthesisError.
-  std::function<groth16::Witness(std::uint32_t k, ThreadPool* pool)> synthesize;
+  // `shape` (the R1cs's counts) lets a sequential synthesis allocate once.
+  std::function<groth16::Witness(std::uint32_t k, ThreadPool* pool, groth16::WitnessShape shape)> synthesize;
   std::string description;  // "StackedDrgWindow2KiBV1_2, 2 sectors, partition 0"
 };
 

@@ -429,6 +429,13 @@ struct Witness {
   std::vector<Fr> aux;
 };
 
+// Variable counts of a circuit (ONE included in inputs), e.g. from its R1cs:
+// lets witness generation allocate once. Zero: unknown.
+struct WitnessShape {
+  std::size_t inputs = 0;
+  std::size_t aux = 0;
+};
+
 // Collects the assignment only; constraints are counted, never built.
 class WitnessCs final : public ConstraintSystem {
  public:

@@ -271,10 +271,15 @@ R1cs compile(const C& circuit) {
   return cs.finish();
 }
 
-// Witness generation (the fast path: no constraints are built).
+// Witness generation (the fast path: no constraints are built). With the
+// circuit's shape known (its R1cs), the vectors are allocated once at their
+// final size: growing a 4.2 GB witness by doubling touches ~2x its size in
+// fresh pages and copies, and the kernel's page clearing then dominated a
+// 32 GiB PoRep partition's synthesis (see fc::synthesize_partition).
 template <CircuitLike C>
-Witness generate_witness(const C& circuit) {
+Witness generate_witness(const C& circuit, WitnessShape shape = {}) {
   WitnessCs cs;
+  cs.reserve(shape.inputs, shape.aux);
   circuit.synthesize(cs);
   return cs.take_witness();
 }

@@ -276,9 +276,12 @@ void StackedCircuit::synthesize_parts(ConstraintSystem& cs,
   }
 }
 
-groth16::Witness StackedCircuit::generate_witness(ThreadPool& pool) const {
+groth16::Witness StackedCircuit::generate_witness(ThreadPool& pool, groth16::WitnessShape shape) const {
   groth16::WitnessCs global_cs;
   const Globals g = synthesize_global(global_cs);
+  const std::size_t global_aux = global_cs.num_aux();
+  const std::size_t part_aux =
+      shape.aux > global_aux && !proofs_.empty() ? (shape.aux - global_aux) / proofs_.size() : 0;
   // A challenge only reads the global variables (never re-allocates them)
   // and WitnessCs keeps no constraints, so challenge i can run in its own
   // WitnessCs: its values are those the sequential synthesis would append
@@ -286,6 +289,7 @@ groth16::Witness StackedCircuit::generate_witness(ThreadPool& pool) const {
   std::vector<groth16::Witness> parts(proofs_.size());
   pool.run_tasks(proofs_.size(), [&](std::size_t i) {
     groth16::WitnessCs cs;
+    cs.reserve(1, part_aux);
     synthesize_one(cs, i, g);
     parts[i] = cs.take_witness();
   });

@@ -100,8 +100,10 @@ class StackedCircuit final : public groth16::Circuit {
   // The witness (inputs incl. ONE, aux) equal to WitnessCs's over
   // synthesize(), with the challenges synthesized in parallel on `pool`
   // (they are independent given the global part). Throws SynthesisError
-  // kAssignmentMissing when a value is absent.
-  groth16::Witness generate_witness(ThreadPool& pool) const;
+  // kAssignmentMissing when a value is absent. With `shape` (the R1cs's
+  // counts) each part's vectors are allocated once (the challenges share one
+  // shape: the aux beyond the global part split evenly).
+  groth16::Witness generate_witness(ThreadPool& pool, groth16::WitnessShape shape = {}) const;
 
   // The public inputs after ONE, from the values this circuit holds (each
   // path's input is its leaf index, read from the level indexes). Aborts when

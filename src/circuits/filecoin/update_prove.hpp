@@ -35,10 +35,11 @@ LoadedParams ensure_update_dev_params(UpdateProof proof, const std::filesystem::
                                       const ParamsGenerator& generate = {});
 
 // Partition k's witness (inputs[0] = ONE); with a pool its challenges are
-// synthesized in parallel (UpdateCircuit::generate_witness, same witness).
-// Throws PorepC2Error kSynthesis.
+// synthesized in parallel (UpdateCircuit::generate_witness, same witness),
+// else on this thread, allocated once when `shape` (the R1cs's counts) is
+// given. Throws PorepC2Error kSynthesis.
 groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k,
-                                             ThreadPool* pool = nullptr);
+                                             ThreadPool* pool = nullptr, groth16::WitnessShape shape = {});
 
 // All partitions proven and batch-verified; an invalid proof is never returned.
 std::vector<std::uint8_t> prove_update(const UpdateInputs& in, const groth16::Parameters& params,

@@ -45,6 +45,16 @@ TEST(PorepPartition, OnePartitionAtATimeWithItsChecks) {
   const groth16::Witness wp = synthesize_partition(c1, 0, &challenges);
   EXPECT_EQ(wp.inputs, w.inputs);
   EXPECT_EQ(wp.aux, w.aux);
+  // With the R1cs's shape (allocated once, as the daemon synthesizes): the
+  // same witness, sequential and parallel, with capacity for exactly it.
+  const groth16::WitnessShape shape{r1cs->num_inputs(), r1cs->num_aux()};
+  const groth16::Witness ws = synthesize_partition(c1, 0, nullptr, shape);
+  EXPECT_EQ(ws.inputs, w.inputs);
+  EXPECT_EQ(ws.aux, w.aux);
+  EXPECT_EQ(ws.aux.capacity(), r1cs->num_aux());
+  const groth16::Witness wps = synthesize_partition(c1, 0, &challenges, shape);
+  EXPECT_EQ(wps.inputs, w.inputs);
+  EXPECT_EQ(wps.aux, w.aux);
   EXPECT_EQ(all[0].public_inputs, inputs[0]);
   check_partition_witness(*r1cs, w, inputs[0], 0, pool);  // does not throw
 
