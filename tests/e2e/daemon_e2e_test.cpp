@@ -486,7 +486,7 @@ CliRun run_cuzkctl(const std::string& args) {
 TEST_F(DaemonE2E, CuzkctlProvesVerifiesAndReportsTypedErrors) {
   if (!fs::exists(CUZKCTL_BINARY)) GTEST_SKIP() << CUZKCTL_BINARY << " not built";
   std::string a = "--addr " + addr() + " ";
-  CliRun prove = run_cuzkctl(a + "--json prove-remote --circuit demo --size 5 --count 2 --seed 77");
+  CliRun prove = run_cuzkctl(a + "--json prove --circuit demo --size 5 --count 2 --seed 77");
   EXPECT_EQ(prove.status, 0) << prove.out;
   EXPECT_NE(prove.out.find("\"all_valid\":true"), std::string::npos) << prove.out;
   CliRun submit = run_cuzkctl(a + "submit --size 5 --request-id ctl-1 --priority high");
