@@ -64,15 +64,24 @@ ElapsedTicker::~ElapsedTicker() {
   if (tty_) std::fputs("\r\x1b[K", stderr);
 }
 
-JobProgress::JobProgress(cuzk::rpc::Client& client, bool plain_lines)
+JobProgress::JobProgress(const std::string& addr, bool plain_lines)
     : state_(std::make_shared<State>()), handle_(nullptr) {
   state_->tty = ::isatty(STDERR_FILENO) != 0;
   state_->plain_lines = plain_lines;
   if (!state_->tty && !plain_lines) return;  // nothing would be shown: no stream
-  auto& impl = client.impl();
-  auto req = impl.cap.watchRequest();
-  req.setSink(kj::heap<ProgressSink>(state_));
-  handle_ = req.send().wait(impl.ws()).getHandle();
+  try {
+    client_ = std::make_unique<cuzk::rpc::Client>(addr);
+    auto& impl = client_->impl();
+    auto req = impl.cap.watchRequest();
+    req.setSink(kj::heap<ProgressSink>(state_));
+    handle_ = req.send().wait(impl.ws()).getHandle();
+  } catch (const cuzk::rpc::ClientError&) {
+    handle_ = nullptr;  // progress is a convenience: the proving connection reports real failures
+    client_.reset();
+  } catch (const kj::Exception&) {
+    handle_ = nullptr;
+    client_.reset();
+  }
 }
 
 JobProgress::~JobProgress() { clear_line(); }

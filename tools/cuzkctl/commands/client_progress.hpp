@@ -34,12 +34,15 @@ class ElapsedTicker {
 };
 
 // The daemon's job events (cuzk.capnp watch) of the jobs followed, printed
-// while the client waits on the same connection (events arrive whenever the
-// client's KJ loop runs, i.e. during its blocking calls). plain_lines: also
-// print them when stderr is not a terminal.
+// while the caller waits. The watch runs on a second connection of its own,
+// so it takes no call slot (daemon.max_calls_per_connection) from the
+// connection that proves; both share the thread's KJ loop, so events arrive
+// during the caller's blocking calls. No progress (and no error) when that
+// connection cannot be made. plain_lines: also print them when stderr is not
+// a terminal.
 class JobProgress {
  public:
-  JobProgress(cuzk::rpc::Client& client, bool plain_lines);
+  JobProgress(const std::string& addr, bool plain_lines);
   ~JobProgress();  // clears the terminal line; dropping the handle ends the stream
   JobProgress(const JobProgress&) = delete;
   JobProgress& operator=(const JobProgress&) = delete;
@@ -57,6 +60,7 @@ class JobProgress {
 
  private:
   std::shared_ptr<State> state_;
+  std::unique_ptr<cuzk::rpc::Client> client_;  // before handle_: outlives it
   cuzk::rpc::schema::WatchHandle::Client handle_;
 };
 

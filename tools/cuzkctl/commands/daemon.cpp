@@ -249,7 +249,7 @@ void prove_remote(Context& ctx, const DaemonArgs& a) {
   }
   // On a terminal, the daemon's stage events of these jobs while we wait
   // (the per-proof lines on stdout are the progress otherwise).
-  JobProgress progress(client, /*plain_lines=*/false);
+  JobProgress progress(a.addr, /*plain_lines=*/false);
   for (const eng::JobView& j : jobs) progress.follow(j.id);
   json results = json::array();
   bool all_valid = true;
@@ -327,7 +327,7 @@ void prove_file_remote(Context& ctx, const DaemonArgs& a, eng::JobRequest req,
   // parameters): their stage events on stderr while we wait.
   std::optional<JobProgress> progress;
   if (!ctx.json) {
-    progress.emplace(client, /*plain_lines=*/true);
+    progress.emplace(a.addr, /*plain_lines=*/true);
     progress->follow(job.id);
   }
   eng::JobOutcome o = unwrap(client.await(job.id, a.timeout_ms));
