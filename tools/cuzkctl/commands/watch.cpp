@@ -322,7 +322,7 @@ void run_watch(Context& ctx, const WatchArgs& a) {
 
 void register_watch(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<WatchArgs>();  // owned by the callback (and so by `app`)
-  auto* wa = app.add_subcommand("watch", "live view of the daemon (like top); --stream: raw job events");
+  auto* wa = app.add_subcommand("watch", "daemon: live view (like top); --stream: raw job events");
   wa->add_option("--interval-ms", args->interval_ms, "refresh interval (default 1000)");
   wa->add_option("--events", args->event_rows, "recent events kept and shown (default 12)");
   wa->add_flag("--once", args->once, "print one frame and exit");
