@@ -591,7 +591,12 @@ TEST_F(DaemonE2E, MalformedPorepC1IsInvalidInputAndTheDaemonStaysUp) {
     std::ofstream(file) << "{not json";
     CliRun cli = run_cuzkctl("--addr " + addr() + " prove --porep-c1 " + file.string());
     EXPECT_EQ(cli.status, 1) << cli.out;
-    EXPECT_EQ(cli.out.rfind("error: invalid_input: ", 0), 0u) << cli.out;
+    // Stage progress lines may precede it on stderr; the error is the one
+    // line "error: <kind>: ..." and the last.
+    const std::size_t error_at = cli.out.find("error: ");
+    EXPECT_EQ(cli.out.find("error: invalid_input: "), error_at) << cli.out;
+    EXPECT_TRUE(error_at == 0 || (error_at != std::string::npos && cli.out[error_at - 1] == '\n')) << cli.out;
+    EXPECT_EQ(cli.out.find('\n', error_at), cli.out.size() - 1) << cli.out;
   }
 #endif
 }

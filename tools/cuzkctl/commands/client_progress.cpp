@@ -18,7 +18,11 @@ class ProgressSink final : public cuzk::rpc::schema::EventSink::Server {
   explicit ProgressSink(std::shared_ptr<JobProgress::State> state) : state_(std::move(state)) {}
   kj::Promise<void> event(EventContext call) override {
     const eng::JobEvent e = cuzk::rpc::read(call.getParams().getEvent());
-    if (state_->jobs.count(e.id) == 0) return kj::READY_NOW;
+    // The end of a job (done, failed, cancelled) is reported by the command
+    // itself: its result line, or its one error line.
+    const bool unfinished = e.state == eng::JobState::kRunning || e.state == eng::JobState::kQueued;
+    if (state_->jobs.count(e.id) == 0 || !unfinished)
+      return kj::READY_NOW;
     char line[256];
     std::snprintf(line, sizeof line, "job %llu%s%s: %s/%s +%.1f s", static_cast<unsigned long long>(e.id),
                   e.request_id.empty() ? "" : " ", e.request_id.c_str(), std::string(eng::to_string(e.state)).c_str(),
