@@ -94,8 +94,9 @@ void setup(Context& ctx, const SetupArgs& a) {
   // Only consulted when the development parameters are not present yet.
   const ParamsGenerator generate = [&](const groth16::R1cs& shape, ThreadPool& p) {
     std::fprintf(stderr, "porep setup: fixed-base multiplications on %s\n", backend->description().c_str());
+    Progress progress("porep setup");
     try {
-      return backend->generate(shape, groth16::random_toxic_waste(), p);
+      return backend->generate(shape, groth16::random_toxic_waste(), p, [&](auto d, auto t) { progress(d, t); });
     } catch (const SetupBackendError& e) {
       throw Malformed(e.what());
     }

@@ -194,7 +194,9 @@ void setup(Context& ctx, const std::string& size, const std::string& out_dir,
   ThreadPool pool(ctx.threads);
   const groth16::R1cs r1cs = compile_update_shape(*proof);
   const ParamsGenerator generate = [&](const groth16::R1cs& shape, ThreadPool& p) {
-    return backend->generate(shape, groth16::random_toxic_waste(), p);
+    std::fprintf(stderr, "update setup: fixed-base multiplications on %s\n", backend->description().c_str());
+    Progress progress("update setup");
+    return backend->generate(shape, groth16::random_toxic_waste(), p, [&](auto d, auto t) { progress(d, t); });
   };
   const LoadedParams p = ensure_update_dev_params(*proof, out_dir, r1cs, pool, generate);
   if (ctx.json) {
