@@ -15,21 +15,28 @@
 //   cuzk-bench batch --count N [--concurrency C] (--size N | --porep-c1 FILE) [--priority P]
 //   cuzk-bench mixed --duration-s S --mix demo:14:normal=3,demo:12:high=1 [--porep-c1 FILE]
 //                    [--concurrency C]
-// common: [--seed S] [--timeout-ms T] [--warmup] [--json] [--no-progress]
+// common: [--seed S] [--timeout-ms T] [--warmup] [--no-progress]
+// global, before or after the mode, as in cuzkctl: [--addr A] [--json]
+//   [--tls-ca F] [--tls-server-name N] [--token-file F]
 // A progress bar goes to stderr when it is a terminal; the report (table, or
-// one JSON object with --json) to stdout. Exit status: 0 every proof
-// succeeded, 1 some failed, 2 bad usage, 3 daemon unreachable.
+// one JSON object with --json) to stdout. Errors and exit statuses follow
+// cli/cli_contract.hpp: 0 every proof succeeded, 1 some failed, 2 bad usage,
+// 3 daemon unreachable (one error line, and no report when no proof completed).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
 #include <string>
 
 #include "circuits/filecoin/c1.hpp"
+#include "cli/cli_contract.hpp"
 #include "circuits/filecoin/c1_sparse.hpp"
 #include "load_report.hpp"
 #include "load_run.hpp"
@@ -59,9 +66,9 @@ int gen_c1(const GenC1Args& a) {
   const std::string name = "StackedDrg" + a.sector_size + (a.v1 ? "V1" : "V1_1");
   const std::optional<SealProof> proof = fc::seal_proof_from_name(name);
   if (!proof) {
-    std::fprintf(stderr, "gen-c1: unknown sector size %s (2KiB, 8MiB, 512MiB, 32GiB, 64GiB)\n",
-                 a.sector_size.c_str());
-    return 2;
+    cuzk::cli::print_error(cuzk::cli::kind::kInvalidArgument,
+                           "gen-c1: unknown sector size " + a.sector_size + " (2KiB, 8MiB, 512MiB, 32GiB, 64GiB)");
+    return cuzk::cli::kExitUsage;
   }
   cuzk::ThreadPool pool(a.threads);
   const auto t0 = Clock::now();
@@ -77,15 +84,15 @@ int gen_c1(const GenC1Args& a) {
   if (!a.out_path.empty()) {
     out = std::fopen(a.out_path.c_str(), "wb");
     if (out == nullptr) {
-      std::perror(a.out_path.c_str());
-      return 1;
+      cuzk::cli::print_error(cuzk::cli::kind::kIo, "gen-c1: cannot write " + a.out_path + ": " + std::strerror(errno));
+      return cuzk::cli::kExitFailed;
     }
   }
   const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
   const bool closed = out == stdout ? std::fflush(out) == 0 : std::fclose(out) == 0;
   if (!written || !closed) {
-    std::fprintf(stderr, "gen-c1: write failed\n");
-    return 1;
+    cuzk::cli::print_error(cuzk::cli::kind::kIo, "gen-c1: write failed");
+    return cuzk::cli::kExitFailed;
   }
   std::fprintf(stderr, "gen-c1: %s seed %llu: generate %.2f s, JSON %.2f s, %zu bytes, %u threads\n",
                name.c_str(), static_cast<unsigned long long>(a.seed), gen_s, json_s, text.size(),
@@ -95,8 +102,9 @@ int gen_c1(const GenC1Args& a) {
     try {
       fc::verify_c1_circuit_relations(fc::parse_c1(text), &pool);
     } catch (const fc::C1Error& e) {
-      std::fprintf(stderr, "gen-c1: verification FAILED at %s: %s\n", e.json_path().c_str(), e.what());
-      return 1;
+      cuzk::cli::print_error(cuzk::cli::kind::kInternal,
+                             "gen-c1: verification FAILED at " + e.json_path() + ": " + e.what());
+      return cuzk::cli::kExitFailed;
     }
     std::fprintf(stderr, "gen-c1: parse_c1 + circuit relations OK in %.2f s\n", seconds_since(t2));
   }
@@ -148,34 +156,45 @@ int run_load(const std::string& mode, LoadCli& c) {
   } else {
     classes = one_class(c, &why);
   }
+  namespace kind = cuzk::cli::kind;
   if (!classes) {
-    std::fprintf(stderr, "error: usage: %s\n", why.c_str());
-    return 2;
+    cuzk::cli::print_error(kind::kInvalidArgument, why);
+    return cuzk::cli::kExitUsage;
   }
   for (const auto& k : *classes) {
     if (k.kind == cuzk::engine::ProofKind::kPoRepC2 && c.porep_c1.empty()) {
-      std::fprintf(stderr, "error: usage: a porep class needs --porep-c1 FILE\n");
-      return 2;
+      cuzk::cli::print_error(kind::kInvalidArgument, "a porep class needs --porep-c1 FILE");
+      return cuzk::cli::kExitUsage;
     }
   }
   if (!c.porep_c1.empty()) {
     std::ifstream in(c.porep_c1, std::ios::binary);
     if (!in) {
-      std::fprintf(stderr, "error: usage: cannot read %s\n", c.porep_c1.c_str());
-      return 2;
+      std::error_code ec;
+      const bool missing = !std::filesystem::exists(c.porep_c1, ec);
+      cuzk::cli::print_error(missing ? kind::kNotFound : kind::kIo,
+                             (missing ? "no such file: " : "cannot read ") + c.porep_c1);
+      return cuzk::cli::kExitUsage;
     }
     c.run.c1_json.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   c.run.mode = mode;
   cuzk::bench::LoadOutcome out = cuzk::bench::run_load(c.run, *classes);
-  if (out.unreachable) std::fprintf(stderr, "error: unavailable: %s\n", out.unreachable_message.c_str());
-  if (c.json) {
-    std::printf("%s\n", cuzk::bench::report_json(out.report).c_str());
-  } else {
-    for (const auto& line : cuzk::bench::report_table(out.report)) std::printf("%s\n", line.c_str());
+  // A daemon that was never reached gets one error line and no report; one
+  // that went away mid-run gets the report of what completed, then the line.
+  if (!out.unreachable || out.report.completed + out.report.failed > 0) {
+    if (c.json) {
+      std::printf("%s\n", cuzk::bench::report_json(out.report).c_str());
+    } else {
+      for (const auto& line : cuzk::bench::report_table(out.report)) std::printf("%s\n", line.c_str());
+    }
+    std::fflush(stdout);
   }
-  if (out.unreachable) return 3;
-  return out.report.failed == 0 ? 0 : 1;
+  if (out.unreachable) {
+    cuzk::cli::print_error(kind::kUnavailable, cuzk::cli::unreachable_message(c.run.addr, out.unreachable_message));
+    return cuzk::cli::kExitUnreachable;
+  }
+  return out.report.failed == 0 ? cuzk::cli::kExitOk : cuzk::cli::kExitFailed;
 }
 
 }  // namespace
@@ -183,6 +202,12 @@ int run_load(const std::string& mode, LoadCli& c) {
 int main(int argc, char** argv) {
   CLI::App app{"cuzk-bench - benchmark inputs for cuzk, and load against a running cuzkd"};
   app.require_subcommand(1);
+  app.fallthrough(true);  // global options (--addr, --json, ...) may follow the mode, as in cuzkctl
+  LoadCli load;
+  cuzk::cli::ConnectionFlags connection;
+  cuzk::cli::add_connection_options(app, connection);
+  app.add_flag("--json", load.json, "load modes: one JSON object instead of the table");
+  cuzk::cli::export_connection_flags(argc, argv);
 
   GenC1Args gen;
   CLI::App* gen_cmd = app.add_subcommand("gen-c1", "write a synthetic C1 output (C2 input JSON) to stdout");
@@ -194,16 +219,11 @@ int main(int argc, char** argv) {
   gen_cmd->add_flag("--verify", gen.verify, "re-parse the JSON and check the circuit relations");
   gen_cmd->add_option("-o,--output", gen.out_path, "write to this file instead of stdout");
 
-  LoadCli load;
-  const char* env = std::getenv("CUZK_ADDR");
-  load.run.addr = env && *env ? env : "unix:///run/cuzkd/cuzkd.sock";
   auto add_common = [&load](CLI::App* c) {
-    c->add_option("--addr", load.run.addr, "daemon address (default: $CUZK_ADDR, else unix:///run/cuzkd/cuzkd.sock)");
     c->add_option("--seed", load.run.seed, "demo witness of the first proof; proof k uses seed + k (default 1)");
     c->add_option("--timeout-ms", load.run.timeout_ms, "per-proof timeout (0: none)");
     c->add_option("--porep-c1", load.porep_c1, "C1 output JSON: PoRep C2 proofs");
     c->add_flag("--warmup", load.run.warmup, "one untimed proof per class first (loads or generates parameters)");
-    c->add_flag("--json", load.json, "one JSON object instead of the table");
     c->add_flag("--no-progress", load.run.no_progress, "no progress bar on stderr");
   };
   auto add_one_class = [&load](CLI::App* c) {
@@ -230,7 +250,12 @@ int main(int argc, char** argv) {
   mixed_cmd->add_option("--concurrency", load.run.concurrency, "proofs in flight (default 4)")
       ->check(CLI::Range(1u, 1024u));
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cuzk::cli::exit_for_parse_error(app, e);
+  }
+  load.run.addr = connection.addr;
   if (gen_cmd->parsed()) return gen_c1(gen);
   if (single_cmd->parsed()) {
     load.run.count = 1;
@@ -243,5 +268,5 @@ int main(int argc, char** argv) {
     load.run.count = 0;
     return run_load("mixed", load);
   }
-  return 2;
+  return cuzk::cli::kExitUsage;
 }

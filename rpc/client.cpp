@@ -139,6 +139,23 @@ Client::Client(const std::string& addr, ClientOptions options) {
 
 Client::~Client() = default;
 
+RecentEventsReply Client::recent_events(std::uint32_t max) {
+  RecentEventsReply out;
+  try {
+    auto call = impl_->cap.recentEventsRequest();
+    call.setMax(max);
+    auto resp = call.send().wait(impl_->ws());
+    out.total = resp.getTotal();
+    for (auto e : resp.getEvents()) out.events.push_back({read(e.getEvent()), e.getUnixMs()});
+  } catch (const kj::Exception& e) {
+    if (e.getType() != kj::Exception::Type::UNIMPLEMENTED) {
+      throw ClientError(std::string("transport: ") + e.getDescription().cStr());
+    }
+    out.supported = false;  // an older daemon: no history, the stream only
+  }
+  return out;
+}
+
 engine::Result<engine::JobView> Client::submit(const engine::JobRequest& req) {
   return transport([&]() -> engine::Result<engine::JobView> {
     auto call = impl_->cap.submitRequest();

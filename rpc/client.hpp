@@ -15,6 +15,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/types.hpp"
 #include "engine/views.hpp"
@@ -58,6 +59,18 @@ struct ClientStatus {
   std::uint64_t max_message_bytes = 0;
 };
 
+// A job event the daemon kept (cuzk.capnp recentEvents).
+struct DaemonEvent {
+  engine::JobEvent event;
+  std::uint64_t unix_ms = 0;  // the daemon's wall clock when it happened
+};
+
+struct RecentEventsReply {
+  std::vector<DaemonEvent> events;  // oldest first
+  std::uint64_t total = 0;          // events since the daemon started
+  bool supported = true;            // false: a daemon older than recentEvents
+};
+
 class Client {
  public:
   // addr: unix:///path.sock or tcp://host:port; TLS and token from the
@@ -76,6 +89,8 @@ class Client {
   std::string metrics();
   engine::Result<engine::ParamsInfo> preload(const std::string& circuit_id);
   engine::Result<bool> evict(const std::string& circuit_id);
+  // The daemon's last job events, at most `max` (0: all it keeps).
+  RecentEventsReply recent_events(std::uint32_t max);
 
   // For tests: the raw capability and wait scope (malformed requests, watch).
   struct Impl;

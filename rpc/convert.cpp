@@ -438,4 +438,15 @@ void fill(wire::JobEvent::Builder b, const engine::JobEvent& e) {
   if (e.error) fill(b.initError(), *e.error);
 }
 
+engine::JobEvent read(wire::JobEvent::Reader r) {
+  engine::JobEvent out;
+  out.id = r.getJobId();
+  out.request_id = r.getRequestId().cStr();
+  out.state = from_wire(r.getState());
+  out.stage = r.getStage().cStr();
+  out.elapsed_ms = r.getElapsedMs();
+  if (r.hasError()) out.error = read(r.getError());
+  return out;
+}
+
 }  // namespace cuzk::rpc

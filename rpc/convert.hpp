@@ -42,5 +42,6 @@ engine::DeviceWorkerView read(wire::DeviceStatus::Reader r);
 
 void fill(wire::Status::Builder b, const engine::EngineStatus& s, std::uint64_t max_message_bytes);
 void fill(wire::JobEvent::Builder b, const engine::JobEvent& e);
+engine::JobEvent read(wire::JobEvent::Reader r);
 
 }  // namespace cuzk::rpc

@@ -279,6 +279,12 @@ interface EventSink {
   event @0 (event :JobEvent) -> ();
 }
 
+# A job event the daemon kept (recentEvents), stamped when it happened.
+struct RecentEvent {
+  event @0 :JobEvent;
+  unixMs @1 :UInt64;          # wall clock of the daemon when the event was emitted
+}
+
 interface ProvingV1 {
   submit @0 (request :ProofRequest) -> (response :SubmitResponse);
   # timeoutMs = 0: wait without a deadline.
@@ -292,6 +298,12 @@ interface ProvingV1 {
   # Streams job events to `sink` until the returned handle is dropped or the
   # sink fails.
   watch @8 (sink :EventSink) -> (handle :WatchHandle);
+  # The last job events the daemon keeps (a bounded ring, oldest first), at
+  # most `max` of them (0: all it keeps); `total` counts every event since the
+  # daemon started. Lets a client that starts watching now show what already
+  # happened (`cuzkctl watch --once`). Daemons older than this method answer
+  # unimplemented.
+  recentEvents @9 (max :UInt32) -> (events :List(RecentEvent), total :UInt64);
 }
 
 interface WatchHandle {}

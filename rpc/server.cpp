@@ -141,9 +141,9 @@ class Server::WatchHandle final : public wire::WatchHandle::Server, private kj::
 
 class Server::Service final : public wire::ProvingV1::Server {
  public:
-  Service(engine::Engine& engine, runtime::TaskSet& calls, std::uint64_t max_message_bytes,
-          const ServerLimits& limits, std::shared_ptr<ConnState> state)
-      : engine_(engine), calls_(calls), max_message_bytes_(max_message_bytes), limits_(limits),
+  Service(engine::Engine& engine, const RecentEvents& recent, runtime::TaskSet& calls,
+          std::uint64_t max_message_bytes, const ServerLimits& limits, std::shared_ptr<ConnState> state)
+      : engine_(engine), recent_(recent), calls_(calls), max_message_bytes_(max_message_bytes), limits_(limits),
         state_(std::move(state)) {}
 
   kj::Promise<void> submit(SubmitContext ctx) override {
@@ -272,6 +272,22 @@ class Server::Service final : public wire::ProvingV1::Server {
     return kj::READY_NOW;
   }
 
+  kj::Promise<void> recentEvents(RecentEventsContext ctx) override {
+    mark_active();
+    const auto& kept = recent_.events();
+    const std::uint32_t max = ctx.getParams().getMax();
+    const std::size_t n = max == 0 ? kept.size() : std::min<std::size_t>(max, kept.size());
+    auto results = ctx.getResults();
+    results.setTotal(recent_.total());
+    auto list = results.initEvents(static_cast<unsigned>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+      const KeptEvent& k = kept[kept.size() - n + i];  // the newest n, oldest first
+      fill(list[static_cast<unsigned>(i)].initEvent(), k.event);
+      list[static_cast<unsigned>(i)].setUnixMs(k.unix_ms);
+    }
+    return kj::READY_NOW;
+  }
+
  private:
   // A call arrived: a Unix connection is past its first-call deadline
   // (TCP ones passed it at login).
@@ -299,6 +315,7 @@ class Server::Service final : public wire::ProvingV1::Server {
   }
 
   engine::Engine& engine_;
+  const RecentEvents& recent_;
   runtime::TaskSet& calls_;
   std::uint64_t max_message_bytes_;
   const ServerLimits& limits_;  // the server's, updated by reload()
@@ -322,7 +339,7 @@ class Server::LoginGate final : public wire::Login::Server {
     }
     if (!state_->authenticated) server_.log_.info("login", {{"peer", state_->peer}});
     state_->authenticated = true;
-    response.setService(kj::heap<Service>(server_.engine_, server_.calls_, server_.config_.max_message_bytes,
+    response.setService(kj::heap<Service>(server_.engine_, server_.recent_, server_.calls_, server_.config_.max_message_bytes,
                                           server_.limits_, state_));
     return kj::READY_NOW;
   }
@@ -362,9 +379,14 @@ Server::Server(asio::io_context& io, engine::Engine& engine, runtime::Logger& lo
       connection_tasks_(kj::heap<kj::TaskSet>(static_cast<kj::TaskSet::ErrorHandler&>(*this))) {
   reader_options_.traversalLimitInWords = config_.max_message_bytes / sizeof(capnp::word);
   reload(config_.limits);
+  recent_token_ = engine_.subscribe([this](const engine::JobEvent& ev) {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    recent_.push(ev, static_cast<std::uint64_t>(std::chrono::duration_cast<milliseconds>(now).count()));
+  });
 }
 
 Server::~Server() noexcept(false) {
+  engine_.unsubscribe(recent_token_);
   connection_tasks_ = nullptr;
   stop_accepting();  // closes the sockets, removes the socket file if it is ours
 }
@@ -501,7 +523,7 @@ asio::awaitable<void> Server::accept_loop() {
     auto timer = arm_first_call_deadline(state, "no call within the auth timeout");
     auto conn = kj::heap<Connection>(
         kj::heap<AsioStream>(std::move(socket)),
-        kj::heap<Service>(engine_, calls_, config_.max_message_bytes, limits_, state), reader_options_,
+        kj::heap<Service>(engine_, recent_, calls_, config_.max_message_bytes, limits_, state), reader_options_,
         connection_count_);
     auto disconnected = conn->network.onDisconnect();
     connection_tasks_->add(

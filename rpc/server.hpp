@@ -64,6 +64,7 @@
 
 #include "engine/engine.hpp"
 #include "rpc/kj_asio.hpp"
+#include "rpc/recent_events.hpp"
 #include "runtime/log.hpp"
 #include "runtime/task_set.hpp"
 
@@ -161,6 +162,8 @@ class Server : private kj::TaskSet::ErrorHandler {
 
   asio::io_context& io_;
   engine::Engine& engine_;
+  RecentEvents recent_;             // the engine's last job events (recentEvents)
+  std::uint64_t recent_token_ = 0;  // its engine subscription
   runtime::Logger& log_;
   ServerConfig config_;
   asio::local::stream_protocol::acceptor acceptor_;

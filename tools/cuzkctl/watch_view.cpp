@@ -258,7 +258,7 @@ void render_params(std::vector<std::string>& out, const cuzk::rpc::ClientStatus&
 
 void render_events(std::vector<std::string>& out, const EventRing& ring) {
   section_title(out, "recent events (" + std::to_string(ring.events().size()) + " of " +
-                         std::to_string(ring.total()) + " since watch started, newest last)");
+                         std::to_string(ring.total()) + ", newest last)");
   if (ring.events().empty()) out.push_back("  (none yet)");
   for (const ReceivedEvent& r : ring.events()) {
     const eng::JobEvent& e = r.event;

@@ -176,19 +176,17 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
     try {
       c = small_circuit(name, size);
     } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
-      ctx.exit_code = kExitMalformed;
+      report_error(ctx, cuzk::cli::kind::kInvalidArgument, e.what(), kExitMalformed);
       return;
     }
     if (!c) {
-      std::fprintf(
-          stderr,
-          "error: unknown circuit '%s' (demo, sha256-block, sha256-512, sha256-hash2-leaf, "
-          "poseidon-2, poseidon-11, insertion-{2,4,8}, por-{2,4,8,8-2,8-4-2,8-8,8-8-2}, "
-          "stacked-{base-2,base-8,8-4,8-4-2}, porep-{2k,8m,512m,32g,64g}, "
-          "update[-poseidon]-{1k,2k,4k,8k,16k,32k,8m,16m,512m,32g,64g})\n",
-          name.c_str());
-      ctx.exit_code = kExitMalformed;
+      report_error(ctx, cuzk::cli::kind::kInvalidArgument,
+                   "unknown circuit '" + name +
+                       "' (demo, sha256-block, sha256-512, sha256-hash2-leaf, "
+                       "poseidon-2, poseidon-11, insertion-{2,4,8}, por-{2,4,8,8-2,8-4-2,8-8,8-8-2}, "
+                       "stacked-{base-2,base-8,8-4,8-4-2}, porep-{2k,8m,512m,32g,64g}, "
+                       "update[-poseidon]-{1k,2k,4k,8k,16k,32k,8m,16m,512m,32g,64g})",
+                   kExitMalformed);
       return;
     }
     s = shape_stats(*c);

@@ -1,13 +1,15 @@
-// Daemon subcommands: talk to a running cuzkd over its Unix socket.
+// Daemon subcommands: talk to a running cuzkd (--addr, $CUZK_ADDR, else the
+// systemd socket; TLS and token options: cli/cli_contract.hpp).
 //
-//   cuzkctl [--addr unix:///run/cuzkd/cuzkd.sock] [--json] <command>
-//     prove --circuit demo --size N [--count K] [--seed S]   (also: prove-remote)
+//   cuzkctl [--addr ADDR] [--json] <command>
+//     prove --circuit demo --size N [--count K] [--seed S] [--proof OUT]
 //         submit K proofs, await them, verify each locally against the
 //         verifying key the daemon returns and the public inputs recomputed
 //         here (x_0 = seed, y = chain(x_0)); all or nothing: when one
 //         submission is refused (e.g. `overloaded`, K above what the queue
 //         holds) the ones already submitted are cancelled and the error is
-//         reported (exit 1), so no job is left that nobody awaits
+//         reported (exit 1), so no job is left that nobody awaits. One line
+//         per proof, flushed as it comes.
 //     prove --porep-c1 FILE [--proof OUT] [--request-id ID] [--priority P]
 //         PoRep C2 on the daemon: C1 JSON in, partitions x 192 B out; the
 //         proof is verified here too, against the returned verifying key and
@@ -21,17 +23,18 @@
 //     submit --circuit demo --size N [--request-id ID] [--priority P] [--seed S]
 //     await (--job ID | --request-id ID) [--timeout-ms T]
 //     cancel (--job ID | --request-id ID)
-//     status | metrics | preload-srs ID | evict-srs ID
+//     status | metrics
 //     preload | evict (--params FILE | --srs ID)
 //     (watch: commands/watch.cpp)
 //
-// `prove` is shared with the offline prover: naming a built-in circuit with
-// --circuit sends the work to the daemon; --params/--zkey prove offline.
+// `prove` is shared with the offline prover of circom witnesses
+// (commands/offline.cpp): a daemon option (--circuit, --porep-c1, ...)
+// sends the work to the daemon; offline options with it are a usage error.
+// Offline demo proofs are `cuzkctl demo prove` (commands/demo.cpp).
 //
-// Exit statuses: 0 success; 1 a typed daemon error (a refused token too:
-// kind "unauthenticated") or a proof that does not verify; 2 malformed
-// command line; 3 daemon unreachable. Errors are one line on stderr:
-// "error: <kind>: <message>".
+// Exit statuses and error lines: cli/cli_contract.hpp (0 success; 1 a typed
+// daemon error - a refused token too: kind "unauthenticated" - or a proof
+// that does not verify; 2 bad usage or input; 3 daemon unreachable).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,12 +44,14 @@
 #include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
 #include "circuits/demo.hpp"
 #include "circuits/filecoin/c1.hpp"
 #include "circuits/filecoin/porep_c2.hpp"
 #include "cuzkctl/commands.hpp"
+#include "cuzkctl/commands/client_progress.hpp"
 #include "cuzkctl/filecoin_job.hpp"
 #include "cuzkctl/watch_view.hpp"
 #include "engine/types.hpp"
@@ -63,8 +68,6 @@ namespace {
 
 using nlohmann::json;
 namespace eng = cuzk::engine;
-
-inline constexpr int kExitUnavailable = 3;
 
 struct DaemonArgs {
   std::string addr;
@@ -89,37 +92,57 @@ struct DaemonError {
   eng::Error error;
 };
 
-std::string default_addr() {
-  const char* env = std::getenv("CUZK_ADDR");
-  return env && *env ? env : "unix:///run/cuzkd/cuzkd.sock";
+// A file named on the command line that cannot be read: not_found or io.
+struct InputFileError {
+  std::string_view kind;
+  std::string message;
+  int exit_code = kExitMalformed;
+};
+
+std::string read_input_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) throw InputFileError{cuzk::cli::kind::kNotFound, "no such file: " + path};
+    throw InputFileError{cuzk::cli::kind::kIo, "cannot read " + path};
+  }
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-void print_error(const Context& ctx, const std::string& kind, const std::string& message) {
-  if (ctx.json) std::cout << json{{"error", {{"kind", kind}, {"message", message}}}}.dump() << '\n';
-  std::fprintf(stderr, "error: %s: %s\n", kind.c_str(), message.c_str());
-}
-
+// Runs one daemon command; every failure becomes one error line
+// (cli/cli_contract.hpp) and its exit status.
 template <class F>
-void guarded(Context& ctx, F&& f) {
+void guarded(Context& ctx, const DaemonArgs& a, F&& f) {
+  namespace kind = cuzk::cli::kind;
   try {
     f();
     ctx.exit_code = kExitOk;
   } catch (const DaemonError& e) {
-    print_error(ctx, std::string(eng::to_string(e.error.kind)), e.error.message);
-    ctx.exit_code = kExitInvalid;
+    report_error(ctx, eng::to_string(e.error.kind), e.error.message, kExitInvalid);
   } catch (const cuzk::rpc::ClientError& e) {
-    if (e.kind() == cuzk::rpc::ClientErrorKind::kUnauthenticated) {
-      // The daemon answered: a typed refusal (exit 1), not an unreachable daemon.
-      print_error(ctx, "unauthenticated", e.what());
-      ctx.exit_code = kExitInvalid;
-    } else {
-      print_error(ctx, "unavailable", e.what());
-      ctx.exit_code = kExitUnavailable;
+    switch (e.kind()) {
+      case cuzk::rpc::ClientErrorKind::kUnauthenticated:
+        // The daemon answered: a typed refusal (exit 1), not an unreachable daemon.
+        report_error(ctx, "unauthenticated", e.what(), kExitInvalid);
+        break;
+      case cuzk::rpc::ClientErrorKind::kConfig:  // a bad address, an unreadable CA or token file
+        report_error(ctx, kind::kInvalidArgument, e.what(), kExitMalformed);
+        break;
+      case cuzk::rpc::ClientErrorKind::kTransport:
+        report_error(ctx, kind::kUnavailable, cuzk::cli::unreachable_message(a.addr, e.what()), kExitUnavailable);
+        break;
     }
+  } catch (const InputFileError& e) {
+    report_error(ctx, e.kind, e.message, e.exit_code);
   } catch (const CLI::Error& e) {
-    print_error(ctx, "usage", e.what());
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, kind::kInvalidArgument, e.what(), kExitMalformed);
   }
+}
+
+void write_proof(const std::string& path, const std::vector<std::uint8_t>& proof) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(proof.data()), static_cast<std::streamsize>(proof.size()));
+  if (!out) throw InputFileError{cuzk::cli::kind::kIo, "cannot write " + path, kExitInvalid};
 }
 
 template <class T>
@@ -224,10 +247,15 @@ void prove_remote(Context& ctx, const DaemonArgs& a) {
     }
     jobs.push_back(std::move(submitted.value()));
   }
+  // On a terminal, the daemon's stage events of these jobs while we wait
+  // (the per-proof lines on stdout are the progress otherwise).
+  JobProgress progress(a.addr, /*plain_lines=*/false);
+  for (const eng::JobView& j : jobs) progress.follow(j.id);
   json results = json::array();
   bool all_valid = true;
   for (std::uint32_t i = 0; i < a.count; ++i) {
     eng::JobOutcome o = unwrap(client.await(jobs[i].id, a.timeout_ms));
+    progress.clear_line();
     std::string why;
     bool valid = verify_locally(o, a.size, base_seed + i, why);
     all_valid = all_valid && valid;
@@ -245,7 +273,9 @@ void prove_remote(Context& ctx, const DaemonArgs& a) {
                   static_cast<unsigned long long>(t.total_ms), static_cast<unsigned long long>(t.queue_ms),
                   static_cast<unsigned long long>(t.params_ms), static_cast<unsigned long long>(t.synthesis_ms),
                   static_cast<unsigned long long>(t.prove_ms), static_cast<unsigned long long>(t.verify_ms));
+      std::fflush(stdout);  // one line per proof as it comes, also into a pipe
     }
+    if (i == 0 && valid && !a.proof_out.empty()) write_proof(a.proof_out, o.output.proof);
   }
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (ctx.json) {
@@ -293,15 +323,19 @@ void prove_file_remote(Context& ctx, const DaemonArgs& a, eng::JobRequest req,
   cuzk::rpc::Client client(a.addr);
   auto t0 = std::chrono::steady_clock::now();
   eng::JobView job = unwrap(client.submit(req));
+  // PoRep / PoSt / SnapDeals jobs take minutes (a first job also generates
+  // parameters): their stage events on stderr while we wait.
+  std::optional<JobProgress> progress;
+  if (!ctx.json) {
+    progress.emplace(a.addr, /*plain_lines=*/true);
+    progress->follow(job.id);
+  }
   eng::JobOutcome o = unwrap(client.await(job.id, a.timeout_ms));
+  progress.reset();
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string why;
   bool valid = verify(o.output, why);
-  if (!a.proof_out.empty()) {
-    std::ofstream out(a.proof_out, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(o.output.proof.data()), static_cast<std::streamsize>(o.output.proof.size()));
-    if (!out) throw CLI::ValidationError("--proof", "cannot write " + a.proof_out);
-  }
+  if (valid && !a.proof_out.empty()) write_proof(a.proof_out, o.output.proof);  // never an unverified proof
   const eng::Timings& t = o.output.timings;
   std::size_t partitions = o.output.proof.size() / 192;
   if (ctx.json) {
@@ -326,9 +360,7 @@ void prove_file_remote(Context& ctx, const DaemonArgs& a, eng::JobRequest req,
 }
 
 void prove_porep_remote(Context& ctx, const DaemonArgs& a) {
-  std::ifstream in(a.porep_c1, std::ios::binary);
-  if (!in) throw CLI::ValidationError("--porep-c1", "cannot read " + a.porep_c1);
-  std::string c1_json{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string c1_json = read_input_file(a.porep_c1);
   eng::JobRequest req;
   req.kind = eng::ProofKind::kPoRepC2;
   req.input = c1_json;
@@ -487,13 +519,24 @@ void metrics(Context& ctx, const DaemonArgs& a) {
 
 void preload(Context& ctx, const DaemonArgs& a) {
   cuzk::rpc::Client client(a.addr);
-  eng::ParamsInfo info = unwrap(client.preload(a.circuit_id));
-  if (ctx.json)
+  eng::ParamsInfo info;
+  {
+    std::optional<ElapsedTicker> ticker;
+    if (!ctx.json) ticker.emplace("preload " + a.circuit_id + ": the daemon is reading or generating the parameters");
+    info = unwrap(client.preload(a.circuit_id));
+  }
+  if (ctx.json) {
     std::cout << json{{"circuit_id", a.circuit_id}, {"already_loaded", info.already_loaded}, {"load_ms", info.load_ms}}
                      .dump()
               << '\n';
-  else std::printf("%s: %s (%llu ms)\n", a.circuit_id.c_str(), info.already_loaded ? "already loaded" : "loaded",
-                   static_cast<unsigned long long>(info.load_ms));
+    return;
+  }
+  // The reply says whether the set was resident already, not whether the
+  // daemon read it from disk or generated it (its log says which).
+  if (info.already_loaded) std::printf("%s: already resident\n", a.circuit_id.c_str());
+  else
+    std::printf("%s: resident now, after %.1f s (read from disk or generated: the daemon's log says which)\n",
+                a.circuit_id.c_str(), static_cast<double>(info.load_ms) / 1000.0);
 }
 
 // The daemon's parameter-set id for a parameter file: "demo-<n>" for the
@@ -534,8 +577,13 @@ void evict(Context& ctx, const DaemonArgs& a) {
 void register_daemon(CLI::App& app, Context& ctx) {
   // Owned by the callbacks (and so by `app`), not a static.
   auto args = std::make_shared<DaemonArgs>();
-  args->addr = default_addr();
-  app.add_option("--addr", args->addr, "daemon address (default: $CUZK_ADDR, else unix:///run/cuzkd/cuzkd.sock)");
+  // Every daemon command: the root's --addr (main.cpp), then the command.
+  auto run = [&ctx, args](auto fn) {
+    return [&ctx, args, fn] {
+      args->addr = ctx.connection.addr;
+      guarded(ctx, *args, [&] { fn(ctx, *args); });
+    };
+  };
 
   auto add_demo = [&args](CLI::App* c) {
     c->add_option("--circuit", args->circuit, "built-in circuit (demo)");
@@ -547,118 +595,115 @@ void register_daemon(CLI::App& app, Context& ctx) {
     c->add_option("--request-id", args->request_id, "client request id");
   };
 
-  auto* pr = app.add_subcommand("prove-remote", "prove on the daemon (submit + await) and verify locally");
-  add_demo(pr);
-  pr->add_option("--count", args->count, "number of proofs")->check(CLI::Range(1u, 100000u));
-  pr->add_option("--request-id", args->request_id, "request id (suffixed -i when --count > 1)");
-  pr->add_option("--priority", args->priority, "low | normal | high | critical");
-  pr->add_option("--timeout-ms", args->timeout_ms, "per-proof await timeout (0: none)");
-  pr->callback([&ctx, args] { guarded(ctx, [&] { prove_remote(ctx, *args); }); });
-
-  // The CLI contract's `cuzkctl prove --circuit demo --size N [--count K]`:
-  // the offline `prove` subcommand (registered first) proves through the
-  // daemon when --circuit is given.
-  CLI::App* offline = nullptr;
-  try {
-    offline = app.get_subcommand("prove");
-  } catch (const CLI::OptionNotFound&) {
-  }
-  if (offline != nullptr) {
-    CLI::Option* circuit = offline->add_option("--circuit", args->circuit, "built-in circuit: prove through the daemon");
-    offline->add_option("--size", args->size, "demo size: log2 of the domain (with --circuit)");
-    offline->add_option("--count", args->count, "number of proofs (with --circuit)")->check(CLI::Range(1u, 100000u));
-    offline->add_option("--seed", args->seed, "witness x_0 (with --circuit)");
-    offline->add_option("--priority", args->priority, "low | normal | high | critical (with --circuit)");
-    offline->add_option("--request-id", args->request_id, "request id (with --circuit)");
-    offline->add_option("--timeout-ms", args->timeout_ms, "per-proof await timeout (with --circuit)");
-    CLI::Option* porep_c1 =
-        offline->add_option("--porep-c1", args->porep_c1, "C1 output JSON: PoRep C2 through the daemon");
-    CLI::Option* window_post = offline->add_option(
-        "--window-post", args->window_post, "directory of `cuzkctl post gen --kind window`: WindowPoSt through the daemon");
-    CLI::Option* winning_post = offline->add_option(
-        "--winning-post", args->winning_post, "directory of `cuzkctl post gen --kind winning`: WinningPoSt through the daemon");
-    CLI::Option* snap_deals = offline->add_option(
-        "--snap-deals", args->snap_deals, "directory of `cuzkctl update gen`: SnapDeals through the daemon");
-    offline->add_option("--deadline-s", args->deadline_s, "the proof is due in S seconds (reported if late)");
-    // The offline prover owns --proof; with --porep-c1 it names the output.
-    CLI::Option* proof_out = offline->get_option_no_throw("--proof");
-    CLI::App* root = &app;
-    offline->parse_complete_callback([&ctx, args, circuit, porep_c1, window_post, winning_post, snap_deals,
-                                      proof_out, root] {
-      // This runs before the root app stores its own options into their
-      // variables, so read the global --addr and --json here.
-      if (CLI::Option* o = root->get_option_no_throw("--addr"); o != nullptr && o->count() > 0)
-        args->addr = o->as<std::string>();
-      if (CLI::Option* o = root->get_option_no_throw("--json"); o != nullptr && o->count() > 0) ctx.json = true;
-      const std::size_t kinds = circuit->count() + porep_c1->count() + window_post->count() +
-                                winning_post->count() + snap_deals->count();
-      if (kinds > 1) {
-        ctx.handled = true;
-        print_error(ctx, "usage",
-                    "--circuit, --porep-c1, --window-post, --winning-post and --snap-deals are exclusive");
-        ctx.exit_code = kExitMalformed;
-        return;
-      }
-      if (kinds == 1 && circuit->count() == 0) {
-        ctx.handled = true;
-        if (proof_out != nullptr && proof_out->count() > 0) args->proof_out = proof_out->as<std::string>();
-        if (porep_c1->count() > 0) {
-          guarded(ctx, [&] { prove_porep_remote(ctx, *args); });
-        } else if (window_post->count() > 0) {
-          guarded(ctx, [&] { prove_filecoin_remote(ctx, *args, eng::ProofKind::kWindowPost, args->window_post); });
-        } else if (winning_post->count() > 0) {
-          guarded(ctx, [&] { prove_filecoin_remote(ctx, *args, eng::ProofKind::kWinningPost, args->winning_post); });
-        } else {
-          guarded(ctx, [&] { prove_filecoin_remote(ctx, *args, eng::ProofKind::kSnapDeals, args->snap_deals); });
-        }
-        return;
-      }
-      if (circuit->count() == 0) return;
+  // `prove` is one command with two sides (commands/offline.cpp registers
+  // it): a circom witness proved here, offline (--zkey | --params --r1cs,
+  // --wtns), or a job proved by the daemon (--circuit | --porep-c1 |
+  // --window-post | --winning-post | --snap-deals). Options of both sides
+  // together are a usage error, never silently ignored.
+  CLI::App* pr = app.get_subcommand("prove");
+  CLI::Option* circuit = pr->add_option("--circuit", args->circuit, "daemon: built-in circuit (demo) proved by cuzkd");
+  CLI::Option* size = pr->add_option("--size", args->size, "daemon, --circuit demo: log2 of the domain");
+  CLI::Option* count =
+      pr->add_option("--count", args->count, "daemon, --circuit demo: number of proofs")->check(CLI::Range(1u, 100000u));
+  CLI::Option* seed = pr->add_option("--seed", args->seed, "daemon, --circuit demo: witness x_0 (default 1)");
+  CLI::Option* priority = pr->add_option("--priority", args->priority, "daemon: low | normal | high | critical");
+  CLI::Option* request_id =
+      pr->add_option("--request-id", args->request_id, "daemon: request id (suffixed -i when --count > 1)");
+  CLI::Option* timeout = pr->add_option("--timeout-ms", args->timeout_ms, "daemon: per-proof await timeout (0: none)");
+  CLI::Option* porep_c1 = pr->add_option("--porep-c1", args->porep_c1, "daemon: PoRep C2 of this C1 output JSON");
+  CLI::Option* window_post = pr->add_option("--window-post", args->window_post,
+                                            "daemon: WindowPoSt of a `cuzkctl post gen --kind window` directory");
+  CLI::Option* winning_post = pr->add_option("--winning-post", args->winning_post,
+                                             "daemon: WinningPoSt of a `cuzkctl post gen --kind winning` directory");
+  CLI::Option* snap_deals =
+      pr->add_option("--snap-deals", args->snap_deals, "daemon: SnapDeals of a `cuzkctl update gen` directory");
+  CLI::Option* deadline = pr->add_option("--deadline-s", args->deadline_s, "daemon: the proof is due in S seconds");
+  pr->parse_complete_callback([&ctx, args, pr, circuit, size, count, seed, priority, request_id, timeout, porep_c1,
+                               window_post, winning_post, snap_deals, deadline] {
+    // This runs before the root app stores its own options (--addr, --json)
+    // into their variables: read them from the root here.
+    const CLI::App* root = pr->get_parent();
+    args->addr = ctx.connection.addr;
+    if (const CLI::Option* o = root->get_option_no_throw("--addr"); o != nullptr && o->count() > 0)
+      args->addr = o->as<std::string>();
+    if (const CLI::Option* o = root->get_option_no_throw("--json"); o != nullptr && o->count() > 0) ctx.json = true;
+    auto given = [](std::initializer_list<const CLI::Option*> opts) {
+      std::string names;
+      for (const CLI::Option* o : opts)
+        if (o != nullptr && o->count() > 0) names += (names.empty() ? "" : ", ") + o->get_name();
+      return names;
+    };
+    auto usage = [&ctx](const std::string& message) {
       ctx.handled = true;
-      if (args->size == 0) {
-        print_error(ctx, "invalidInput", "--size is required with --circuit");
-        ctx.exit_code = kExitMalformed;
-        return;
-      }
-      guarded(ctx, [&] { prove_remote(ctx, *args); });
-    });
-  }
+      report_error(ctx, cuzk::cli::kind::kInvalidArgument, message, kExitMalformed);
+    };
+    const std::string selectors = given({circuit, porep_c1, window_post, winning_post, snap_deals});
+    const std::string offline =
+        given({pr->get_option_no_throw("--params"), pr->get_option_no_throw("--zkey"), pr->get_option_no_throw("--r1cs"),
+               pr->get_option_no_throw("--wtns"), pr->get_option_no_throw("--snarkjs-proof"),
+               pr->get_option_no_throw("--snarkjs-public")});
+    const std::string daemon_only = given({size, count, seed, priority, request_id, timeout, deadline});
+    const std::string demo_only = given({size, count, seed});
+    if (selectors.find(',') != std::string::npos)
+      return usage("prove takes one of --circuit, --porep-c1, --window-post, --winning-post, --snap-deals (given: " +
+                   selectors + ")");
+    if (!selectors.empty() && !offline.empty())
+      return usage(selectors + " proves through the daemon, but offline options were given too (" + offline +
+                   ": proving a circom witness here). An offline demo proof is "
+                   "`cuzkctl demo prove --size N --params P --proof OUT`");
+    if (selectors.empty()) {
+      if (!daemon_only.empty())
+        return usage("daemon options (" + daemon_only +
+                     ") without a daemon job: give --circuit demo (or --porep-c1, --window-post, ...); "
+                     "an offline demo proof is `cuzkctl demo prove --size N --params P --proof OUT`");
+      return;  // offline: commands/offline.cpp's callback proves
+    }
+    ctx.handled = true;
+    if (CLI::Option* o = pr->get_option_no_throw("--proof"); o != nullptr && o->count() > 0)
+      args->proof_out = o->as<std::string>();
+    if (circuit->count() == 0) {
+      if (!demo_only.empty()) return usage("options of --circuit demo (" + demo_only + ") given with " + selectors);
+      guarded(ctx, *args, [&] {
+        if (porep_c1->count() > 0) prove_porep_remote(ctx, *args);
+        else if (window_post->count() > 0)
+          prove_filecoin_remote(ctx, *args, eng::ProofKind::kWindowPost, args->window_post);
+        else if (winning_post->count() > 0)
+          prove_filecoin_remote(ctx, *args, eng::ProofKind::kWinningPost, args->winning_post);
+        else prove_filecoin_remote(ctx, *args, eng::ProofKind::kSnapDeals, args->snap_deals);
+      });
+      return;
+    }
+    if (args->size == 0) return usage("--size N is required with --circuit demo");
+    if (!args->proof_out.empty() && args->count != 1) return usage("--proof writes one proof: not with --count > 1");
+    guarded(ctx, *args, [&] { prove_remote(ctx, *args); });
+  });
 
-  auto* su = app.add_subcommand("submit", "submit a proof job; prints its job id");
+  auto* su = app.add_subcommand("submit", "daemon: submit a demo proof job; prints its job id");
   add_demo(su);
   su->add_option("--request-id", args->request_id, "idempotency key: resubmitting returns the same job");
   su->add_option("--priority", args->priority, "low | normal | high | critical");
-  su->callback([&ctx, args] { guarded(ctx, [&] { submit(ctx, *args); }); });
+  su->callback(run(submit));
 
-  auto* aw = app.add_subcommand("await", "wait for a job's proof");
+  auto* aw = app.add_subcommand("await", "daemon: wait for a job's proof");
   add_key(aw);
   aw->add_option("--timeout-ms", args->timeout_ms, "give up after T ms (0: wait)");
-  aw->callback([&ctx, args] { guarded(ctx, [&] { await_job(ctx, *args); }); });
+  aw->callback(run(await_job));
 
-  auto* ca = app.add_subcommand("cancel", "cancel a queued or running job");
+  auto* ca = app.add_subcommand("cancel", "daemon: cancel a queued or running job");
   add_key(ca);
-  ca->callback([&ctx, args] { guarded(ctx, [&] { cancel(ctx, *args); }); });
+  ca->callback(run(cancel));
 
-  app.add_subcommand("status", "queues, jobs, workers, parameters, memory")
-      ->callback([&ctx, args] { guarded(ctx, [&] { status(ctx, *args); }); });
-  app.add_subcommand("metrics", "Prometheus metrics text")
-      ->callback([&ctx, args] { guarded(ctx, [&] { metrics(ctx, *args); }); });
+  app.add_subcommand("status", "daemon: queues, jobs, workers, parameters, memory")->callback(run(status));
+  app.add_subcommand("metrics", "daemon: Prometheus metrics text")->callback(run(metrics));
 
-  auto* pl = app.add_subcommand("preload-srs", "load (or generate) a circuit's parameters");
-  pl->add_option("circuit_id", args->circuit_id, "e.g. demo-10")->required();
-  pl->callback([&ctx, args] { guarded(ctx, [&] { preload(ctx, *args); }); });
-  auto* ev = app.add_subcommand("evict-srs", "drop a circuit's parameters from memory");
-  ev->add_option("circuit_id", args->circuit_id, "e.g. demo-10")->required();
-  ev->callback([&ctx, args] { guarded(ctx, [&] { evict(ctx, *args); }); });
-  // The CLI contract's spelling: preload/evict --params FILE (or --srs ID).
-  auto* pl2 = app.add_subcommand("preload", "load (or generate) a parameter set: --params FILE or --srs ID");
-  pl2->add_option("--params", args->params_file, "parameter file (demo-N.params, PoRep official or -dev name)");
-  pl2->add_option("--srs", args->circuit_id, "parameter-set id (demo-14, porep-32GiB)");
-  pl2->callback([&ctx, args] { guarded(ctx, [&] { preload(ctx, with_srs_id(*args)); }); });
-  auto* ev2 = app.add_subcommand("evict", "drop a parameter set from memory and devices: --params FILE or --srs ID");
-  ev2->add_option("--params", args->params_file, "parameter file (demo-N.params, PoRep official or -dev name)");
-  ev2->add_option("--srs", args->circuit_id, "parameter-set id (demo-14, porep-32GiB)");
-  ev2->callback([&ctx, args] { guarded(ctx, [&] { evict(ctx, with_srs_id(*args)); }); });
+  auto* pl = app.add_subcommand("preload", "daemon: load (or generate) a parameter set: --params FILE or --srs ID");
+  pl->add_option("--params", args->params_file, "parameter file (demo-N.params, PoRep official or -dev name)");
+  pl->add_option("--srs", args->circuit_id, "parameter-set id (demo-14, porep-32GiB, window-post-2KiB, ...)");
+  pl->callback(run([](Context& c, const DaemonArgs& a) { preload(c, with_srs_id(a)); }));
+  auto* ev = app.add_subcommand("evict", "daemon: drop a parameter set from memory and devices: --params FILE or --srs ID");
+  ev->add_option("--params", args->params_file, "parameter file (demo-N.params, PoRep official or -dev name)");
+  ev->add_option("--srs", args->circuit_id, "parameter-set id (demo-14, porep-32GiB, window-post-2KiB, ...)");
+  ev->callback(run([](Context& c, const DaemonArgs& a) { evict(c, with_srs_id(a)); }));
 }
 
 }  // namespace cuzkctl

@@ -46,17 +46,17 @@ struct ProofCheckFailed : std::runtime_error {
 std::uint64_t regular_file_bytes(const std::string& path) {
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st)) throw Malformed("cannot open " + path + ": no such file");
-  if (!std::filesystem::is_regular_file(st)) throw Malformed(path + " is not a regular file");
+  if (ec || !std::filesystem::exists(st)) throw unreadable(path);
+  if (!std::filesystem::is_regular_file(st)) throw Malformed(path + " is not a regular file", cuzk::cli::kind::kIo);
   const std::uint64_t bytes = std::filesystem::file_size(path, ec);
-  if (ec) throw Malformed("cannot stat " + path + ": " + ec.message());
+  if (ec) throw Malformed("cannot stat " + path + ": " + ec.message(), cuzk::cli::kind::kIo);
   return bytes;
 }
 
 std::vector<std::uint8_t> read_file(const std::string& path) {
   regular_file_bytes(path);
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Malformed("cannot open " + path);
+  if (!in) throw unreadable(path);
   return std::vector<std::uint8_t>((std::istreambuf_iterator<char>(in)), {});
 }
 
@@ -71,33 +71,15 @@ json read_json(const std::string& path) {
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !(out << text)) throw Malformed("cannot write " + path);
+  if (!out || !(out << text)) throw unwritable(path);
 }
-
-// Progress on stderr for long steps, at most a few times per second.
-class Progress {
- public:
-  explicit Progress(std::string what) : what_(std::move(what)) {}
-  void operator()(std::uint64_t done, std::uint64_t total) {
-    auto now = std::chrono::steady_clock::now();
-    if (done != total && now - last_ < std::chrono::milliseconds(250)) return;
-    last_ = now;
-    std::fprintf(stderr, "\r%s: %5.1f%% (%llu/%llu)", what_.c_str(), total ? 100.0 * double(done) / double(total) : 100.0,
-                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total));
-    if (done == total) std::fputc('\n', stderr);
-  }
-
- private:
-  std::string what_;
-  std::chrono::steady_clock::time_point last_{};
-};
 
 enum class FileKind { kZkey, kVk, kParams, kUnknown };
 
 FileKind sniff(const std::string& path) {
   regular_file_bytes(path);
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Malformed("cannot open " + path);
+  if (!in) throw unreadable(path);
   char magic[4] = {};
   in.read(magic, 4);
   if (in.gcount() == 4 && std::string_view(magic, 4) == "zkey") return FileKind::kZkey;
@@ -125,16 +107,34 @@ struct CircuitSource {
 R1cs load_circuit(const CircuitSource& src) {
   if (!src.r1cs_path.empty()) return load_circom_r1cs(src.r1cs_path).r1cs;
   if (src.circuit == "demo") {
-    if (src.size < 2 || src.size > 27) throw Malformed("--size must be a log2 domain size in 2..27");
+    if (src.size < 2 || src.size > 27) throw Usage("--size must be a log2 domain size in 2..27");
     circuits::DemoCircuit c(circuits::DemoCircuit::rounds_for_log_domain(src.size), std::nullopt);
     RecordingCs cs(RecordingCs::Values::kShapeOnly);
     c.synthesize(cs);
     return cs.finish();
   }
-  throw Malformed("give --r1cs FILE or --circuit demo --size N");
+  throw Usage("give --r1cs FILE or --circuit demo --size N");
 }
 
 // ---- params inspect ---------------------------------------------------------
+
+// A JSON value as text for people: strings unquoted, booleans yes/no,
+// objects as "key value, key value".
+std::string human(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_object()) {
+    std::string s;
+    for (auto& [k, x] : v.items()) s += (s.empty() ? "" : ", ") + k + " " + human(x);
+    return s;
+  }
+  if (v.is_array()) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + human(x);
+    return s;
+  }
+  return v.dump();
+}
 
 void params_inspect(Context& ctx, const std::string& path, bool subgroups, const std::string& params_json) {
   ThreadPool pool(ctx.threads);
@@ -196,7 +196,7 @@ void params_inspect(Context& ctx, const std::string& path, bool subgroups, const
   if (ctx.json) {
     std::cout << out.dump(2) << "\n";
   } else {
-    for (auto& [k, v] : out.items()) std::cout << k << ": " << v.dump() << "\n";
+    for (auto& [k, v] : out.items()) std::cout << k << ": " << human(v) << "\n";
   }
 }
 
@@ -205,10 +205,10 @@ void params_inspect(Context& ctx, const std::string& path, bool subgroups, const
 void setup(Context& ctx, const CircuitSource& src, const std::string& params_out, const std::string& vk_out,
            const std::string& zkey_out, const std::string& gpu_mode) {
   const std::optional<SetupDevice> device_mode = parse_setup_device(gpu_mode);
-  if (!device_mode) throw Malformed("--gpu must be auto, on or off");
+  if (!device_mode) throw Usage("--gpu must be auto, on or off");
   ThreadPool pool(ctx.threads);
   R1cs r1cs = load_circuit(src);
-  if (params_out.empty() && zkey_out.empty()) throw Malformed("give --params (bellperson) and/or --zkey (snarkjs)");
+  if (params_out.empty() && zkey_out.empty()) throw Usage("give --params (bellperson) and/or --zkey (snarkjs)");
   std::fprintf(stderr,
                "cuzkctl setup: generating DEVELOPMENT parameters from fresh random toxic waste.\n"
                "  They are for development and testing only: whoever holds the toxic waste can forge proofs.\n"
@@ -219,7 +219,7 @@ void setup(Context& ctx, const CircuitSource& src, const std::string& params_out
   auto t0 = std::chrono::steady_clock::now();
   json out{{"public_inputs", r1cs.num_inputs() - 1}, {"domain_size", domain_size(r1cs)}};
   if (!zkey_out.empty()) {
-    if (src.r1cs_path.empty()) throw Malformed("--zkey needs a circom --r1cs circuit");
+    if (src.r1cs_path.empty()) throw Usage("--zkey needs a circom --r1cs circuit");
     write_zkey(r1cs, random_toxic_waste(), zkey_out, pool);
     out["zkey"] = zkey_out;
   }
@@ -246,8 +246,18 @@ void setup(Context& ctx, const CircuitSource& src, const std::string& params_out
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out["seconds"] = s;
-  if (ctx.json) std::cout << out.dump(2) << "\n";
-  else std::cout << "setup done in " << s << " s: " << out.dump() << "\n";
+  if (ctx.json) {
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::printf("setup done in %.2f s (domain %llu, %llu public inputs)\n", s,
+              static_cast<unsigned long long>(domain_size(r1cs)), static_cast<unsigned long long>(r1cs.num_inputs() - 1));
+  if (!zkey_out.empty()) std::printf("  zkey: %s\n", zkey_out.c_str());
+  if (!params_out.empty()) {
+    std::printf("  params: %s (fixed-base multiplications on the %s)\n", params_out.c_str(),
+                out["backend"].get<std::string>().c_str());
+  }
+  if (!vk_out.empty()) std::printf("  vk: %s\n", vk_out.c_str());
 }
 
 // ---- prove ----------------------------------------------------------------------
@@ -258,7 +268,12 @@ struct ProveArgs {
 
 void prove(Context& ctx, const ProveArgs& a) {
   ThreadPool pool(ctx.threads);
-  if (a.wtns.empty()) throw Malformed("--wtns is required");
+  if (a.wtns.empty()) {
+    throw Usage(
+        "offline proving needs a circom witness: --wtns W.wtns with --zkey Z or --params P --r1cs C. "
+        "Through the daemon: --circuit demo --size N (or --porep-c1, --window-post, ...). "
+        "An offline demo proof: `cuzkctl demo prove --size N --params P --proof OUT`");
+  }
   std::vector<Fr> wires = load_circom_wtns(a.wtns);
   auto t0 = std::chrono::steady_clock::now();
   Proof proof;
@@ -273,7 +288,7 @@ void prove(Context& ctx, const ProveArgs& a) {
     pub.assign(wires.begin() + 1, wires.begin() + 1 + z.n_public);
     vk = z.verifying_key();
   } else {
-    if (a.params.empty() || a.r1cs.empty()) throw Malformed("give --zkey, or --params with --r1cs");
+    if (a.params.empty() || a.r1cs.empty()) throw Usage("give --zkey, or --params with --r1cs");
     R1cs r1cs = load_circom_r1cs(a.r1cs).r1cs;
     Witness w = split_wires(r1cs, wires);
     if (!is_satisfied(r1cs, w.inputs, w.aux, pool)) throw Malformed("the witness does not satisfy the circuit");
@@ -315,12 +330,13 @@ void verify_cmd(Context& ctx, const VerifyArgs& a) {
   std::vector<Proof> proofs;
   std::vector<std::vector<Fr>> inputs;
   if (!a.snarkjs_vk.empty()) {
-    if (a.snarkjs_proof.empty() || a.snarkjs_public.empty()) throw Malformed("--snarkjs-proof and --snarkjs-public are required");
+    if (a.snarkjs_proof.empty() || a.snarkjs_public.empty()) throw Usage("--snarkjs-proof and --snarkjs-public are required");
     vk = vk_from_json(read_json(a.snarkjs_vk));
     proofs.push_back(proof_from_json(read_json(a.snarkjs_proof)));
     inputs.push_back(public_from_json(read_json(a.snarkjs_public)));
   } else {
-    if (a.vk.empty() || a.proof.empty() || a.pub.empty()) throw Malformed("--vk, --proof and --public are required");
+    if (a.vk.empty() || a.proof.empty() || a.pub.empty()) throw Usage("--vk, --proof and --public are required");
+    for (const std::string* path : {&a.vk, &a.proof, &a.pub}) regular_file_bytes(*path);  // not_found first
     vk = read_vk(a.vk);
     std::string why;
     auto bytes = read_file(a.proof);
@@ -354,7 +370,8 @@ void verify_cmd(Context& ctx, const VerifyArgs& a) {
   }
   bool ok = r == VerifyResult::kValid;
   if (ctx.json) std::cout << json{{"valid", ok}, {"proofs", proofs.size()}}.dump() << "\n";
-  else std::cout << (ok ? "valid" : "INVALID: the pairing check failed") << "\n";
+  else std::cout << (ok ? "valid" : "INVALID") << "\n";
+  if (!ok) cuzk::cli::print_error(cuzk::cli::kind::kInvalidProof, "the pairing check failed");
   ctx.exit_code = ok ? kExitOk : kExitInvalid;
 }
 
@@ -371,23 +388,19 @@ void export_vk(Context&, const std::string& vk_path, const std::string& out) {
 // exit 2 (the shared ones in offline_util.hpp), a self-check failure into 1.
 template <class Fn>
 void guarded(Context& ctx, Fn fn) {
+  namespace kind = cuzk::cli::kind;
   try {
     run_reporting_errors(ctx, "", fn);
   } catch (const ProofCheckFailed& e) {
-    std::fprintf(stderr, "error: prove: %s\n", e.what());
-    ctx.exit_code = kExitInvalid;
+    report_error(ctx, kind::kInvalidProof, e.what(), kExitInvalid);
   } catch (const ZkeyError& e) {
-    std::fprintf(stderr, "error: zkey: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, kind::kInvalidInput, std::string("zkey: ") + e.what(), kExitMalformed);
   } catch (const R1csError& e) {
-    std::fprintf(stderr, "error: circuit/witness: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, kind::kInvalidInput, std::string("circuit/witness: ") + e.what(), kExitMalformed);
   } catch (const JsonFormatError& e) {
-    std::fprintf(stderr, "error: json: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, kind::kInvalidInput, std::string("json: ") + e.what(), kExitMalformed);
   } catch (const SetupError& e) {
-    std::fprintf(stderr, "error: setup: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, kind::kInvalidInput, std::string("setup: ") + e.what(), kExitMalformed);
   }
 }
 
@@ -416,15 +429,18 @@ void register_offline(CLI::App& app, Context& ctx) {
   su->add_option("--gpu", setup_gpu, "auto|on|off: fixed-base multiplications on CUDA device 0 (auto: when present)");
   su->callback([&ctx] { guarded(ctx, [&] { setup(ctx, setup_src, setup_params, setup_vk, setup_zkey, setup_gpu); }); });
 
-  auto* pr = app.add_subcommand("prove", "prove a circom witness with bellperson params or a snarkjs zkey");
+  auto* pr = app.add_subcommand(
+      "prove",
+      "offline: prove a circom witness (--wtns with --zkey, or --params and --r1cs); daemon: prove through cuzkd "
+      "(--circuit demo --size N, --porep-c1, --window-post, --winning-post, --snap-deals). Never both");
   static ProveArgs pa;
-  pr->add_option("--params", pa.params, "bellperson .params");
-  pr->add_option("--zkey", pa.zkey, "snarkjs .zkey");
-  pr->add_option("--r1cs", pa.r1cs, "circom .r1cs (with --params)");
-  pr->add_option("--wtns", pa.wtns, "witness .wtns");
-  pr->add_option("--proof", pa.proof_out, "output proof (192 bytes)");
-  pr->add_option("--snarkjs-proof", pa.snarkjs_proof, "output proof.json");
-  pr->add_option("--snarkjs-public", pa.snarkjs_public, "output public.json");
+  pr->add_option("--params", pa.params, "offline: bellperson .params");
+  pr->add_option("--zkey", pa.zkey, "offline: snarkjs .zkey");
+  pr->add_option("--r1cs", pa.r1cs, "offline: circom .r1cs (with --params)");
+  pr->add_option("--wtns", pa.wtns, "offline: witness .wtns");
+  pr->add_option("--proof", pa.proof_out, "output proof (192 bytes a partition), written once it verifies");
+  pr->add_option("--snarkjs-proof", pa.snarkjs_proof, "offline: output proof.json");
+  pr->add_option("--snarkjs-public", pa.snarkjs_public, "offline: output public.json");
   pr->callback([&ctx] {
     if (!ctx.handled) guarded(ctx, [&] { prove(ctx, pa); });
   });

@@ -51,7 +51,7 @@ SealProof proof_for_size(std::uint64_t bytes) {
   for (const SealProofInfo& info : seal_proofs()) {
     if (info.sector_bytes == bytes && info.api_version == ApiVersion::V1_1_0) return info.proof;
   }
-  throw Malformed("no PoRep for sector size " + std::to_string(bytes) + " B");
+  throw Usage("no PoRep for sector size " + std::to_string(bytes) + " B");
 }
 
 double since(std::chrono::steady_clock::time_point t0) {
@@ -75,9 +75,9 @@ struct SetupArgs {
 };
 
 void setup(Context& ctx, const SetupArgs& a) {
-  if (a.out_dir.empty()) throw Malformed("--out-dir is required");
+  if (a.out_dir.empty()) throw Usage("--out-dir is required");
   const std::optional<SetupDevice> device_mode = parse_setup_device(a.gpu);
-  if (!device_mode) throw Malformed("--gpu must be auto, on or off");
+  if (!device_mode) throw Usage("--gpu must be auto, on or off");
   const SealProof proof = proof_for_size(parse_sector_size(a.sector_size));
   ThreadPool pool(ctx.threads);
   std::optional<SetupBackend> backend;
@@ -94,8 +94,9 @@ void setup(Context& ctx, const SetupArgs& a) {
   // Only consulted when the development parameters are not present yet.
   const ParamsGenerator generate = [&](const groth16::R1cs& shape, ThreadPool& p) {
     std::fprintf(stderr, "porep setup: fixed-base multiplications on %s\n", backend->description().c_str());
+    Progress progress("porep setup");
     try {
-      return backend->generate(shape, groth16::random_toxic_waste(), p);
+      return backend->generate(shape, groth16::random_toxic_waste(), p, [&](auto d, auto t) { progress(d, t); });
     } catch (const SetupBackendError& e) {
       throw Malformed(e.what());
     }
@@ -121,8 +122,8 @@ struct ProveArgs {
 };
 
 void prove(Context& ctx, const ProveArgs& a) {
-  if (a.c1.empty()) throw Malformed("--c1 is required");
-  if (a.params.empty() == a.param_dir.empty()) throw Malformed("give either --params P [--vk V] or --param-dir DIR");
+  if (a.c1.empty()) throw Usage("--c1 is required");
+  if (a.params.empty() == a.param_dir.empty()) throw Usage("give either --params P [--vk V] or --param-dir DIR");
   const C1Output c1 = parse_c1(read_text(a.c1));
   ThreadPool pool(ctx.threads);
   const std::string cache = !a.r1cs_cache.empty() ? a.r1cs_cache : a.param_dir;
@@ -173,7 +174,7 @@ struct VerifyArgs {
 };
 
 void verify(Context& ctx, const VerifyArgs& a) {
-  if (a.c1.empty() || a.proof.empty() || a.vk.empty()) throw Malformed("--c1, --proof and --vk are required");
+  if (a.c1.empty() || a.proof.empty() || a.vk.empty()) throw Usage("--c1, --proof and --vk are required");
   const C1Output c1 = parse_c1(read_text(a.c1));
   const auto pvk = groth16::prepare_verifying_key(groth16::read_vk(a.vk));
   const auto inputs = porep_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed);
@@ -202,11 +203,11 @@ struct GoldenArgs {
 };
 
 void verify_golden(Context& ctx, const GoldenArgs& a) {
-  if (a.vk.empty() || a.records.empty()) throw Malformed("--vk and --records are required");
+  if (a.vk.empty() || a.records.empty()) throw Usage("--vk and --records are required");
   const std::uint64_t size = parse_sector_size(a.sector_size);
   const auto pvk = groth16::prepare_verifying_key(groth16::read_vk(a.vk));
   std::ifstream in(a.records);
-  if (!in) throw Malformed("cannot open " + a.records);
+  if (!in) throw unreadable(a.records);
   std::size_t line_no = 0, valid = 0, invalid = 0, skipped = 0, malformed = 0, other_size = 0;
   std::string line;
   while (std::getline(in, line)) {
@@ -257,7 +258,7 @@ struct MakeC1Args {
 void make_c1(Context& ctx, const MakeC1Args& a) {
   const SealProof proof = proof_for_size(parse_sector_size(a.sector_size));
   if (seal_proof_info(proof).nodes > (std::uint64_t{1} << 18)) {
-    throw Malformed("make-c1 seals natively: sectors up to 8MiB only");
+    throw Usage("make-c1 seals natively: sectors up to 8MiB only");
   }
   SyntheticSealInputs in;
   in.sector_id = a.sector_id;
@@ -282,11 +283,10 @@ void guarded(Context& ctx, Fn fn) {
   try {
     run_reporting_errors(ctx, "porep c2", fn);
   } catch (const C1Error& e) {
-    std::fprintf(stderr, "error: c1: %s at '%s'\n", e.what(), e.json_path().c_str());
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, cuzk::cli::kind::kInvalidInput, "c1: " + std::string(e.what()) + " at '" + e.json_path() + "'",
+                 kExitMalformed);
   } catch (const groth16::R1csError& e) {
-    std::fprintf(stderr, "error: r1cs: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, cuzk::cli::kind::kInvalidInput, std::string("r1cs: ") + e.what(), kExitMalformed);
   }
 }
 

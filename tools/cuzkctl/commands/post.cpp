@@ -66,20 +66,20 @@ PostProof resolve_proof(const std::string& kind, const std::string& size, const 
   } else if (kind == "winning") {
     k = PostKind::kWinning;
   } else {
-    throw Malformed("--kind must be window or winning");
+    throw Usage("--kind must be window or winning");
   }
   const std::uint64_t bytes = parse_sector_size(size);
   if (!name.empty()) {
     const auto p = post_proof_from_name(name);
-    if (!p) throw Malformed("unknown registered proof '" + name + "'");
+    if (!p) throw Usage("unknown registered proof '" + name + "'");
     const PostProofInfo& info = post_proof_info(*p);
     if (info.kind != k || info.sector_bytes != bytes) {
-      throw Malformed(name + " does not match --kind " + kind + " --sector-size " + size);
+      throw Usage(name + " does not match --kind " + kind + " --sector-size " + size);
     }
     return *p;
   }
   const auto p = post_proof_for(k, bytes);
-  if (!p) throw Malformed("no PoSt for sector size " + std::to_string(bytes) + " B");
+  if (!p) throw Usage("no PoSt for sector size " + std::to_string(bytes) + " B");
   return *p;
 }
 
@@ -88,8 +88,9 @@ void guarded(Context& ctx, const std::function<void()>& fn) {
   try {
     run_reporting_errors(ctx, "post", fn);
   } catch (const PostError& e) {
-    std::fprintf(stderr, "%s: %s\n", is_invalid_proof(e.kind()) ? "invalid" : "error", e.what());
-    ctx.exit_code = is_invalid_proof(e.kind()) ? kExitInvalid : kExitMalformed;
+    const bool invalid = is_invalid_proof(e.kind());
+    report_error(ctx, invalid ? cuzk::cli::kind::kInvalidProof : cuzk::cli::kind::kInvalidInput,
+                 std::string("post: ") + e.what(), invalid ? kExitInvalid : kExitMalformed);
   }
 }
 
@@ -114,12 +115,12 @@ void gen(Context& ctx, const GenArgs& a) {
   o.partition = a.partition;
   o.actor_id = a.actor_id;
   if (!a.randomness.empty()) o.randomness = parse_hex32(a.randomness, "--randomness");
-  if (a.sectors == 0) throw Malformed("--sectors must be at least 1");
+  if (a.sectors == 0) throw Usage("--sectors must be at least 1");
   if (info.kind == PostKind::kWinning && (a.sectors != 1 || a.partition != 0)) {
-    throw Malformed("WinningPoSt: one sector, partition 0");
+    throw Usage("WinningPoSt: one sector, partition 0");
   }
   if (info.kind == PostKind::kWindow && a.sectors > info.config_sector_count) {
-    throw Malformed("one " + std::string(info.name) + " partition holds at most " +
+    throw Usage("one " + std::string(info.name) + " partition holds at most " +
                     std::to_string(info.config_sector_count) + " sectors");
   }
   ThreadPool pool(ctx.threads);
@@ -197,15 +198,15 @@ std::string check_circuit(const PostPartition& p, ThreadPool& pool) {
 // The partition the vanilla proof files and the public data describe.
 PostPartition load_partition(const CheckArgs& a) {
   const PostProof proof = resolve_proof(a.kind, a.sector_size, a.registered_proof);
-  if (a.files.empty()) throw Malformed("no vanilla proof files");
+  if (a.files.empty()) throw Usage("no vanilla proof files");
   const Digest32 randomness = parse_hex32(a.randomness, "--randomness");
   std::vector<FallbackPostSectorProof> sectors;
   for (const std::string& f : a.files) {
     try {
       sectors.push_back(parse_sector_proof(read_bytes(f), proof));
-    } catch (const PostError&) {
-      std::fprintf(stderr, "in %s:\n", f.c_str());
-      throw;
+    } catch (const PostError& e) {
+      if (is_invalid_proof(e.kind())) throw;
+      throw Malformed(f + ": " + e.what());
     }
   }
   return make_post_partition(proof, randomness, prover_id_from_actor(a.prover_id), a.partition, std::move(sectors));
@@ -224,8 +225,11 @@ void check(Context& ctx, const CheckArgs& a) {
   std::string circuit_failure;
   if (a.circuit) circuit_failure = check_circuit(p, pool);
   const bool ok = failure.empty() && circuit_failure.empty();
-  if (!failure.empty()) std::fprintf(stderr, "invalid: %s\n", failure.c_str());
-  if (!circuit_failure.empty()) std::fprintf(stderr, "invalid: circuit: %s\n", circuit_failure.c_str());
+  if (!ok) {
+    std::string why = failure;
+    if (!circuit_failure.empty()) why += (why.empty() ? "circuit: " : "; circuit: ") + circuit_failure;
+    cuzk::cli::print_error(cuzk::cli::kind::kInvalidProof, why);
+  }
   const json j = {{"registered_proof", std::string(p.info().name)},
                   {"sectors", p.sectors.size()},
                   {"partition", p.partition_index},

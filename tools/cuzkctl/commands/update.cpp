@@ -50,13 +50,12 @@ void gen(Context& ctx, const std::string& size, std::uint64_t seed, const std::s
   } catch (const std::exception&) {
   }
   if (!proof) {
-    std::fprintf(stderr, "error: no update proof for sector size '%s'\n", size.c_str());
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, cuzk::cli::kind::kInvalidArgument, "no update proof for sector size '" + size + "'",
+                 kExitMalformed);
     return;
   }
   if (sealed && update_proof_info(*proof).nodes > (1u << 18)) {
-    std::fprintf(stderr, "error: --sealed supports 2KiB and 8MiB only\n");
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, cuzk::cli::kind::kInvalidArgument, "--sealed supports 2KiB and 8MiB only", kExitMalformed);
     return;
   }
   ThreadPool pool(ctx.threads);
@@ -100,6 +99,13 @@ bool is_structural(UpdateErrorKind k) {
   }
 }
 
+// Malformed vanilla proofs exit 2 (invalid_input), wrong ones 1 (invalid_proof).
+void report_update_error(Context& ctx, const UpdateError& e) {
+  const bool structural = is_structural(e.kind());
+  report_error(ctx, structural ? cuzk::cli::kind::kInvalidInput : cuzk::cli::kind::kInvalidProof, e.what(),
+               structural ? kExitMalformed : kExitInvalid);
+}
+
 UpdateInputs load(const std::filesystem::path& dir) {
   json j;
   try {
@@ -136,15 +142,16 @@ void check(Context& ctx, const std::string& dir, bool circuit, int only_partitio
       StreamCheckCs cs;
       update_circuit_from_proof(in, k).synthesize(cs);
       if (cs.first_unsatisfied()) {
-        std::fprintf(stderr, "invalid: partition %zu circuit unsatisfied at row %zu (%s)\n", k,
-                     *cs.first_unsatisfied(), cs.first_unsatisfied_path().c_str());
-        ctx.exit_code = kExitInvalid;
+        report_error(ctx, cuzk::cli::kind::kInvalidProof,
+                     "partition " + std::to_string(k) + " circuit unsatisfied at row " +
+                         std::to_string(*cs.first_unsatisfied()) + " (" + cs.first_unsatisfied_path() + ")",
+                     kExitInvalid);
         return;
       }
       const auto pub = update_partition_public_inputs(in, k);
       if (std::vector<Fr>(cs.inputs().begin() + 1, cs.inputs().end()) != pub) {
-        std::fprintf(stderr, "invalid: partition %zu circuit inputs differ from the derived ones\n", k);
-        ctx.exit_code = kExitInvalid;
+        report_error(ctx, cuzk::cli::kind::kInvalidProof,
+                     "partition " + std::to_string(k) + " circuit inputs differ from the derived ones", kExitInvalid);
         return;
       }
     }
@@ -155,11 +162,9 @@ void check(Context& ctx, const std::string& dir, bool circuit, int only_partitio
                   circuit ? ", circuits satisfied" : "");
     }
   } catch (const UpdateError& e) {
-    std::fprintf(stderr, "%s: %s\n", is_structural(e.kind()) ? "error" : "invalid", e.what());
-    ctx.exit_code = is_structural(e.kind()) ? kExitMalformed : kExitInvalid;
+    report_update_error(ctx, e);
   } catch (const Malformed& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, e.kind(), e.what(), e.exit_code());
   }
 }
 
@@ -170,17 +175,16 @@ void guarded(Context& ctx, F&& f) {
   try {
     run_reporting_errors(ctx, "", f);
   } catch (const UpdateError& e) {
-    std::fprintf(stderr, "%s: %s\n", is_structural(e.kind()) ? "error" : "invalid", e.what());
-    ctx.exit_code = is_structural(e.kind()) ? kExitMalformed : kExitInvalid;
+    report_update_error(ctx, e);
   }
 }
 
 void setup(Context& ctx, const std::string& size, const std::string& out_dir,
            const std::string& gpu) {
   const auto proof = update_proof_from_sector_bytes(parse_sector_size(size));
-  if (!proof) throw Malformed("no update proof for sector size '" + size + "'");
+  if (!proof) throw Usage("no update proof for sector size '" + size + "'");
   const auto mode = parse_setup_device(gpu);
-  if (!mode) throw Malformed("--gpu must be auto, on or off");
+  if (!mode) throw Usage("--gpu must be auto, on or off");
   std::optional<SetupBackend> backend;
   try {
     backend.emplace(*mode);
@@ -190,7 +194,9 @@ void setup(Context& ctx, const std::string& size, const std::string& out_dir,
   ThreadPool pool(ctx.threads);
   const groth16::R1cs r1cs = compile_update_shape(*proof);
   const ParamsGenerator generate = [&](const groth16::R1cs& shape, ThreadPool& p) {
-    return backend->generate(shape, groth16::random_toxic_waste(), p);
+    std::fprintf(stderr, "update setup: fixed-base multiplications on %s\n", backend->description().c_str());
+    Progress progress("update setup");
+    return backend->generate(shape, groth16::random_toxic_waste(), p, [&](auto d, auto t) { progress(d, t); });
   };
   const LoadedParams p = ensure_update_dev_params(*proof, out_dir, r1cs, pool, generate);
   if (ctx.json) {

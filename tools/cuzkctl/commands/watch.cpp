@@ -39,8 +39,6 @@ namespace {
 namespace eng = cuzk::engine;
 using nlohmann::json;
 
-inline constexpr int kExitUnavailable = 3;  // as every daemon command (commands/daemon.cpp)
-
 struct WatchArgs {
   std::string addr;
   std::uint64_t interval_ms = 1000;
@@ -54,27 +52,13 @@ struct UsageError {
   std::string message;
 };
 
-std::string default_addr() {
-  const char* env = std::getenv("CUZK_ADDR");
-  return env && *env ? env : "unix:///run/cuzkd/cuzkd.sock";
-}
-
 std::uint64_t unix_now_ms() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                         std::chrono::system_clock::now().time_since_epoch())
                                         .count());
 }
 
-eng::JobEvent read_event(cuzk::rpc::schema::JobEvent::Reader e) {
-  eng::JobEvent out;
-  out.id = e.getJobId();
-  out.request_id = e.getRequestId().cStr();
-  out.state = cuzk::rpc::from_wire(e.getState());
-  out.stage = e.getStage().cStr();
-  out.elapsed_ms = e.getElapsedMs();
-  if (e.hasError()) out.error = cuzk::rpc::read(e.getError());
-  return out;
-}
+eng::JobEvent read_event(cuzk::rpc::schema::JobEvent::Reader e) { return cuzk::rpc::read(e); }
 
 // Keeps the events the daemon streams in a bounded ring.
 class RingSink final : public cuzk::rpc::schema::EventSink::Server {
@@ -234,6 +218,10 @@ void watch_frames(const WatchArgs& a) {
   EventRing ring(a.event_rows);
   cuzk::rpc::Client client(a.addr);
   auto& impl = client.impl();
+  // What happened before this view started: the daemon's own recent events
+  // (asked before subscribing, so none is shown twice).
+  for (const cuzk::rpc::DaemonEvent& e : client.recent_events(static_cast<std::uint32_t>(a.event_rows)).events)
+    ring.push({e.event, e.unix_ms});
   auto req = impl.cap.watchRequest();
   req.setSink(kj::heap<RingSink>(ring));
   auto watch_handle = req.send().wait(impl.ws()).getHandle();
@@ -306,12 +294,8 @@ void watch_stream(const WatchArgs& a, bool as_json) {
   }
 }
 
-void print_error(bool as_json, const std::string& kind, const std::string& message) {
-  if (as_json) std::cout << json{{"error", {{"kind", kind}, {"message", message}}}}.dump() << '\n';
-  std::fprintf(stderr, "error: %s: %s\n", kind.c_str(), message.c_str());
-}
-
 void run_watch(Context& ctx, const WatchArgs& a) {
+  namespace kind = cuzk::cli::kind;
   ctx.exit_code = kExitOk;
   try {
     if (a.once && (a.stream || ctx.json))
@@ -320,14 +304,17 @@ void run_watch(Context& ctx, const WatchArgs& a) {
     if (a.stream || ctx.json) watch_stream(a, ctx.json);
     else watch_frames(a);
   } catch (const UsageError& e) {
-    print_error(ctx.json, "usage", e.message);
-    ctx.exit_code = kExitMalformed;
+    report_error(ctx, kind::kInvalidArgument, e.message, kExitMalformed);
   } catch (const cuzk::rpc::ClientError& e) {
-    print_error(ctx.json, "unavailable", e.what());
-    ctx.exit_code = kExitUnavailable;
+    if (e.kind() == cuzk::rpc::ClientErrorKind::kUnauthenticated)
+      report_error(ctx, "unauthenticated", e.what(), kExitInvalid);
+    else if (e.kind() == cuzk::rpc::ClientErrorKind::kConfig)
+      report_error(ctx, kind::kInvalidArgument, e.what(), kExitMalformed);
+    else report_error(ctx, kind::kUnavailable, cuzk::cli::unreachable_message(a.addr, e.what()), kExitUnavailable);
   } catch (const kj::Exception& e) {
-    print_error(ctx.json, "unavailable", std::string("transport: ") + e.getDescription().cStr());
-    ctx.exit_code = kExitUnavailable;
+    report_error(ctx, kind::kUnavailable,
+                 cuzk::cli::unreachable_message(a.addr, std::string("transport: ") + e.getDescription().cStr()),
+                 kExitUnavailable);
   }
 }
 
@@ -335,18 +322,14 @@ void run_watch(Context& ctx, const WatchArgs& a) {
 
 void register_watch(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<WatchArgs>();  // owned by the callback (and so by `app`)
-  auto* wa = app.add_subcommand("watch", "live view of the daemon (like top); --stream: raw job events");
+  auto* wa = app.add_subcommand("watch", "daemon: live view (like top); --stream: raw job events");
   wa->add_option("--interval-ms", args->interval_ms, "refresh interval (default 1000)");
   wa->add_option("--events", args->event_rows, "recent events kept and shown (default 12)");
   wa->add_flag("--once", args->once, "print one frame and exit");
   wa->add_flag("--stream", args->stream, "print each job event as a line instead of frames");
   wa->add_option("--max-events", args->max_events, "--stream: exit after N events (0: until the daemon stops)");
-  CLI::App* root = &app;
-  wa->callback([&ctx, args, root] {
-    // --addr belongs to the root app (commands/daemon.cpp registers it).
-    args->addr = default_addr();
-    if (CLI::Option* o = root->get_option_no_throw("--addr"); o != nullptr && o->count() > 0)
-      args->addr = o->as<std::string>();
+  wa->callback([&ctx, args] {
+    args->addr = ctx.connection.addr;  // a root option (main.cpp)
     run_watch(ctx, *args);
   });
 }
