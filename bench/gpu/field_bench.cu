@@ -25,7 +25,7 @@
 // seeds, same chains): the forms compute the same function, so the bits must agree.
 //
 // Fr mul has three more forms that only this bench uses (bench/gpu/NOTES.md,
-// "The Fr product's pipes", session 13): "f64" (bench/gpu/fr_f64.cuh, the
+// "The Fr product's pipes"): "f64" (bench/gpu/fr_f64.cuh, the
 // products on the FP64 pipe), "kara" (bench/gpu/fr_karatsuba.cuh, 48 of the
 // 64 a*b product pairs) and "hybrid" (chains in pairs, one even/odd product and
 // one f64 product each, so that the IMAD and FP64 pipes run side by side).

@@ -1,6 +1,6 @@
 // bench_gpu field's "f64" form (device only): the Fr Montgomery product on
 // the FP64 pipe. Measured against the even/odd form in bench/gpu/NOTES.md
-// ("The Fr product's pipes", session 13): the same throughput, so no kernel
+// ("The Fr product's pipes"): the same throughput, so no kernel
 // uses it.
 #pragma once
 

@@ -2,7 +2,7 @@
 // on the a*b half: three 4x4-limb products (48 of the 64 product pairs) with
 // the multiplier's half sum precomputed, as a twiddle table could store it,
 // then the even/odd Montgomery reduction. Measured no faster
-// (bench/gpu/NOTES.md, "The Fr product's pipes", session 13), so no kernel uses
+// (bench/gpu/NOTES.md, "The Fr product's pipes"), so no kernel uses
 // it.
 #pragma once
 

@@ -49,7 +49,8 @@ def main():
         hist = collections.Counter(opcode_name(struct.unpack_from('<Q', data, k)[0])
                                    for k in range(offset, offset + size, 16))
         imad = sum(v for k, v in hist.items() if k.startswith('IMAD'))
-        # FMA-heavy pipe cycles per warp on sm_90 (calibrated with ncu in session 14, bench/RESULTS.md):
+        # FMA-heavy pipe cycles per warp on sm_90 (calibrated with ncu; bench/gpu/NOTES.md,
+        # "The H200's multiply pipe"):
         # IMAD.WIDE and IMAD.HI hold the pipe 4 cycles, IMAD (.X, .MOV, ...) 2.
         fma_cycles = 4 * (hist['IMAD.WIDE'] + hist['IMAD.HI']) + 2 * hist['IMAD']
         print(f'{size // 16:7d} instructions, IMAD-class {imad:6d}, FMA-heavy cycles {fma_cycles:7d}  {kernel[:150]}')

@@ -1,5 +1,6 @@
 // Lean radix-4 DIF passes: see gpu/ntt/ntt_lean_index.hpp for the layout and
-// why it looks this way; the arithmetic model is in bench/gpu/NOTES.md ("NTT v6").
+// why it looks this way; the arithmetic model is in bench/gpu/NOTES.md
+// ("NTT: lean radix-4 passes").
 #include <cstdlib>
 
 #include "gpu/cuda_rt.hpp"

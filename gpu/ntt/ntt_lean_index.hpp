@@ -4,7 +4,7 @@
 // the host Fr: the kernel compiles it as __device__ code (nvcc), the test as
 // inline host code (g++).
 //
-// Why this shape (bench/gpu/NOTES.md, "NTT v6"): radix-4/8 kernels holding 4
+// Why this shape (bench/gpu/NOTES.md, "NTT: lean radix-4 passes"): radix-4/8 kernels holding 4
 // or 8 elements per thread in registers kept too few warps resident (spills,
 // or one block per SM) to hide the Fr multiply's carry chains (H200, 2^27
 // forward: radix-8 80.4 ms, radix-4 93.6, against 65.6 for radix-2). Here a thread holds only 4 elements (one radix-4
