@@ -198,8 +198,8 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
       {"  of which host select + split", [](const gpu::GpuProveStats& s) { return s.b_host_ms; }},
       // The stage times are CUDA-event intervals on the compute stream; the
       // host's selection + split runs in prepare(), off the device's timeline,
-      // so it is not subtracted (until session 6 it was, which under-reported
-      // the device time by the host split's ~450-520 ms).
+      // so it is not subtracted (subtracting it would under-report the device
+      // time by the host split's ~450-520 ms).
       {"GPU total (NTTs + MSMs, device time)",
        [](const gpu::GpuProveStats& s) { return s.h_gpu_ms + s.h_msm_ms + s.l_msm_ms + s.a_msm_ms + s.b_msm_ms; }},
       {"wall total (all stages)",

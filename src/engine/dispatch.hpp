@@ -14,12 +14,12 @@
 //      this one among them) in about B x prove / H. Taken when
 //         B x prove_ms >= H x (upload_ms + prove_ms).
 //      32 GiB PoRep on an H200 (bench/RESULTS.md): upload of the 44.1 GiB SRS
-//      ~12-15 s, prove ~3.9 s, so a cold GPU is taken when each holder has
-//      >= ~4.9 partitions to go: a lone 10-partition job on idle GPUs uses up
-//      to 3 (B = 10: one holder 39 s >= 18.9 s, two 39 >= 37.8, three
-//      39 < 56.7), a batch of two such jobs up to 5 (B = 20). Demo circuits
-//      (a 2^18 SRS uploads in ~0.1 s, proves in ~0.3 s) spread as soon as a
-//      holder has a second proof queued. Among cold GPUs, one holding no
+//      ~12-15 s, prove ~1.1 s, so a cold GPU is taken when each holder has
+//      >= ~15 partitions to go: a lone 10-partition job stays on its holder
+//      (B = 10: 11 s < 16.1 s), a batch of two such jobs uses 2 (B = 20:
+//      22 s >= 16.1 s, two holders 22 < 32.2), of three up to 3 (33 >= 32.2).
+//      Demo circuits (a 2^18 SRS uploads in ~0.1 s, proves in ~0.3 s) spread
+//      as soon as a holder has a second proof queued. Among cold GPUs, one holding no
 //      other set first (an upload there evicts nothing), then the fewest jobs;
 //   4. else wait: a holder frees within one prove.
 // Priorities are applied by the caller: waiters are offered the free devices

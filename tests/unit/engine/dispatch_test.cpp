@@ -41,7 +41,8 @@ DispatchDevice dev(bool free, bool holds, bool other = false, std::uint32_t jobs
   return DispatchDevice{free, holds, other, jobs};
 }
 
-// 32 GiB PoRep on an H200 (bench/RESULTS.md): 3.9 s a partition, ~15 s to upload 44 GiB.
+// Costs of a large SRS for the rule's arithmetic (not a measurement): 3.9 s a
+// partition, 15 s to upload it.
 constexpr DispatchCosts k32GiB{3900, 15000};
 
 TEST(DispatchRule, AFreeHolderFirstThenTheFewestJobs) {
