@@ -266,7 +266,7 @@ engine::Result<engine::ParamsInfo> Client::preload(const std::string& circuit_id
     auto resp = call.send().wait(impl_->ws());
     auto r = resp.getResponse();
     if (r.isError()) return read(r.getError());
-    return engine::ParamsInfo{r.getOk().getAlreadyLoaded(), r.getOk().getLoadMs()};
+    return engine::ParamsInfo{r.getOk().getAlreadyLoaded(), r.getOk().getLoadMs(), r.getOk().getGenerated()};
   });
 }
 

@@ -249,6 +249,7 @@ class Server::Service final : public wire::ProvingV1::Server {
           auto ok = response.initOk();
           ok.setAlreadyLoaded(r.value().already_loaded);
           ok.setLoadMs(r.value().load_ms);
+          ok.setGenerated(r.value().generated);
         })
         .attach(kj::mv(slot));
   }

@@ -1,11 +1,15 @@
 // cuzkd: the cuzk proving daemon. Parses the command line and config, then
-// hands over to daemon::run (the composition root).
+// hands over to daemon::run (the composition root). Command-line and config
+// errors keep the contract of every cuzk binary (tools/cli/cli_contract.hpp):
+// one line "error: <kind>: <message>", exit 2; once running, failures are
+// log lines and exit 1.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "cli/cli_contract.hpp"
 #include "daemon/config.hpp"
 #include "daemon/daemon.hpp"
 #include "rpc/server.hpp"
@@ -25,10 +29,15 @@ struct Overrides {
   }
 };
 
+// A config file that cannot be opened (not a parse error: not_found).
+struct ConfigMissing : cuzk::daemon::ConfigError {
+  using ConfigError::ConfigError;
+};
+
 // The file's text and its parsed config with the command-line overrides.
 cuzk::daemon::LoadedConfig load(const std::string& path, const Overrides& overrides) {
   std::ifstream in(path);
-  if (!in) throw cuzk::daemon::ConfigError(path + ": cannot open");
+  if (!in) throw ConfigMissing(path + ": cannot open");
   std::stringstream text;
   text << in.rdbuf();
   cuzk::daemon::LoadedConfig out{cuzk::daemon::parse_config(text.str(), path), text.str()};
@@ -47,14 +56,21 @@ int main(int argc, char** argv) {
   app.add_option("--listen-tcp", overrides.listen_tcp,
                  "TCP listen address, tcp://host:port (overrides daemon.listen_tcp; TLS keys from the config)");
   app.add_option("--state-dir", overrides.state_dir, "state directory: parameters (overrides daemon.state_dir)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cuzk::cli::exit_for_parse_error(app, e);
+  }
 
   cuzk::daemon::LoadedConfig loaded;
   try {
     if (!config_path.empty()) loaded = load(config_path, overrides);
+  } catch (const ConfigMissing& e) {
+    cuzk::cli::print_error(cuzk::cli::kind::kNotFound, std::string("config: ") + e.what());
+    return cuzk::cli::kExitUsage;
   } catch (const cuzk::daemon::ConfigError& e) {
-    std::fprintf(stderr, "cuzkd: config error: %s\n", e.what());
-    return 2;
+    cuzk::cli::print_error(cuzk::cli::kind::kInvalidInput, std::string("config: ") + e.what());
+    return cuzk::cli::kExitUsage;
   }
   overrides.apply(loaded.config);
   cuzk::daemon::ConfigReloader reload;

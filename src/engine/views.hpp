@@ -129,6 +129,9 @@ struct EngineStatus {
 struct ParamsInfo {
   bool already_loaded = false;
   std::uint64_t load_ms = 0;
+  // This call generated DEVELOPMENT parameters (no file was found); false:
+  // resident already, or read from a file.
+  bool generated = false;
 };
 
 }  // namespace cuzk::engine

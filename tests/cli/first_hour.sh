@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The first hour of a new user, as the README promises it:
-#   - every error of cuzkctl and cuzk-bench is one line `error: <kind>: <message>`
+#   - every error of cuzkctl, cuzk-bench and cuzkd's command line is one line `error: <kind>: <message>`
 #     with a snake_case kind, and the exit status of cli/cli_contract.hpp
 #     (1 typed failure / invalid proof, 2 usage or malformed input, 3 daemon
 #     unreachable): bad usage, a missing file, an unreachable daemon (its
@@ -67,6 +67,13 @@ grep -q "$NOWHERE" "$tmp/err" && grep -q -- "--addr" "$tmp/err" && grep -q CUZK_
 run_err 3 unavailable "cuzkctl watch --once, daemon unreachable" "$CTL" --addr "$NOWHERE" watch --once
 run_err 3 unavailable "cuzkctl preload, daemon unreachable" "$CTL" --addr "$NOWHERE" preload --srs demo-8
 
+# ---- cuzkd: command line and config
+run_err 2 invalid_argument "cuzkd unknown option" "$CUZKD" --bogus
+run_err 2 not_found "cuzkd, missing config file" "$CUZKD" --config "$tmp/nope.toml"
+printf '[engine]\nqueue_capacty = 3\n' >"$tmp/bad.toml"
+run_err 2 invalid_input "cuzkd, config with an unknown key" "$CUZKD" --config "$tmp/bad.toml"
+grep -q "engine.queue_capacty" "$tmp/err" && ok "cuzkd config error names the key" || bad "cuzkd config error: $(cat "$tmp/err")"
+
 # ---- offline and daemon proving are apart
 run_err 2 invalid_argument "prove with --params only" "$CTL" prove --params demo.params --proof p.bin
 run_err 2 invalid_argument "prove --circuit with offline --params" \
@@ -126,6 +133,17 @@ w=$("$CTL" --addr "$ADDR" watch --once)
 grep -Eq "job [0-9]+ +fh-0 +done/done" <<<"$w" && grep -Eq "job [0-9]+ +fh-1 +done/done" <<<"$w" &&
   ok "watch --once lists the finished jobs' events" || { bad "watch --once after the jobs:"; echo "$w"; }
 grep -q "(none yet)" <<<"$w" && bad "watch --once: (none yet) after jobs finished" || ok "watch --once: events not empty"
+
+# preload says what happened: generated (no file), already resident, read
+# back from the file the daemon wrote after an evict.
+p1=$("$CTL" --addr "$ADDR" preload --srs demo-7 2>/dev/null)
+grep -q "DEVELOPMENT parameters generated" <<<"$p1" && ok "preload: generated" || bad "preload, first: $p1"
+p2=$("$CTL" --addr "$ADDR" preload --srs demo-7 2>/dev/null)
+grep -q "already resident" <<<"$p2" && ok "preload: already resident" || bad "preload, second: $p2"
+"$CTL" --addr "$ADDR" evict --srs demo-7 >/dev/null 2>&1
+p3=$("$CTL" --addr "$ADDR" --json preload --srs demo-7 2>/dev/null)
+python3 -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(0 if not r['generated'] and not r['already_loaded'] else 1)" "$p3" &&
+  ok "preload after evict: read from its file (--json)" || bad "preload after evict: $p3"
 
 # The daemon stops: cuzk-bench gives one line and 3, no report.
 kill -TERM "$PID"

@@ -526,17 +526,21 @@ void preload(Context& ctx, const DaemonArgs& a) {
     info = unwrap(client.preload(a.circuit_id));
   }
   if (ctx.json) {
-    std::cout << json{{"circuit_id", a.circuit_id}, {"already_loaded", info.already_loaded}, {"load_ms", info.load_ms}}
+    std::cout << json{{"circuit_id", a.circuit_id},
+                      {"already_loaded", info.already_loaded},
+                      {"generated", info.generated},
+                      {"load_ms", info.load_ms}}
                      .dump()
               << '\n';
     return;
   }
-  // The reply says whether the set was resident already, not whether the
-  // daemon read it from disk or generated it (its log says which).
+  const double s = static_cast<double>(info.load_ms) / 1000.0;
   if (info.already_loaded) std::printf("%s: already resident\n", a.circuit_id.c_str());
+  else if (info.generated)
+    std::printf("%s: DEVELOPMENT parameters generated in %.1f s (no parameter file was found), now resident\n",
+                a.circuit_id.c_str(), s);
   else
-    std::printf("%s: resident now, after %.1f s (read from disk or generated: the daemon's log says which)\n",
-                a.circuit_id.c_str(), static_cast<double>(info.load_ms) / 1000.0);
+    std::printf("%s: read from its parameter file in %.1f s, now resident\n", a.circuit_id.c_str(), s);
 }
 
 // The daemon's parameter-set id for a parameter file: "demo-<n>" for the
