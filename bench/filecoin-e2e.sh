@@ -22,6 +22,8 @@
 #   bench/filecoin-e2e.sh wait   BIN_DIR WORK_DIR [MAX_WAIT_S]  (exit 0 done, 3 still running)
 #   bench/filecoin-e2e.sh report BIN_DIR WORK_DIR OUT_DIR
 set -uo pipefail
+# shellcheck source=bench/e2e-lib.sh
+. "$(dirname "$0")/e2e-lib.sh"
 
 phase=${1:?phase: start | wait | report}
 bin=${2:?BIN_DIR}
@@ -74,20 +76,7 @@ devices = "auto"
 [logging]
 level = "info"
 EOF
-  echo "== starting cuzkd"
-  setsid "$bin/cuzkd" --config "$work/cuzkd.toml" >"$work/cuzkd.log" 2>&1 </dev/null &
-  echo $! >"$work/cuzkd.pid"
-  for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
-  [[ -S $sock ]] || { echo "cuzkd did not start"; cat "$work/cuzkd.log"; exit 1; }
-  pid=$(cat "$work/cuzkd.pid")
-  setsid bash -c "while kill -0 $pid 2>/dev/null; do
-      echo \"\$(date +%s) \$(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' ' | tr '\n' ' ')\"; sleep 1; done" \
-    >"$work/rss.log" 2>&1 </dev/null &
-  if command -v nvidia-smi >/dev/null; then
-    setsid nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader -lms 1000 \
-      >"$work/gpu.log" 2>&1 </dev/null &
-    echo $! >"$work/nvsmi.pid"
-  fi
+  start_cuzkd "$bin" "$work" "$sock" || exit 1
   setsid "$0" sequence "$bin" "$work" "$size" >"$work/sequence.log" 2>&1 </dev/null &
   echo "started"
   ;;

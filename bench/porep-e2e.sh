@@ -15,6 +15,8 @@
 # BIN_DIR holds cuzkd, cuzkctl and cuzk-bench. WORK_DIR gets c1.json, the
 # state dir, the socket, logs and the proof.
 set -uo pipefail
+# shellcheck source=bench/e2e-lib.sh
+. "$(dirname "$0")/e2e-lib.sh"
 
 phase=${1:?phase: start | wait | report}
 bin=${2:?BIN_DIR}
@@ -52,21 +54,7 @@ EOF
   for ((j = 2; j <= ${E2E_JOBS:-1}; j++)); do
     "$bin/cuzk-bench" gen-c1 --sector-size "$size" --seed "$((seed + j - 1))" >"$work/c1.$j.json" || exit 1
   done
-  echo "== starting cuzkd"
-  setsid "$bin/cuzkd" --config "$work/cuzkd.toml" >"$work/cuzkd.log" 2>&1 </dev/null &
-  echo $! >"$work/cuzkd.pid"
-  for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
-  [[ -S $sock ]] || { echo "cuzkd did not start"; cat "$work/cuzkd.log"; exit 1; }
-  # Samplers: daemon RSS (VmRSS/VmHWM) and GPU memory, once a second.
-  pid=$(cat "$work/cuzkd.pid")
-  setsid bash -c "while kill -0 $pid 2>/dev/null; do
-      echo \"\$(date +%s) \$(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' ' | tr '\n' ' ')\"; sleep 1; done" \
-    >"$work/rss.log" 2>&1 </dev/null &
-  if command -v nvidia-smi >/dev/null; then
-    setsid nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader -lms 1000 \
-      >"$work/gpu.log" 2>&1 </dev/null &
-    echo $! >"$work/nvsmi.pid"
-  fi
+  start_cuzkd "$bin" "$work" "$sock" || exit 1
   echo "== $(date -u +%FT%TZ) submitting ${E2E_JOBS:-1} job(s)"
   echo "${E2E_JOBS:-1}" >"$work/jobs"
   # E2E_JOB_DELAY_S=D submits job j D * (j - 1) seconds after the first
