@@ -232,6 +232,10 @@ ClientStatus Client::status() {
       e.workers.push_back(wv);
     }
     for (auto p : s.getLoadedParams()) e.loaded_params.push_back({p.getCircuitId().cStr(), p.getBytes()});
+    for (auto l : s.getLoadingParams()) {
+      e.loading_params.push_back(
+          {l.getFile().cStr(), l.getFileBytes(), l.getReadBytes(), l.getDecodedBytes(), l.getElapsedMs()});
+    }
     e.resident_bytes = s.getResidentBytes();
     e.completed_total = s.getCompletedTotal();
     e.failed_total = s.getFailedTotal();

@@ -404,6 +404,15 @@ void fill(wire::Status::Builder b, const engine::EngineStatus& s, std::uint64_t 
     params[i].setBytes(s.loaded_params[i].bytes);
     params_bytes += s.loaded_params[i].bytes;
   }
+  auto loading = b.initLoadingParams(static_cast<unsigned>(s.loading_params.size()));
+  for (unsigned i = 0; i < loading.size(); ++i) {
+    const engine::ParamsLoadView& l = s.loading_params[i];
+    loading[i].setFile(l.file);
+    loading[i].setFileBytes(l.file_bytes);
+    loading[i].setReadBytes(l.read_bytes);
+    loading[i].setDecodedBytes(l.decoded_bytes);
+    loading[i].setElapsedMs(l.elapsed_ms);
+  }
   b.setResidentBytes(s.resident_bytes);
   b.setParamsBytes(params_bytes);
   b.setCompletedTotal(s.completed_total);

@@ -212,6 +212,16 @@ struct Status {
   srsResidency @15 :List(SrsResidency);   # parameters held, per tier
   memoryBudget @16 :MemoryBudgetStatus;   # host-memory budget of the daemon
   cpuRetriesTotal @17 :UInt64;            # GPU proofs re-proved on the CPU after failing verification
+  loadingParams @18 :List(ParamsLoad);    # parameter files being read now
+}
+
+# A parameter file being read: the read and the decoding behind it.
+struct ParamsLoad {
+  file @0 :Text;
+  fileBytes @1 :UInt64;
+  readBytes @2 :UInt64;
+  decodedBytes @3 :UInt64;
+  elapsedMs @4 :UInt64;
 }
 
 # One proving back end (a GPU or the CPU) and what it is doing.

@@ -26,6 +26,7 @@ EngineStatus Engine::status() const {
   s.cancelled_total = cancelled_total_;
   s.devices = devices_->views();
   s.cpu_retries_total = devices_->cpu_retries();
+  s.loading_params = params_.loading();
   // Tier "host" is the policy's pinned tier (the engine's in-memory copy).
   for (const policy::SrsEntryView& e : srs_->entries()) {
     if (e.pinned == policy::Residency::kResident)

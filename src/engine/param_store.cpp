@@ -28,7 +28,7 @@ std::optional<std::uint32_t> parse_demo_circuit_id(const std::string& id) {
 std::string demo_circuit_id(std::uint32_t log_domain) { return "demo-" + std::to_string(log_domain); }
 
 ParamStore::ParamStore(std::filesystem::path state_dir, ThreadPool& math, runtime::Logger& log)
-    : dir_(std::move(state_dir) / "params"), math_(math), log_(log), loader_(math) {}
+    : dir_(std::move(state_dir) / "params"), math_(math), log_(log) {}
 
 ParamStore::Loaded ParamStore::get_demo(std::uint32_t log_domain, const ParamsAdmit& admit) {
   std::shared_ptr<Slot> slot;
@@ -68,7 +68,7 @@ std::shared_ptr<const CircuitParams> ParamStore::load_or_generate(std::uint32_t 
   std::error_code ec;
   if (std::filesystem::exists(params_path, ec)) {
     io::LoadStats stats;
-    params = loader_.load_params(params_path, &stats);
+    params = read_tracked(params_path, math_, stats, {});
     log_.debug("parameter file read", {{"circuit", circuit_id},
                                        {"backend", io::to_string(stats.backend)},
                                        {"direct", stats.direct ? "yes" : "no"},
@@ -102,11 +102,12 @@ std::shared_ptr<const CircuitParams> ParamStore::load_or_generate(std::uint32_t 
   return cp;
 }
 
-groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& path, ThreadPool& pool) const {
+groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& path, ThreadPool& pool,
+                                                 const io::ProgressFn& observe) const {
   const std::string file = path.filename().string();
-  io::ParamsLoaderOptions opts;
   std::uint64_t next_tenth = 1;
-  opts.progress = [&](const io::LoadProgress& p) {
+  const io::ProgressFn log_tenths = [&](const io::LoadProgress& p) {
+    if (observe) observe(p);
     if (p.file_bytes == 0 || p.decoded_bytes * 10 < next_tenth * p.file_bytes) return;
     next_tenth = p.decoded_bytes * 10 / p.file_bytes + 1;
     log_.info("reading parameters", {{"file", file},
@@ -115,7 +116,7 @@ groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& pa
                                      {"file_bytes", p.file_bytes}});
   };
   io::LoadStats stats;
-  groth16::Parameters params = io::ParamsLoader(pool, opts).load_params(path, &stats);
+  groth16::Parameters params = read_tracked(path, pool, stats, log_tenths);
   log_.info("parameter file read", {{"path", path.string()},
                                     {"bytes", stats.file_bytes},
                                     {"backend", io::to_string(stats.backend)},
@@ -125,6 +126,45 @@ groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& pa
                                     {"decode_s", stats.decode_s},
                                     {"mib_per_s", stats.wall_s > 0 ? stats.file_bytes / stats.wall_s / (1 << 20) : 0.0}});
   return params;
+}
+
+groth16::Parameters ParamStore::read_tracked(const std::filesystem::path& path, ThreadPool& pool,
+                                             io::LoadStats& stats, const io::ProgressFn& also) const {
+  auto load = std::make_shared<Load>();
+  load->file = path.filename().string();
+  load->started = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(loads_mu_);
+    loads_.push_back(load);
+  }
+  struct Unregister {
+    const ParamStore& store;
+    const Load* load;
+    ~Unregister() {
+      std::lock_guard lock(store.loads_mu_);
+      std::erase_if(store.loads_, [this](const std::shared_ptr<Load>& l) { return l.get() == load; });
+    }
+  } unregister{*this, load.get()};
+  io::ParamsLoaderOptions opts;
+  opts.progress = [&load, &also](const io::LoadProgress& p) {
+    load->file_bytes = p.file_bytes;
+    load->read_bytes = p.read_bytes;
+    load->decoded_bytes = p.decoded_bytes;
+    if (also) also(p);
+  };
+  return io::ParamsLoader(pool, opts).load_params(path, &stats);
+}
+
+std::vector<ParamsLoadView> ParamStore::loading() const {
+  std::lock_guard lock(loads_mu_);
+  std::vector<ParamsLoadView> out;
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& l : loads_) {
+    out.push_back({l->file, l->file_bytes.load(), l->read_bytes.load(), l->decoded_bytes.load(),
+                   static_cast<std::uint64_t>(
+                       std::chrono::duration_cast<std::chrono::milliseconds>(now - l->started).count())});
+  }
+  return out;
 }
 
 bool ParamStore::evict(const std::string& circuit_id) {

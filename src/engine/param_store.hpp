@@ -15,6 +15,8 @@
 // load in progress, so the loop may call it.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -89,9 +91,14 @@ class ParamStore {
   // the io_uring loader with `pool` decoding, as demo parameters are read;
   // logs a progress line at every tenth of the file and the read's rate at
   // the end. groth16::read_params's errors (fc::ParamsReader's contract).
-  groth16::Parameters read_params_file(const std::filesystem::path& path, ThreadPool& pool) const;
+  // `observe`, when set, is called after each chunk too (on the loading
+  // thread, with the file listed by loading()).
+  groth16::Parameters read_params_file(const std::filesystem::path& path, ThreadPool& pool,
+                                       const io::ProgressFn& observe = {}) const;
 
   std::vector<ParamsEntry> loaded() const;
+  // The parameter files being read now, with their progress.
+  std::vector<ParamsLoadView> loading() const;
   std::uint64_t loaded_bytes() const;
   // <state_dir>/params: where every circuit's parameter files live.
   const std::filesystem::path& dir() const { return dir_; }
@@ -106,7 +113,19 @@ class ParamStore {
   std::filesystem::path dir_;
   ThreadPool& math_;
   runtime::Logger& log_;
-  io::ParamsLoader loader_;
+  // One file being read: updated by the loading thread (progress callback),
+  // read by loading() on any thread.
+  struct Load {
+    std::string file;
+    std::chrono::steady_clock::time_point started;
+    std::atomic<std::uint64_t> file_bytes{0}, read_bytes{0}, decoded_bytes{0};
+  };
+  // Reads `path` through the io_uring loader, registered in loads_ while it runs.
+  groth16::Parameters read_tracked(const std::filesystem::path& path, ThreadPool& pool, io::LoadStats& stats,
+                                   const io::ProgressFn& also) const;
+
+  mutable std::mutex loads_mu_;  // guards loads_
+  mutable std::vector<std::shared_ptr<Load>> loads_;
   mutable std::mutex mu_;  // guards slots_ and ready_
   std::map<std::uint32_t, std::shared_ptr<Slot>> slots_;
   std::map<std::uint32_t, std::shared_ptr<const CircuitParams>> ready_;

@@ -17,6 +17,16 @@ struct ParamsEntry {
   std::uint64_t bytes = 0;
 };
 
+// A parameter file being read now (ParamStore::read_params_file and the demo
+// loads): how far the read and the decoding have come.
+struct ParamsLoadView {
+  std::string file;  // file name, no directory
+  std::uint64_t file_bytes = 0;
+  std::uint64_t read_bytes = 0;
+  std::uint64_t decoded_bytes = 0;
+  std::uint64_t elapsed_ms = 0;
+};
+
 struct Timings {
   std::uint64_t queue_ms = 0, params_ms = 0, synthesis_ms = 0, prove_ms = 0, verify_ms = 0, total_ms = 0;
 };
@@ -118,6 +128,7 @@ struct EngineStatus {
   std::vector<JobView> jobs;  // every job in the table, finished ones until they expire
   std::vector<WorkerView> workers;
   std::vector<ParamsEntry> loaded_params;
+  std::vector<ParamsLoadView> loading_params;  // files being read now
   std::uint64_t resident_bytes = 0;
   std::uint64_t completed_total = 0, failed_total = 0, cancelled_total = 0;
   std::vector<DeviceWorkerView> devices;  // GPUs first, then the CPU back end

@@ -254,6 +254,7 @@ void render_params(std::vector<std::string>& out, const cuzk::rpc::ClientStatus&
                          format_bytes(s.params_bytes) + ")");
   for (const auto& p : s.engine.loaded_params)
     out.push_back("  " + pad_right(p.circuit_id, 28) + " " + pad_left(format_bytes(p.bytes), 10));
+  for (const auto& l : s.engine.loading_params) out.push_back("  " + loading_line(l));
 }
 
 void render_events(std::vector<std::string>& out, const EventRing& ring) {
@@ -285,6 +286,14 @@ StageProgress stage_progress(eng::JobState state, const std::string& stage) {
   Phase p = phase_of(stage);
   if (p == Phase::kUnknown) return {};
   return {static_cast<unsigned>(p), kPhases};
+}
+
+std::string loading_line(const eng::ParamsLoadView& l) {
+  auto percent = [&](std::uint64_t part) {
+    return l.file_bytes == 0 ? std::string("0%") : std::to_string(part * 100 / l.file_bytes) + "%";
+  };
+  return "loading " + l.file + ": " + percent(l.read_bytes) + " read, " + percent(l.decoded_bytes) + " decoded of " +
+         format_bytes(l.file_bytes) + ", " + format_duration_ms(l.elapsed_ms);
 }
 
 std::string status_device_line(const eng::DeviceWorkerView& d) {

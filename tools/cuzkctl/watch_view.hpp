@@ -67,6 +67,10 @@ StageProgress stage_progress(cuzk::engine::JobState state, const std::string& st
 // MSM scratch arena against the arena's limit.
 std::string status_device_line(const cuzk::engine::DeviceWorkerView& d);
 
+// One parameter file being read (no newline):
+// "loading v28-...params: 45% read, 40% decoded of 47.4 GiB, 41.2 s".
+std::string loading_line(const cuzk::engine::ParamsLoadView& l);
+
 // Human sizes and durations used in the frame: "1.5 GiB", "812 ms", "3.2 s", "4m05s", "2h03m".
 std::string format_bytes(std::uint64_t bytes);
 std::string format_duration_ms(std::uint64_t ms);

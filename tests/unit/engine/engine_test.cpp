@@ -155,7 +155,20 @@ TEST(Engine, ParamStoreReadsParameterFilesThroughItsLoader) {
   ParamStore store(dir, math, log);
   ASSERT_TRUE(store.get_demo(7).generated);
   const fs::path file = dir / "params" / "demo-7.params";
-  const groth16::Parameters got = store.read_params_file(file, math);
+  // While the file is read, loading() lists it with its progress (the
+  // status's "parameter files being read"); afterwards nothing.
+  std::size_t seen = 0;
+  const groth16::Parameters got = store.read_params_file(file, math, [&](const io::LoadProgress& p) {
+    const std::vector<ParamsLoadView> now = store.loading();
+    ASSERT_EQ(now.size(), 1u);
+    EXPECT_EQ(now[0].file, "demo-7.params");
+    EXPECT_EQ(now[0].file_bytes, fs::file_size(file));
+    EXPECT_EQ(now[0].read_bytes, p.read_bytes);
+    EXPECT_GT(now[0].read_bytes, 0u);
+    ++seen;
+  });
+  EXPECT_GT(seen, 0u);
+  EXPECT_TRUE(store.loading().empty());
   groth16::write_params(got, (dir / "copy.params").string());
   auto bytes = [](const fs::path& p) {
     std::ifstream in(p, std::ios::binary);

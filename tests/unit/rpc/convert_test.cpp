@@ -96,6 +96,21 @@ TEST(RpcConvert, DeviceStatusRoundTripsThroughTheWire) {
   EXPECT_EQ(idle.msm_scratch_limit_bytes, 0u);
 }
 
+TEST(RpcConvert, ParameterFilesBeingReadRoundTripThroughTheWire) {
+  engine::EngineStatus s;
+  s.loading_params = {{"a.params", 1000, 600, 500, 42}, {"b.params", 7, 0, 0, 1}};
+  kj::Array<capnp::word> words = status_words(s);
+  capnp::FlatArrayMessageReader reader(words);
+  auto loading = reader.getRoot<wire::Status>().getLoadingParams();
+  ASSERT_EQ(loading.size(), 2u);
+  EXPECT_EQ(std::string(loading[0].getFile().cStr()), "a.params");
+  EXPECT_EQ(loading[0].getFileBytes(), 1000u);
+  EXPECT_EQ(loading[0].getReadBytes(), 600u);
+  EXPECT_EQ(loading[0].getDecodedBytes(), 500u);
+  EXPECT_EQ(loading[0].getElapsedMs(), 42u);
+  EXPECT_EQ(std::string(loading[1].getFile().cStr()), "b.params");
+}
+
 // Found by fuzz/rpc_fuzz.cpp: an empty public input (a null Data pointer on
 // the wire) was passed to memcpy; it reads as 32 zero bytes, and a longer one
 // is cut to 32 bytes, as before.

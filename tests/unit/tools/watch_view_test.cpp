@@ -327,5 +327,12 @@ TEST(WatchView, Formats) {
   EXPECT_EQ(stage_progress(eng::JobState::kRunning, "partition 2: no-such-step").total, 0u);
 }
 
+TEST(WatchView, ParameterFileBeingRead) {
+  eng::ParamsLoadView l{"v28-porep.params", 40ull << 30, 20ull << 30, 10ull << 30, 12'500};
+  EXPECT_EQ(loading_line(l), "loading v28-porep.params: 50% read, 25% decoded of 40.0 GiB, 12.5 s");
+  l.file_bytes = 0;  // not yet opened
+  EXPECT_EQ(loading_line(l).find("loading v28-porep.params: 0% read, 0% decoded"), 0u);
+}
+
 }  // namespace
 }  // namespace cuzkctl

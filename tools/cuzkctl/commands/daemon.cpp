@@ -434,6 +434,14 @@ void status(Context& ctx, const DaemonArgs& a) {
       workers.push_back({{"id", w.id}, {"busy", w.job.has_value()}, {"job", w.job.value_or(0)}});
     json params = json::array();
     for (const auto& p : e.loaded_params) params.push_back({{"circuit_id", p.circuit_id}, {"bytes", p.bytes}});
+    json loading = json::array();
+    for (const auto& l : e.loading_params) {
+      loading.push_back({{"file", l.file},
+                         {"file_bytes", l.file_bytes},
+                         {"read_bytes", l.read_bytes},
+                         {"decoded_bytes", l.decoded_bytes},
+                         {"elapsed_ms", l.elapsed_ms}});
+    }
     json devices = json::array();
     for (const auto& d : e.devices) {
       devices.push_back({{"index", d.index}, {"name", d.name}, {"ordinal", d.ordinal}, {"busy", d.job.has_value()},
@@ -466,6 +474,7 @@ void status(Context& ctx, const DaemonArgs& a) {
                       {"jobs", jobs},
                       {"workers", workers},
                       {"loaded_params", params},
+                      {"loading_params", loading},
                       {"resident_bytes", e.resident_bytes},
                       {"params_bytes", s.params_bytes},
                       {"completed_total", e.completed_total},
@@ -488,6 +497,7 @@ void status(Context& ctx, const DaemonArgs& a) {
                 static_cast<unsigned long long>(j.age_ms));
   for (const auto& p : e.loaded_params)
     std::printf("params %s: %llu bytes\n", p.circuit_id.c_str(), static_cast<unsigned long long>(p.bytes));
+  for (const auto& l : e.loading_params) std::printf("%s\n", loading_line(l).c_str());
   auto gib = [](std::uint64_t b) { return static_cast<double>(b) / static_cast<double>(1ull << 30); };
   for (const auto& d : e.devices) std::printf("%s\n", status_device_line(d).c_str());
   for (const auto& r : e.srs) {
