@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "cuzkctl/watch_view.hpp"
 #include "engine/types.hpp"
 #include "rpc/convert.hpp"
 
@@ -43,8 +44,9 @@ class ProgressSink final : public cuzk::rpc::schema::EventSink::Server {
 
 }  // namespace
 
-ElapsedTicker::ElapsedTicker(std::string what) : tty_(::isatty(STDERR_FILENO) != 0) {
-  thread_ = std::jthread([what = std::move(what), tty = tty_](std::stop_token stop) {
+ElapsedTicker::ElapsedTicker(std::string what, std::function<std::string()> detail)
+    : tty_(::isatty(STDERR_FILENO) != 0) {
+  thread_ = std::jthread([what = std::move(what), detail = std::move(detail), tty = tty_](std::stop_token stop) {
     const auto t0 = std::chrono::steady_clock::now();
     const int every_s = tty ? 1 : 15;
     for (int s = 1;; ++s) {
@@ -55,11 +57,32 @@ ElapsedTicker::ElapsedTicker(std::string what) : tty_(::isatty(STDERR_FILENO) !=
       }
       if (s % every_s != 0) continue;
       const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (tty) std::fprintf(stderr, "\r%s: %.0f s\x1b[K", what.c_str(), elapsed_s);
-      else std::fprintf(stderr, "%s: %.0f s\n", what.c_str(), elapsed_s);
+      const std::string more = detail ? detail() : std::string();
+      const std::string tail = more.empty() ? "" : "; " + more;
+      if (tty) std::fprintf(stderr, "\r%s: %.0f s%s\x1b[K", what.c_str(), elapsed_s, tail.c_str());
+      else std::fprintf(stderr, "%s: %.0f s%s\n", what.c_str(), elapsed_s, tail.c_str());
       std::fflush(stderr);
     }
   });
+}
+
+std::function<std::string()> daemon_loading_detail(std::string addr) {
+  auto client = std::make_shared<std::unique_ptr<cuzk::rpc::Client>>();
+  return [addr = std::move(addr), client]() -> std::string {
+    try {
+      if (!*client) *client = std::make_unique<cuzk::rpc::Client>(addr);
+      std::string out;
+      for (const auto& l : (*client)->status().engine.loading_params)
+        out += (out.empty() ? "" : "; ") + loading_line(l);
+      return out;
+    } catch (const std::exception&) {
+      client->reset();  // progress is a convenience: the preload call reports real failures
+      return {};
+    } catch (const kj::Exception&) {
+      client->reset();
+      return {};
+    }
+  };
 }
 
 ElapsedTicker::~ElapsedTicker() {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -19,11 +20,11 @@
 namespace cuzkctl {
 
 // Elapsed time of one blocking call: "<what>: 12 s" every second on a
-// terminal, a line every 15 s otherwise. The daemon reports no progress
-// for parameter loads over RPC (only in its log), so time is what we have.
+// terminal, a line every 15 s otherwise, followed by `detail()` when given
+// (called on the ticker's own thread; "" adds nothing).
 class ElapsedTicker {
  public:
-  explicit ElapsedTicker(std::string what);
+  explicit ElapsedTicker(std::string what, std::function<std::string()> detail = {});
   ~ElapsedTicker();  // stops the ticker and clears its line
   ElapsedTicker(const ElapsedTicker&) = delete;
   ElapsedTicker& operator=(const ElapsedTicker&) = delete;
@@ -40,6 +41,12 @@ class ElapsedTicker {
 // during the caller's blocking calls. No progress (and no error) when that
 // connection cannot be made. plain_lines: also print them when stderr is not
 // a terminal.
+// For ElapsedTicker: the parameter files the daemon at `addr` is reading now
+// ("loading F: 45% read, 40% decoded of 47.4 GiB, 41 s"), from its status on
+// a connection of the calling thread's own (made on first call); "" when
+// none or when the daemon cannot be asked.
+std::function<std::string()> daemon_loading_detail(std::string addr);
+
 class JobProgress {
  public:
   JobProgress(const std::string& addr, bool plain_lines);

@@ -532,7 +532,9 @@ void preload(Context& ctx, const DaemonArgs& a) {
   eng::ParamsInfo info;
   {
     std::optional<ElapsedTicker> ticker;
-    if (!ctx.json) ticker.emplace("preload " + a.circuit_id + ": the daemon is reading or generating the parameters");
+    if (!ctx.json)
+      ticker.emplace("preload " + a.circuit_id + ": the daemon is reading or generating the parameters",
+                     daemon_loading_detail(a.addr));
     info = unwrap(client.preload(a.circuit_id));
   }
   if (ctx.json) {
