@@ -57,14 +57,21 @@ groth16::R1cs small_circuit() {
       circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(8), std::nullopt));
 }
 
-// Limits inside the .vk (~1 KiB), just past it, and inside the .params.
-TEST(WriteFaults, ParametersThatCannotBeWrittenAreNeverReadBack) {
+// Development parameters of a small circuit in a temporary directory.
+class ParamsWrite : public ::testing::Test {
+ protected:
+  ~ParamsWrite() override { fs::remove_all(dir); }
+  fc::LoadedParams ensure() { return fc::ensure_dev_params(official, dev, "write fault test", dir, r1cs, pool, {}); }
+
   const fs::path dir = testing::make_temp_dir("cuzk-write-faults");
-  ThreadPool pool(2);
+  ThreadPool pool{2};
   const groth16::R1cs r1cs = small_circuit();
   const fc::ParamFileNames official{"fault.params", "fault.vk"};
   const fc::ParamFileNames dev{"fault-dev.params", "fault-dev.vk"};
-  auto ensure = [&] { return fc::ensure_dev_params(official, dev, "write fault test", dir, r1cs, pool, {}); };
+};
+
+// Limits inside the .vk (~1 KiB), just past it, and inside the .params.
+TEST_F(ParamsWrite, ParametersThatCannotBeWrittenAreNeverReadBack) {
   for (const rlim_t limit : {rlim_t{100}, rlim_t{2000}, rlim_t{20000}}) {
     SCOPED_TRACE("file size limit " + std::to_string(limit));
     fs::remove_all(dir);
@@ -92,30 +99,23 @@ TEST(WriteFaults, ParametersThatCannotBeWrittenAreNeverReadBack) {
     EXPECT_EQ(read.params.vk, again.params.vk);
     EXPECT_EQ(groth16::read_vk(dir / dev.vk), again.params.vk);
   }
-  fs::remove_all(dir);
 }
 
 // A process killed while writing leaves only temporary files (writes go to
 // <name>.tmp, renamed when complete): the next start neither reads nor
 // trusts them, and writes whole files over them.
-TEST(WriteFaults, TemporaryFilesOfAKilledWriterAreIgnoredAndReplaced) {
-  const fs::path dir = testing::make_temp_dir("cuzk-write-faults");
-  ThreadPool pool(2);
-  const groth16::R1cs r1cs = small_circuit();
-  const fc::ParamFileNames official{"fault.params", "fault.vk"};
-  const fc::ParamFileNames dev{"fault-dev.params", "fault-dev.vk"};
+TEST_F(ParamsWrite, TemporaryFilesOfAKilledWriterAreIgnoredAndReplaced) {
   for (const std::string& name : {dev.params + ".tmp", dev.vk + ".tmp"}) {
     std::FILE* f = std::fopen((dir / name).c_str(), "wb");
     ASSERT_NE(f, nullptr);
     std::fputs("half a file", f);
     std::fclose(f);
   }
-  const fc::LoadedParams p = fc::ensure_dev_params(official, dev, "write fault test", dir, r1cs, pool, {});
+  const fc::LoadedParams p = ensure();
   EXPECT_EQ(p.origin, fc::ParamsOrigin::kDevelopmentGenerated);
   EXPECT_TRUE(p.persisted);
   EXPECT_FALSE(fs::exists(dir / (dev.params + ".tmp")));
   EXPECT_EQ(groth16::read_vk(dir / dev.vk), p.params.vk);
-  fs::remove_all(dir);
 }
 
 TEST(WriteFaults, R1csCacheThatCannotBeWrittenIsCompiledAgain) {
