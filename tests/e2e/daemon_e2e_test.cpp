@@ -520,6 +520,43 @@ TEST_F(DaemonE2E, CuzkctlProvesVerifiesAndReportsTypedErrors) {
   EXPECT_EQ(nowhere.out.rfind("error: unavailable: ", 0), 0u) << nowhere.out;
 }
 
+// WindowPoSt through cuzkctl and the daemon, from the generator's directory
+// and from the vanilla proof files with their public data as flags (the form
+// a proving host gets from its node); each proof is checked locally. Other
+// randomness than the vanilla proofs answer is refused as invalid_input.
+TEST_F(DaemonE2E, CuzkctlProvesWindowPostFromADirectoryAndFromFiles) {
+  if (!fs::exists(CUZKCTL_BINARY)) GTEST_SKIP() << CUZKCTL_BINARY << " not built";
+  const fs::path w = *dir_ / "window-2k";
+  CliRun gen = run_cuzkctl("post gen --kind window --sector-size 2KiB --sectors 2 --seed 9 --actor-id 1234 --out " +
+                           w.string());
+  ASSERT_EQ(gen.status, 0) << gen.out;
+  std::ifstream manifest(w / "post.json");
+  const std::string text((std::istreambuf_iterator<char>(manifest)), std::istreambuf_iterator<char>());
+  const std::size_t at = text.find("\"randomness\"");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::size_t open = text.find('"', text.find(':', at)) + 1;
+  const std::string randomness = text.substr(open, text.find('"', open) - open);
+  ASSERT_EQ(randomness.size(), 64u) << text;
+  std::string files;
+  for (const auto& e : fs::directory_iterator(w))
+    if (e.path().extension() == ".bin") files += " " + e.path().string();
+
+  const std::string a = "--addr " + addr() + " --json prove --window-post ";
+  CliRun from_dir = run_cuzkctl(a + w.string() + " --proof " + (*dir_ / "w1.proof").string());
+  ASSERT_EQ(from_dir.status, 0) << from_dir.out;
+  EXPECT_NE(from_dir.out.find("\"valid\":true"), std::string::npos) << from_dir.out;
+  const std::string flags = " --sector-size 2KiB --prover-id 1234 --partition 0 --randomness ";
+  CliRun from_files = run_cuzkctl(a + files + flags + randomness + " --proof " + (*dir_ / "w2.proof").string());
+  ASSERT_EQ(from_files.status, 0) << from_files.out;
+  EXPECT_NE(from_files.out.find("\"valid\":true"), std::string::npos) << from_files.out;
+  CliRun other = run_cuzkctl(a + files + flags + std::string(63, '0') + "1");
+  EXPECT_EQ(other.status, 1) << other.out;
+  EXPECT_NE(other.out.find("invalid_input"), std::string::npos) << other.out;
+  CliRun no_flags = run_cuzkctl(a + files);
+  EXPECT_EQ(no_flags.status, 2) << no_flags.out;
+  EXPECT_NE(no_flags.out.find("--randomness"), std::string::npos) << no_flags.out;
+}
+
 // `prove --count K` beyond what the queue holds (capacity 4, one place kept
 // for urgent jobs): the refused submission ends the batch, and the jobs it
 // had submitted are cancelled rather than left queued for nobody.

@@ -7,11 +7,13 @@
 // commitments), never from anything the daemon computed.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/types.hpp"
 #include "engine/views.hpp"
@@ -32,5 +34,18 @@ struct ManifestError : std::runtime_error {
 // Throws ManifestError for an unreadable or malformed directory. The vanilla
 // proofs are sent as they are: the daemon parses and checks them.
 FilecoinJob load_filecoin_job(cuzk::engine::ProofKind kind, const std::filesystem::path& dir);
+
+// A PoSt request from vanilla proof files as the Filecoin stack hands them
+// (one bincode FallbackPoStSectorProof each) and its public data: the
+// registered proof is the current one of the kind for the sector size.
+struct PostFiles {
+  std::uint64_t sector_bytes = 0;
+  std::array<std::uint8_t, 32> randomness{};
+  std::uint64_t prover_id = 0;  // miner actor id
+  std::uint32_t partition = 0;  // WindowPoSt partition index
+  std::vector<std::filesystem::path> files;
+};
+// Throws ManifestError for an unreadable file or an unsupported size.
+FilecoinJob load_post_files(cuzk::engine::ProofKind kind, const PostFiles& f);
 
 }  // namespace cuzkctl

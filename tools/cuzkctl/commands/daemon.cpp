@@ -14,12 +14,14 @@
 //         PoRep C2 on the daemon: C1 JSON in, partitions x 192 B out; the
 //         proof is verified here too, against the returned verifying key and
 //         public inputs derived from the C1's public data
-//     prove (--window-post DIR | --winning-post DIR | --snap-deals DIR)
+//     prove (--window-post DIR|FILES... | --winning-post DIR|FILE | --snap-deals DIR)
 //           [--proof OUT] [--request-id ID] [--priority P] [--deadline-s S]
 //         PoSt / SnapDeals on the daemon from a directory of `cuzkctl post
-//         gen` / `update gen` (manifest + bincode vanilla proofs), verified
-//         here like PoRep's (cuzkctl/filecoin_job.hpp); --deadline-s: due
-//         S seconds from now (a late job is reported, still proved)
+//         gen` / `update gen` (manifest + bincode vanilla proofs), or PoSt
+//         from vanilla proof files with --sector-size --randomness
+//         --prover-id [--partition]; verified here like PoRep's
+//         (cuzkctl/filecoin_job.hpp); --deadline-s: due S seconds from now
+//         (a late job is reported, still proved)
 //     submit --circuit demo --size N [--request-id ID] [--priority P] [--seed S]
 //     await (--job ID | --request-id ID) [--timeout-ms T]
 //     cancel (--job ID | --request-id ID)
@@ -52,6 +54,7 @@
 #include "circuits/filecoin/porep_c2.hpp"
 #include "cuzkctl/commands.hpp"
 #include "cuzkctl/commands/client_progress.hpp"
+#include "cuzkctl/commands/offline_util.hpp"
 #include "cuzkctl/filecoin_job.hpp"
 #include "cuzkctl/watch_view.hpp"
 #include "engine/types.hpp"
@@ -83,8 +86,14 @@ struct DaemonArgs {
   std::string params_file;  // preload/evict --params FILE
   std::string porep_c1;   // prove --porep-c1 FILE
   std::string proof_out;  // prove --proof OUT (with --porep-c1 or a PoSt / SnapDeals directory)
-  std::string window_post, winning_post, snap_deals;  // prove --window-post DIR ...
-  double deadline_s = 0;                               // prove --deadline-s (0: none)
+  // prove --window-post DIR | FILES..., --winning-post DIR | FILES..., --snap-deals DIR
+  std::vector<std::string> window_post, winning_post;
+  std::string snap_deals;
+  // With vanilla proof FILES: their public data.
+  std::string sector_size, randomness;
+  std::uint64_t prover_id = 0;
+  std::uint32_t partition = 0;
+  double deadline_s = 0;  // prove --deadline-s (0: none)
 };
 
 // A typed daemon error: printed as one line, exit 1.
@@ -371,15 +380,33 @@ void prove_porep_remote(Context& ctx, const DaemonArgs& a) {
   });
 }
 
-void prove_filecoin_remote(Context& ctx, const DaemonArgs& a, eng::ProofKind kind, const std::string& dir) {
+// A PoSt or SnapDeals job from a generator's directory (one path naming a
+// directory), or from vanilla proof files with --sector-size, --randomness,
+// --prover-id and --partition.
+void prove_filecoin_remote(Context& ctx, const DaemonArgs& a, eng::ProofKind kind,
+                           const std::vector<std::string>& paths) {
   FilecoinJob job;
   try {
-    job = load_filecoin_job(kind, dir);
+    if (paths.size() == 1 && std::filesystem::is_directory(paths[0])) {
+      job = load_filecoin_job(kind, paths[0]);
+    } else {
+      if (a.sector_size.empty() || a.randomness.empty())
+        throw ManifestError("vanilla proof files need --sector-size, --randomness and --prover-id");
+      PostFiles f;
+      f.sector_bytes = parse_sector_size(a.sector_size);
+      f.randomness = parse_hex32(a.randomness, "--randomness");
+      f.prover_id = a.prover_id;
+      f.partition = a.partition;
+      f.files.assign(paths.begin(), paths.end());
+      job = load_post_files(kind, f);
+    }
   } catch (const ManifestError& e) {
     throw CLI::ValidationError(std::string("--") + (kind == eng::ProofKind::kSnapDeals    ? "snap-deals"
                                                     : kind == eng::ProofKind::kWinningPost ? "winning-post"
                                                                                            : "window-post"),
                                e.what());
+  } catch (const Malformed& e) {  // --sector-size, --randomness
+    throw CLI::ValidationError(e.what());
   }
   prove_file_remote(ctx, a, std::move(job.request), job.verify);
 }
@@ -627,15 +654,28 @@ void register_daemon(CLI::App& app, Context& ctx) {
       pr->add_option("--request-id", args->request_id, "daemon: request id (suffixed -i when --count > 1)");
   CLI::Option* timeout = pr->add_option("--timeout-ms", args->timeout_ms, "daemon: per-proof await timeout (0: none)");
   CLI::Option* porep_c1 = pr->add_option("--porep-c1", args->porep_c1, "daemon: PoRep C2 of this C1 output JSON");
-  CLI::Option* window_post = pr->add_option("--window-post", args->window_post,
-                                            "daemon: WindowPoSt of a `cuzkctl post gen --kind window` directory");
-  CLI::Option* winning_post = pr->add_option("--winning-post", args->winning_post,
-                                             "daemon: WinningPoSt of a `cuzkctl post gen --kind winning` directory");
+  CLI::Option* window_post = pr->add_option(
+      "--window-post", args->window_post,
+      "daemon: WindowPoSt of a `cuzkctl post gen --kind window` directory, or of vanilla proof files "
+      "(bincode FallbackPoStSectorProof) with --sector-size, --randomness, --prover-id, --partition");
+  CLI::Option* winning_post = pr->add_option(
+      "--winning-post", args->winning_post,
+      "daemon: WinningPoSt of a `cuzkctl post gen --kind winning` directory, or of a vanilla proof file "
+      "with --sector-size, --randomness, --prover-id");
+  CLI::Option* post_size =
+      pr->add_option("--sector-size", args->sector_size, "daemon, PoSt vanilla proof files: 2KiB ... 64GiB");
+  CLI::Option* post_randomness = pr->add_option(
+      "--randomness", args->randomness, "daemon, PoSt vanilla proof files: 32 bytes hex (masked rand[31] &= 0x3f)");
+  CLI::Option* post_prover =
+      pr->add_option("--prover-id", args->prover_id, "daemon, PoSt vanilla proof files: miner actor id");
+  CLI::Option* post_partition =
+      pr->add_option("--partition", args->partition, "daemon, WindowPoSt vanilla proof files: partition index");
   CLI::Option* snap_deals =
       pr->add_option("--snap-deals", args->snap_deals, "daemon: SnapDeals of a `cuzkctl update gen` directory");
   CLI::Option* deadline = pr->add_option("--deadline-s", args->deadline_s, "daemon: the proof is due in S seconds");
   pr->parse_complete_callback([&ctx, args, pr, circuit, size, count, seed, priority, request_id, timeout, porep_c1,
-                               window_post, winning_post, snap_deals, deadline] {
+                               window_post, winning_post, snap_deals, deadline, post_size, post_randomness,
+                               post_prover, post_partition] {
     // This runs before the root app stores its own options (--addr, --json)
     // into their variables: read them from the root here.
     const CLI::App* root = pr->get_parent();
@@ -660,6 +700,9 @@ void register_daemon(CLI::App& app, Context& ctx) {
                pr->get_option_no_throw("--snarkjs-public")});
     const std::string daemon_only = given({size, count, seed, priority, request_id, timeout, deadline});
     const std::string demo_only = given({size, count, seed});
+    const std::string post_files_only = given({post_size, post_randomness, post_prover, post_partition});
+    if (!post_files_only.empty() && window_post->count() == 0 && winning_post->count() == 0)
+      return usage(post_files_only + " describe PoSt vanilla proof files: give them with --window-post or --winning-post");
     if (selectors.find(',') != std::string::npos)
       return usage("prove takes one of --circuit, --porep-c1, --window-post, --winning-post, --snap-deals (given: " +
                    selectors + ")");
@@ -685,7 +728,7 @@ void register_daemon(CLI::App& app, Context& ctx) {
           prove_filecoin_remote(ctx, *args, eng::ProofKind::kWindowPost, args->window_post);
         else if (winning_post->count() > 0)
           prove_filecoin_remote(ctx, *args, eng::ProofKind::kWinningPost, args->winning_post);
-        else prove_filecoin_remote(ctx, *args, eng::ProofKind::kSnapDeals, args->snap_deals);
+        else prove_filecoin_remote(ctx, *args, eng::ProofKind::kSnapDeals, {args->snap_deals});
       });
       return;
     }

@@ -1,5 +1,6 @@
 #include "cuzkctl/filecoin_job.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -61,54 +62,61 @@ bool verify_with(const eng::ProofOutput& out, const std::vector<std::vector<cuzk
   }
 }
 
+// The job of a PoSt request whose fields are set, and its local check (the
+// public inputs derived here from the same vanilla proofs).
+FilecoinJob post_job_of(eng::ProofKind kind, fc::PostProof proof, eng::PostRequest r) {
+  const fc::PostProofInfo& info = fc::post_proof_info(proof);
+  FilecoinJob job;
+  std::vector<fc::FallbackPostSectorProof> sectors;
+  for (const auto& bytes : r.vanilla_proofs) {
+    // For the local check only; the daemon does its own parse.
+    try {
+      sectors.push_back(fc::parse_sector_proof(bytes, proof));
+    } catch (const fc::PostError&) {
+    }
+  }
+  job.what = std::string(info.name) + ": " + std::to_string(r.vanilla_proofs.size()) + " sector(s), partition " +
+             std::to_string(r.partition_index);
+  fc::Digest32 randomness{};
+  std::copy_n(r.randomness.begin(), std::min<std::size_t>(32, r.randomness.size()), randomness.begin());
+  const std::size_t sent = r.vanilla_proofs.size();
+  const fc::Digest32 prover_id = fc::prover_id_from_actor(r.miner_id);
+  const std::uint32_t partition = r.partition_index;
+  job.request.kind = kind;
+  job.request.input = eng::encode_post_request(r);
+  auto parsed = std::make_shared<std::vector<fc::FallbackPostSectorProof>>(std::move(sectors));
+  job.verify = [proof, randomness, prover_id, partition, parsed, sent](const eng::ProofOutput& out, std::string& why) {
+    if (parsed->size() != sent) {
+      why = "a vanilla proof does not parse here";
+      return false;
+    }
+    try {
+      const fc::PostPartition p = fc::make_post_partition(proof, randomness, prover_id, partition, *parsed);
+      return verify_with(out, {fc::post_public_inputs(p)}, why);
+    } catch (const std::exception& e) {
+      why = e.what();
+      return false;
+    }
+  };
+  return job;
+}
+
 FilecoinJob post_job(eng::ProofKind kind, const std::filesystem::path& dir) {
   const json m = read_manifest(dir / "post.json");
-  FilecoinJob job;
   try {
     const auto proof = fc::post_proof_from_name(m.at("registered_proof").get<std::string>());
     if (!proof) throw ManifestError("post.json: unknown registered_proof");
-    const fc::PostProofInfo& info = fc::post_proof_info(*proof);
     eng::PostRequest r;
-    r.registered_proof = info.registered_id;
+    r.registered_proof = fc::post_proof_info(*proof).registered_id;
     r.miner_id = m.at("actor_id").get<std::uint64_t>();
     r.partition_index = m.value("partition", 0u);
     const auto randomness = unhex32(m.at("randomness").get<std::string>(), "randomness");
     r.randomness.assign(randomness.begin(), randomness.end());
-    std::vector<fc::FallbackPostSectorProof> sectors;
-    for (const json& f : m.at("files")) {
-      r.vanilla_proofs.push_back(read_file(dir / f.get<std::string>()));
-      // For the local check only; the daemon does its own parse.
-      try {
-        sectors.push_back(fc::parse_sector_proof(r.vanilla_proofs.back(), *proof));
-      } catch (const fc::PostError&) {
-      }
-    }
-    job.what = std::string(info.name) + ": " + std::to_string(r.vanilla_proofs.size()) + " sector(s), partition " +
-               std::to_string(r.partition_index);
-    job.request.kind = kind;
-    job.request.input = eng::encode_post_request(r);
-    const std::size_t sent = r.vanilla_proofs.size();
-    const fc::Digest32 prover_id = fc::prover_id_from_actor(r.miner_id);
-    const std::uint32_t partition = r.partition_index;
-    auto parsed = std::make_shared<std::vector<fc::FallbackPostSectorProof>>(std::move(sectors));
-    job.verify = [proof = *proof, randomness, prover_id, partition, parsed, sent](const eng::ProofOutput& out,
-                                                                                   std::string& why) {
-      if (parsed->size() != sent) {
-        why = "a vanilla proof does not parse here";
-        return false;
-      }
-      try {
-        const fc::PostPartition p = fc::make_post_partition(proof, randomness, prover_id, partition, *parsed);
-        return verify_with(out, {fc::post_public_inputs(p)}, why);
-      } catch (const std::exception& e) {
-        why = e.what();
-        return false;
-      }
-    };
+    for (const json& f : m.at("files")) r.vanilla_proofs.push_back(read_file(dir / f.get<std::string>()));
+    return post_job_of(kind, *proof, std::move(r));
   } catch (const json::exception& e) {
     throw ManifestError(std::string("post.json: ") + e.what());
   }
-  return job;
 }
 
 FilecoinJob snap_job(const std::filesystem::path& dir) {
@@ -153,6 +161,19 @@ FilecoinJob snap_job(const std::filesystem::path& dir) {
 FilecoinJob load_filecoin_job(eng::ProofKind kind, const std::filesystem::path& dir) {
   if (kind == eng::ProofKind::kSnapDeals) return snap_job(dir);
   return post_job(kind, dir);
+}
+
+FilecoinJob load_post_files(eng::ProofKind kind, const PostFiles& f) {
+  const fc::PostKind want = kind == eng::ProofKind::kWinningPost ? fc::PostKind::kWinning : fc::PostKind::kWindow;
+  const std::optional<fc::PostProof> proof = fc::post_proof_for(want, f.sector_bytes);
+  if (!proof) throw ManifestError("no PoSt proof for a sector of " + std::to_string(f.sector_bytes) + " bytes");
+  eng::PostRequest r;
+  r.registered_proof = fc::post_proof_info(*proof).registered_id;
+  r.miner_id = f.prover_id;
+  r.partition_index = f.partition;
+  r.randomness.assign(f.randomness.begin(), f.randomness.end());
+  for (const std::filesystem::path& file : f.files) r.vanilla_proofs.push_back(read_file(file));
+  return post_job_of(kind, *proof, std::move(r));
 }
 
 }  // namespace cuzkctl
