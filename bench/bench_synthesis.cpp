@@ -9,21 +9,79 @@
 // (INPUTS AUX: the shape from the first run on, e.g. 328 130169893 for a
 // 32 GiB partition)
 //   (cuzk-bench gen-c1 --sector-size 32GiB --seed 1 -o c1.json writes one)
+//   bench_synthesis --post DIR [THREADS]
+// a WindowPoSt / WinningPoSt partition from a `cuzkctl post gen` directory
+// (the daemon synthesizes it on its math pool), with the witness's size.
 #include <chrono>
 #include <ctime>
+#include <array>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "circuits/filecoin/c1.hpp"
+#include "circuits/filecoin/post_circuit.hpp"
+#include "circuits/filecoin/post_inputs.hpp"
+#include "circuits/filecoin/post_proof.hpp"
 #include "circuits/filecoin/porep_c2.hpp"
 #include "util/thread_pool.hpp"
+
+namespace {
+
+// The 64 hex digits of post.json's "randomness" (what post gen writes).
+std::array<std::uint8_t, 32> manifest_randomness(const std::string& text) {
+  const std::size_t key = text.find("\"randomness\"");
+  const std::size_t open = text.find('"', text.find(':', key)) + 1;
+  std::array<std::uint8_t, 32> out{};
+  for (std::size_t i = 0; i < 32; ++i) out[i] = std::uint8_t(std::stoul(text.substr(open + 2 * i, 2), nullptr, 16));
+  return out;
+}
+
+std::string field(const std::string& text, const std::string& key) {
+  const std::size_t at = text.find(':', text.find("\"" + key + "\"")) + 1;
+  const std::size_t begin = text.find_first_not_of(" \"", at);
+  return text.substr(begin, text.find_first_of("\",}\n", begin) - begin);
+}
+
+int post_partition(const std::filesystem::path& dir, std::size_t threads) {
+  using namespace cuzk;
+  namespace fc = circuits::filecoin;
+  std::ifstream in(dir / "post.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  const auto proof = fc::post_proof_from_name(field(text, "registered_proof"));
+  if (!proof) return 2;
+  std::vector<fc::FallbackPostSectorProof> sectors;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".bin") continue;
+    std::ifstream f(e.path(), std::ios::binary);
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)), {});
+    sectors.push_back(fc::parse_sector_proof(bytes, *proof));
+  }
+  const fc::PostPartition p = fc::make_post_partition(
+      *proof, manifest_randomness(text), fc::prover_id_from_actor(std::stoull(field(text, "actor_id"))), 0,
+      std::move(sectors));
+  ThreadPool pool(threads);
+  const auto t0 = std::chrono::steady_clock::now();
+  const fc::FallbackPostCircuit c = fc::post_partition_circuit(p);
+  const groth16::Witness w = threads > 1 ? c.generate_witness(pool) : groth16::generate_witness(c);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%s, %zu sectors: %.3f s on %zu thread(s), %zu aux (%.2f GB), %zu inputs\n",
+              std::string(fc::post_proof_info(*proof).name).c_str(), p.sectors.size(), s, threads, w.aux.size(),
+              double(w.aux.size()) * 32 / 1e9, w.inputs.size());
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace cuzk;
   using clock = std::chrono::steady_clock;
+  if (argc > 2 && std::string(argv[1]) == "--post")
+    return post_partition(argv[2], argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1);
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_synthesis C1_JSON [PARTITION] [THREADS] [REPEAT] [INPUTS AUX]\n");
     return 2;
