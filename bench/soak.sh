@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Long-running health of one cuzkd: rounds of mixed jobs (demo circuits of
-# several sizes and priorities, PoRep C2 when a C1 is given) through ONE
+# several sizes and priorities, a 2 KiB WindowPoSt and WinningPoSt per round
+# through `cuzkctl prove`, PoRep C2 when a C1 is given) through ONE
 # daemon, with cancels of queued and running jobs and clients that
 # disconnect while awaiting mixed in; the daemon's RSS, open file
 # descriptors, threads, the host-memory budget's reservation, resident SRS
@@ -52,6 +53,14 @@ if [[ -n $c1 ]]; then
   porep_args=(--porep-c1 "$c1")
 fi
 "$bin/cuzk-bench" single --addr "$addr" --size 10 --no-progress >/dev/null 2>&1  # parameters in place
+# 2 KiB PoSt vanilla proofs (genuine sectors), proved once a round each.
+for kind in window winning; do
+  sectors=2
+  [[ $kind == winning ]] && sectors=1
+  "$bin/cuzkctl" post gen --kind $kind --sector-size 2KiB --sectors $sectors --seed 5 --out "$work/$kind" >/dev/null ||
+    { echo "post gen $kind failed"; exit 1; }
+done
+post_failures=0
 round=0
 finished=0
 cancels=0
@@ -61,6 +70,11 @@ while (( finished < jobs_target )); do
   # ~15 s of mixed load, 4 clients in flight.
   "$bin/cuzk-bench" mixed --addr "$addr" --duration-s 15 --concurrency 4 --mix "$mix" "${porep_args[@]}" \
     --no-progress --json --seed $((round * 1000)) >"$work/round.json" 2>>"$out/bench.err"
+  # WindowPoSt and WinningPoSt through the daemon, verified by cuzkctl.
+  for kind in window winning; do
+    "$bin/cuzkctl" --addr "$addr" prove --$kind-post "$work/$kind" >/dev/null 2>>"$out/post.err" ||
+      { post_failures=$((post_failures + 1)); echo "round $round: $kind-post failed" | tee -a "$out/report.txt"; }
+  done
   # Cancels: jobs submitted behind a queue of others, then cancelled (queued
   # or running by then).
   for i in 1 2 3; do
@@ -98,7 +112,7 @@ dedup=$(metric cuzk_jobs_deduplicated_total "$m")
 failed_n=$(metric 'cuzk_jobs_finished_total{outcome="failed"}' "$m")
 queued=$(scrape | awk '$1 ~ /^cuzk_queue_depth[{]/ {s += $2} END {print s + 0}')
 {
-  echo "soak: $round rounds, $finished jobs finished ($submitted admitted, $dedup deduplicated), $cancels cancels, $disconnects disconnected awaits, $failed_n failed"
+  echo "soak: $round rounds, $finished jobs finished ($submitted admitted, $dedup deduplicated), $cancels cancels, $disconnects disconnected awaits, $((2 * round)) PoSt proofs ($post_failures not verified), $failed_n failed"
   # Least-squares slope per 100 finished jobs of each column after the first quarter of the rounds.
   awk -F, -v skip=$((round / 4)) 'NR > 1 && NR - 1 > skip {
       n++; x = $2; sx += x; sxx += x * x
@@ -114,6 +128,7 @@ queued=$(scrape | awk '$1 ~ /^cuzk_queue_depth[{]/ {s += $2} END {print s + 0}')
 } | tee -a "$out/report.txt"
 lost=0
 (( failed_n == 0 )) || { echo "FAIL: $failed_n jobs failed" | tee -a "$out/report.txt"; lost=1; }
+(( post_failures == 0 )) || { echo "FAIL: $post_failures PoSt proofs failed" | tee -a "$out/report.txt"; lost=1; }
 (( ${queued:-0} == 0 )) || { echo "FAIL: $queued jobs still queued at the end" | tee -a "$out/report.txt"; lost=1; }
 kill -TERM "$pid"; wait "$pid"; rc=$?; pid=
 (( rc == 0 )) || { echo "FAIL: cuzkd exited $rc after SIGTERM" | tee -a "$out/report.txt"; lost=1; }
