@@ -221,7 +221,11 @@ class Engine {
   PlanMember porep_plan_member(PorepMember& m, PorepBatch& b);
   asio::awaitable<void> admit_porep_joiners(PorepBatch* batch, BatchDoor* door);
   asio::awaitable<void> join_porep(PorepBatch* batch, BatchDoor* door, BatchDoor::Hold hold, JobPtr job);
-  // Batching (engine.cpp, "Batches"): adds queued jobs that can share the
+  // A batch's jobs marked started now, one member each (`job`, its queue
+  // time in `t`) appended to `members` (engine_internal.hpp).
+  template <class Members>
+  static void start_members(std::vector<JobPtr>& batch, Members& members);
+  // Batching (engine_batch.cpp): adds queued jobs that can share the
   // head's prover call (demo) or pipeline (PoRep) to `batch`, up to
   // `max_size` jobs, waiting up to `max_wait` while nothing else is queued;
   // proves a batch of >= 2 demo jobs.
@@ -230,7 +234,7 @@ class Engine {
                                       std::chrono::milliseconds max_wait);
   asio::awaitable<void> run_demo_batch(std::vector<JobPtr> batch);
   asio::awaitable<void> expiry_loop();
-  // SRS residency (engine.cpp): registers parameter set `srs_id` of
+  // SRS residency (engine_srs.cpp): registers parameter set `srs_id` of
   // `host_bytes` (already in memory) and holds it for one job; performs the
   // evictions the manager decides (apply_srs_actions).
   // Inactive (untracked, logged) if the manager refuses.

@@ -67,14 +67,7 @@ asio::awaitable<void> Engine::run_demo_batch(std::vector<JobPtr> batch) {
     std::vector<ff::Fr> inputs;  // ONE excluded, what the proof was verified against
   };
   std::vector<Member> members;
-  const auto started = steady_clock::now();
-  for (JobPtr& j : batch) {
-    j->started_at = started;
-    Member m;
-    m.job = j;
-    m.t.queue_ms = ms_between(j->submitted_at, started);
-    members.push_back(std::move(m));
-  }
+  start_members(batch, members);
   // Registered for cancel_running() (the worker's view names the head only).
   BatchRegistration registration(batch_members_);
   for (const Member& m : members) registration.add(m.job->id);

@@ -76,6 +76,18 @@ struct Engine::Job {
 };
 
 
+template <class Members>
+void Engine::start_members(std::vector<JobPtr>& batch, Members& members) {
+  const auto started = std::chrono::steady_clock::now();
+  for (JobPtr& j : batch) {
+    j->started_at = started;
+    typename Members::value_type m;
+    m.job = j;
+    m.t.queue_ms = ms_between(j->submitted_at, started);
+    members.push_back(std::move(m));
+  }
+}
+
 // A C2 failure caused by the C1 content is the caller's (do not retry); one
 // caused by parameters or our own prover is internal.
 inline ErrorKind porep_error_kind(fc::PorepC2ErrorKind k) {

@@ -79,14 +79,7 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
   using Member = PorepMember;
   std::deque<Member> members;  // stable once the pipeline runs (PorepBatch)
   std::vector<JobPtr> other_shape;  // a C1 of another size than the batch's: proved alone afterwards
-  const auto started = steady_clock::now();
-  for (JobPtr& j : batch) {
-    j->started_at = started;
-    Member m;
-    m.job = j;
-    m.t.queue_ms = ms_between(j->submitted_at, started);
-    members.push_back(std::move(m));
-  }
+  start_members(batch, members);
   // Registered for cancel_running() (the worker's view names the head only).
   BatchRegistration registration(batch_members_);
   if (members.size() > 1) {

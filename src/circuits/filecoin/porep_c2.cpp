@@ -51,7 +51,7 @@ std::string param_stem(SealProof proof) {
 
 // Writes through a temporary file and renames it into place, so a crash or a
 // failed write (disk full) never leaves a truncated file under the final name;
-// a failed write's temporary file is removed.
+// the temporary file of a failed write or rename is removed.
 template <class Write>
 void write_atomically(const std::filesystem::path& path, Write write) {
   std::filesystem::path tmp = path;
@@ -66,6 +66,8 @@ void write_atomically(const std::filesystem::path& path, Write write) {
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
     throw PorepC2Error(PorepC2ErrorKind::kParams,
                        "cannot rename " + tmp.string() + ": " + ec.message());
   }
@@ -80,11 +82,6 @@ bool has_room(const std::filesystem::path& dir, std::uint64_t bytes) {
   const auto info = std::filesystem::space(dir, ec);
   if (ec) return true;  // unknown: try, and handle a failed write
   return info.available >= bytes + (std::uint64_t{1} << 30);
-}
-
-void remove_quietly(const std::filesystem::path& path) {
-  std::error_code ec;
-  std::filesystem::remove(path, ec);
 }
 
 }  // namespace
@@ -152,7 +149,6 @@ std::shared_ptr<const groth16::R1cs> load_or_compile_shape(const std::filesystem
     write_atomically(path, [&](const std::filesystem::path& tmp) { groth16::save_r1cs(*r1cs, tmp); });
   } catch (const std::exception& e) {
     // The in-memory copy is still good; only the next process pays again.
-    remove_quietly(path.string() + ".tmp");
     std::fprintf(stderr, "%s: cannot save R1CS cache %s (%s)\n", tag.c_str(), path.c_str(), e.what());
   }
   return r1cs;
@@ -441,7 +437,6 @@ LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNa
                      [&](const std::filesystem::path& t) { groth16::write_params(out.params, t); });
   } catch (const std::exception& e) {
     // A .vk without its .params is harmless (the .params decides presence).
-    remove_quietly(out.params_path.string() + ".tmp");
     std::fprintf(stderr, "%s: cannot write DEVELOPMENT parameters to %s (%s); they live in this process only\n",
                  std::string(what).c_str(), dir.c_str(), e.what());
     out.persisted = false;
