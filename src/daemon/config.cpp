@@ -63,7 +63,7 @@ class Reader {
 
  private:
   inline static const std::set<std::string> kSections = {"daemon", "engine", "cpu",    "logging", "gpu",
-                                                         "memory", "porep",  "srs",    "metrics"};
+                                                         "memory", "porep",  "snap",   "srs",    "metrics"};
   const toml::table& root_;
   std::string origin_;
   std::set<std::string> known_;
@@ -233,6 +233,14 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     c.engine.porep_batch_max_wait = std::chrono::milliseconds(*v);
   }
   if (auto v = r.get<bool>("porep", "join_running_batch")) c.engine.porep_join_running_batch = *v;
+  if (auto v = r.get<std::size_t>("snap", "batch_max_jobs")) {
+    if (*v == 0 || *v > 16) r.fail("snap.batch_max_jobs", "must be in [1, 16]");
+    c.engine.snap_batch_max_jobs = *v;
+  }
+  if (auto v = r.get<std::uint64_t>("snap", "batch_max_wait_ms")) {
+    if (*v > 600'000) r.fail("snap.batch_max_wait_ms", "must be at most 600000");
+    c.engine.snap_batch_max_wait = std::chrono::milliseconds(*v);
+  }
   if (auto v = r.get<std::uint64_t>("srs", "min_idle_s")) {
     if (*v > 7 * 24 * 3600) r.fail("srs.min_idle_s", "must be in [0, 604800]");
     c.engine.srs_min_idle = std::chrono::seconds(*v);

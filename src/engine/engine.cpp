@@ -595,12 +595,16 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
       co_await collect_batch(batch, config_.batch_max_size, config_.batch_max_wait);
     if (config_.porep_batch_max_jobs > 1 && job->request.kind == ProofKind::kPoRepC2)
       co_await collect_batch(batch, config_.porep_batch_max_jobs, config_.porep_batch_max_wait);
+    if (config_.snap_batch_max_jobs > 1 && job->request.kind == ProofKind::kSnapDeals)
+      co_await collect_batch(batch, config_.snap_batch_max_jobs, config_.snap_batch_max_wait);
     // A member cancelled while the batch collected was finished by cancel().
     std::erase_if(batch, [](const JobPtr& j) { return j->state != JobState::kQueued; });
     if (batch.size() == 1) {
       co_await run_job(batch.front());
     } else if (batch.size() > 1 && batch.front()->request.kind == ProofKind::kPoRepC2) {
       co_await run_porep_batch(std::move(batch));
+    } else if (batch.size() > 1 && batch.front()->request.kind == ProofKind::kSnapDeals) {
+      co_await run_filecoin_batch(std::move(batch));
     } else if (batch.size() > 1) {
       co_await run_demo_batch(std::move(batch));
     }
@@ -630,7 +634,8 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
     co_return;
   }
   if (job->request.kind != ProofKind::kGroth16Demo) {
-    co_await run_filecoin_job(std::move(job));
+    std::vector<JobPtr> alone{std::move(job)};
+    co_await run_filecoin_batch(std::move(alone));
     co_return;
   }
   job->started_at = steady_clock::now();

@@ -132,6 +132,13 @@ struct EngineConfig {
   // then left the GPU idle ~15 s while its first wave synthesized (32 GiB,
   // H200 host: 31.2 s of pipeline for 10 x 1.54 s of GPU work).
   bool porep_join_running_batch = true;
+  // Batching of SnapDeals jobs of one sector size, by the rules of PoRep's:
+  // up to snap_batch_max_jobs share ONE partition pipeline (a 32 GiB job is
+  // 16 partitions of 81M constraints), so the GPUs do not idle while the
+  // next job's first partitions synthesize; each job is answered as soon as
+  // its own partitions are proved. 1: each job its own pipeline.
+  std::size_t snap_batch_max_jobs = 2;
+  std::chrono::milliseconds snap_batch_max_wait{0};
 };
 
 class JobJournal;
@@ -205,10 +212,14 @@ class Engine {
   asio::awaitable<void> worker(std::uint32_t index);
   std::optional<JobId> next_job(bool critical_only);
   asio::awaitable<void> run_job(JobPtr job);
-  // WindowPoSt, WinningPoSt, SnapDeals (engine_filecoin.cpp): the request
-  // prepared (engine/filecoin_work.hpp), its parameter set loaded, its
-  // partitions through the partition pipeline, each proof verified.
-  asio::awaitable<void> run_filecoin_job(JobPtr job);
+  // WindowPoSt, WinningPoSt, SnapDeals (engine_filecoin.cpp): one job, or a
+  // batch of SnapDeals jobs of one sector size; each request prepared
+  // (engine/filecoin_work.hpp), the parameter set loaded once, every
+  // member's partitions through ONE partition pipeline, each proof
+  // verified, each member answered once its own partitions are proved.
+  asio::awaitable<void> run_filecoin_batch(std::vector<JobPtr> batch);
+  struct FilecoinMember;
+  void finish_filecoin(FilecoinMember& m, const std::vector<std::uint8_t>& vk_bytes, const Result<PipelineOutcome>& outcome);
   // The kPoRepC2 pipeline of one job or of a batch of one sector shape;
   // finish_porep ends one member once its partitions are proved.
   asio::awaitable<void> run_porep_batch(std::vector<JobPtr> batch);
@@ -226,7 +237,7 @@ class Engine {
   template <class Members>
   static void start_members(std::vector<JobPtr>& batch, Members& members);
   // Batching (engine_batch.cpp): adds queued jobs that can share the
-  // head's prover call (demo) or pipeline (PoRep) to `batch`, up to
+  // head's prover call (demo) or pipeline (PoRep, SnapDeals) to `batch`, up to
   // `max_size` jobs, waiting up to `max_wait` while nothing else is queued;
   // proves a batch of >= 2 demo jobs.
   bool batchable_with(Job& head, Job& other);

@@ -1,5 +1,5 @@
-// Batch collection (jobs of one parameter set that share one prover pass)
-// and the demo-circuit jobs.
+// Batch collection (jobs of one parameter set that share one prover pass or
+// one partition pipeline) and the demo-circuit jobs.
 #include <algorithm>
 #include <string>
 
@@ -21,10 +21,15 @@ bool Engine::batchable_with(Job& head, Job& other) {
   switch (head.request.kind) {
     case ProofKind::kGroth16Demo:
       return other.request.demo_log_domain == head.request.demo_log_domain;
-    case ProofKind::kPoRepC2: {
-      for (Job* j : {&head, &other})
-        if (!j->porep_srs) j->porep_srs = porep_srs_of_c1_json(j->request.input).value_or("");
-      return !head.porep_srs->empty() && *other.porep_srs == *head.porep_srs;
+    case ProofKind::kPoRepC2:
+    case ProofKind::kSnapDeals: {
+      for (Job* j : {&head, &other}) {
+        if (j->batch_key) continue;
+        j->batch_key = (j->request.kind == ProofKind::kPoRepC2 ? porep_srs_of_c1_json(j->request.input)
+                                                               : filecoin_set_of_request(j->request.kind, j->request.input))
+                           .value_or("");
+      }
+      return !head.batch_key->empty() && *other.batch_key == *head.batch_key;
     }
     default:
       return false;

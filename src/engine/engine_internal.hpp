@@ -59,9 +59,9 @@ struct Engine::Job {
   // submit_durable: its accept record is being written (not queued yet);
   // accept_failed: that write failed, the job was never admitted.
   bool accepting = false, accept_failed = false;
-  // PoRep batching: the parameter set its C1 names ("" when it names none
-  // readable), read once from the JSON by the collector.
-  std::optional<std::string> porep_srs;
+  // PoRep and SnapDeals batching: the parameter set its request names (""
+  // when it names none readable), read once by the collector.
+  std::optional<std::string> batch_key;
   // Restored from the journal without its input (finished before the
   // restart, or its input file lost): `request` holds the kind only, and a
   // resubmit is compared by the digest the journal kept (none in records

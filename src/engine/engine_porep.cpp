@@ -306,10 +306,10 @@ asio::awaitable<void> Engine::admit_porep_joiners(PorepBatch* batch, BatchDoor* 
     JobPtr next;
     if (std::optional<JobId> id = queue_.front()) {
       next = jobs_.at(*id);
-      if (next->request.kind == ProofKind::kPoRepC2 && !next->porep_srs)
-        next->porep_srs = porep_srs_of_c1_json(next->request.input).value_or("");
+      if (next->request.kind == ProofKind::kPoRepC2 && !next->batch_key)
+        next->batch_key = porep_srs_of_c1_json(next->request.input).value_or("");
       head = QueueHead{next->request.kind, next->priority,
-                       next->porep_srs ? std::string_view(*next->porep_srs) : std::string_view()};
+                       next->batch_key ? std::string_view(*next->batch_key) : std::string_view()};
     }
     const RunningBatch running{batch->srs_key, batch->priority, door->unfinished(), config_.porep_batch_max_jobs};
     const JoinDecision decision = decide_join(running, head);

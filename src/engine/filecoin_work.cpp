@@ -204,6 +204,24 @@ std::optional<Error> screen_filecoin_request(ProofKind kind, std::string_view in
   }
 }
 
+std::optional<std::string> filecoin_set_of_request(ProofKind kind, std::string_view input) {
+  switch (kind) {
+    case ProofKind::kWindowPost:
+    case ProofKind::kWinningPost: {
+      Result<FilecoinRequestHeader> h = peek_post_request(input);
+      if (!h || screen_post(kind, h.value())) return std::nullopt;
+      return post_set_id(*fc::post_proof_from_id(h.value().registered_proof));
+    }
+    case ProofKind::kSnapDeals: {
+      Result<FilecoinRequestHeader> h = peek_snap_request(input);
+      if (!h || screen_snap(h.value())) return std::nullopt;
+      return snap_set_id(*fc::update_proof_from_id(h.value().registered_proof));
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 Result<FilecoinWork> prepare_filecoin_work(ProofKind kind, std::string_view input, ThreadPool& pool) {
   switch (kind) {
     case ProofKind::kWindowPost:

@@ -70,6 +70,12 @@ struct FilecoinWork {
 // count. prepare_filecoin_work repeats them. kind: as below.
 std::optional<Error> screen_filecoin_request(ProofKind kind, std::string_view input);
 
+// The parameter set a request's header names ("snap-deals-32GiB"), read
+// without copying a vanilla proof (the batch collector's key); nullopt when
+// the framing or the registered proof is bad (the job then runs alone and
+// its preparation reports the error). kind: as below.
+std::optional<std::string> filecoin_set_of_request(ProofKind kind, std::string_view input);
+
 // kind: kWindowPost, kWinningPost or kSnapDeals. Blocking (parsing and the
 // native check of a 32 GiB WindowPoSt partition hash ~235,000 Poseidon
 // nodes, spread over `pool`): a worker thread's call.

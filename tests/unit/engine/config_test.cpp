@@ -215,6 +215,20 @@ TEST(Config, PorepBatchKeysTheirBoundsAndDefaults) {
   EXPECT_EQ(example.engine.porep_batch_max_wait, d.engine.porep_batch_max_wait);
 }
 
+TEST(Config, SnapBatchKeysTheirBoundsAndDefaults) {
+  Config c = parse_config("[snap]\nbatch_max_jobs = 4\nbatch_max_wait_ms = 500\n", "cfg");
+  EXPECT_EQ(c.engine.snap_batch_max_jobs, 4u);
+  EXPECT_EQ(c.engine.snap_batch_max_wait, std::chrono::milliseconds(500));
+  expect_error("[snap]\nbatch_max_jobs = 0\n", "snap.batch_max_jobs");
+  expect_error("[snap]\nbatch_max_jobs = 17\n", "snap.batch_max_jobs");
+  expect_error("[snap]\nbatch_max_wait_ms = 600001\n", "snap.batch_max_wait_ms");
+  expect_error("[snap]\njoin_running_batch = true\n", "snap.join_running_batch");  // not a key
+  Config example = load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
+  Config d;
+  EXPECT_EQ(example.engine.snap_batch_max_jobs, d.engine.snap_batch_max_jobs);
+  EXPECT_EQ(example.engine.snap_batch_max_wait, d.engine.snap_batch_max_wait);
+}
+
 TEST(Config, PorepJoinRunningBatchIsOnByDefaultAndInTheExample) {
   Config d;
   EXPECT_TRUE(d.engine.porep_join_running_batch);

@@ -1,6 +1,7 @@
-// A genuine 2 KiB SnapDeals job through the Engine on the CPU back end: its
-// development parameters are generated on first use (~150 s on the 2-core
-// VM), hence its own binary, engine_slow_test, label "slow"
+// Genuine 2 KiB SnapDeals jobs through the Engine on the CPU back end, as one
+// batch (a tampered one that fails alone, two that share one partition
+// pipeline): their development parameters are generated on first use (~150 s
+// on the 2-core VM), hence its own binary, engine_slow_test, label "slow"
 // (tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
@@ -17,8 +18,9 @@ namespace {
 using namespace std::chrono_literals;
 namespace fc = circuits::filecoin;
 
-TEST(FilecoinEngineSlow, SnapDeals2KiBProvesAndVerifies) {
+TEST(FilecoinEngineSlow, SnapDeals2KiBBatchProvesAndVerifiesEachMember) {
   const fc::UpdateInputs update = fc::make_sealed_update(fc::UpdateProof::StackedDrg2KiBV1, 61);
+  const fc::UpdateInputs second = fc::make_sealed_update(fc::UpdateProof::StackedDrg2KiBV1, 62);
   fc::UpdateInputs tampered = update;
   tampered.partitions.at(0).challenge_proofs.at(2).proof_r_new.leaf[0] ^= 1;
   struct Rig : testing::EngineRig {
@@ -26,6 +28,7 @@ TEST(FilecoinEngineSlow, SnapDeals2KiBProvesAndVerifies) {
       EngineConfig cfg;
       cfg.admission = AdmissionPolicy{16, 1};
       cfg.drain_timeout = 60s;
+      cfg.snap_batch_max_jobs = 3;  // the three jobs below: one batch
       make_engine(cfg);
     }
   } rig;
@@ -36,8 +39,13 @@ TEST(FilecoinEngineSlow, SnapDeals2KiBProvesAndVerifies) {
     JobRequest good;
     good.kind = ProofKind::kSnapDeals;
     good.input = encode_snap_request(testing::snap_request_of(update));
+    JobRequest good2;
+    good2.kind = ProofKind::kSnapDeals;
+    good2.input = encode_snap_request(testing::snap_request_of(second));
+    // Queued before the worker runs: the worker collects all three.
     const JobId b = e.submit(std::move(bad)).value().id;
     const JobId g = e.submit(std::move(good)).value().id;
+    const JobId g2 = e.submit(std::move(good2)).value().id;
     const Result<JobOutcome> bo = co_await e.await(b, 0ms);
     EXPECT_FALSE(bo.ok());
     if (!bo.ok()) {
@@ -61,6 +69,18 @@ TEST(FilecoinEngineSlow, SnapDeals2KiBProvesAndVerifies) {
     ProofOutput other = out;
     other.public_inputs.at(3)[0] ^= 1;  // comm_r_new
     EXPECT_FALSE(testing::output_verifies(other));
+
+    // The second member: its own proof, against its own commitments.
+    const Result<JobOutcome> go2 = co_await e.await(g2, 0ms);
+    EXPECT_TRUE(go2.ok()) << go2.error().message;
+    if (!go2.ok()) co_return;
+    const ProofOutput& out2 = go2.value().output;
+    EXPECT_TRUE(testing::output_verifies(out2));
+    EXPECT_NE(out2.public_inputs, out.public_inputs);
+    EXPECT_NE(out2.proof, out.proof);
+    const std::string metrics = e.metrics();
+    EXPECT_NE(metrics.find("cuzk_batches_total 1\n"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("cuzk_batched_jobs_total 3\n"), std::string::npos) << metrics;
   });
 }
 
