@@ -236,6 +236,20 @@ class Engine {
   // time in `t`) appended to `members` (engine_internal.hpp).
   template <class Members>
   static void start_members(std::vector<JobPtr>& batch, Members& members);
+  // A PoRep or Filecoin batch's members (engine_internal.hpp): registered
+  // for cancel_running() and counted as a batch when there are several;
+  // every member's stage set; members cancelled meanwhile finished, then
+  // every finished member dropped (true when none is left); every member
+  // not yet finished failed with `e`.
+  class BatchRegistration;
+  template <class Members>
+  void register_batch(Members& members, BatchRegistration& registration);
+  template <class Members>
+  void stage_members(Members& members, const std::string& stage);
+  template <class Members>
+  bool prune_members(Members& members);
+  template <class Members>
+  void fail_members(Members& members, const Error& e);
   // Batching (engine_batch.cpp): adds queued jobs that can share the
   // head's prover call (demo) or pipeline (PoRep, SnapDeals) to `batch`, up to
   // `max_size` jobs, waiting up to `max_wait` while nothing else is queued;

@@ -38,31 +38,10 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
   std::deque<Member> members;  // stable: the pipeline's callbacks point at their member
   std::vector<JobPtr> other_set;  // a request of another parameter set: proved alone afterwards
   start_members(batch, members);
-  BatchRegistration registration(batch_members_);  // cancel_running() (the worker's view names the head only)
-  if (members.size() > 1) {
-    ++batches_total_;
-    batched_jobs_total_ += members.size();
-    for (const Member& m : members) registration.add(m.job->id);
-  }
-  auto stage_all = [this, &members](const std::string& stage) {
-    for (Member& m : members) set_stage(*m.job, JobState::kRunning, stage);
-  };
-  // Members finished along the way (cancelled, failed) leave the batch.
-  auto prune = [this, &members] {
-    for (Member& m : members) {
-      if (m.job->cancel_requested && !is_finished(m.job->state))
-        finish(*m.job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + m.job->stage});
-    }
-    std::erase_if(members, [](const Member& m) { return is_finished(m.job->state); });
-    return members.empty();
-  };
-  auto fail_all = [this, &members](const Error& e) {
-    for (Member& m : members)
-      if (!is_finished(m.job->state)) finish(*m.job, JobState::kFailed, e);
-    members.clear();
-  };
+  BatchRegistration registration(batch_members_);  // cancel_running(): the worker's view names the head only
+  register_batch(members, registration);
   try {
-    stage_all("vanilla");
+    stage_members(members, "vanilla");
     for (Member& m : members) {
       const auto since = steady_clock::now();
       // Plain references in the closures (see run_porep_batch): this frame
@@ -84,14 +63,14 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
       }
       m.work = std::move(prepared.value());
     }
-    if (prune()) co_return;
+    if (prune_members(members)) co_return;
     // One parameter set: the first member's.
     const CircuitSetSpec spec = members.front().work->set;
     for (Member& m : members)
       if (m.work->set.id != spec.id) other_set.push_back(m.job);
     std::erase_if(members, [&spec](const Member& m) { return m.work->set.id != spec.id; });
 
-    stage_all("params");
+    stage_members(members, "params");
     const auto since = steady_clock::now();
     const fc::ParamsGenerator& generate = porep_generator_;
     const ParamsAdmit admit = params_admit(/*proving=*/true);
@@ -103,8 +82,8 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
     const std::uint64_t params_ms = ms_between(since, steady_clock::now());
     for (Member& m : members) m.t.params_ms = params_ms;
     if (!ready) {
-      fail_all(ready.error());
-    } else if (!prune()) {
+      fail_members(members, ready.error());
+    } else if (!prune_members(members)) {
       const ParamSets::Ready& r = *ready.value();
       const Priority priority = members.front().job->priority;
       // Held until the batch ends: the set cannot be evicted under it.
@@ -170,12 +149,12 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
       }
       if (members.size() > 1)
         log_.info("filecoin batch", {{"jobs", members.size()}, {"set", spec.id}, {"partitions", plan.partitions}});
-      stage_all("prove");
+      stage_members(members, "prove");
       co_await run_batch_pipeline(pipeline_deps(priority), plan, std::move(plan_members));
       members.clear();
     }
   } catch (const ParamsRefused& e) {
-    fail_all(e.error());
+    fail_members(members, e.error());
   } catch (const std::exception& e) {
     bool shutdown = false;
     for (Member& m : members)

@@ -88,6 +88,36 @@ void Engine::start_members(std::vector<JobPtr>& batch, Members& members) {
   }
 }
 
+template <class Members>
+void Engine::register_batch(Members& members, Engine::BatchRegistration& registration) {
+  if (members.size() < 2) return;
+  ++batches_total_;
+  batched_jobs_total_ += members.size();
+  for (const auto& m : members) registration.add(m.job->id);
+}
+
+template <class Members>
+void Engine::stage_members(Members& members, const std::string& stage) {
+  for (auto& m : members) set_stage(*m.job, JobState::kRunning, stage);
+}
+
+template <class Members>
+bool Engine::prune_members(Members& members) {
+  for (auto& m : members) {
+    if (m.job->cancel_requested && !is_finished(m.job->state))
+      finish(*m.job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + m.job->stage});
+  }
+  std::erase_if(members, [](const auto& m) { return is_finished(m.job->state); });
+  return members.empty();
+}
+
+template <class Members>
+void Engine::fail_members(Members& members, const Error& e) {
+  for (auto& m : members)
+    if (!is_finished(m.job->state)) finish(*m.job, JobState::kFailed, e);
+  members.clear();
+}
+
 // A C2 failure caused by the C1 content is the caller's (do not retry); one
 // caused by parameters or our own prover is internal.
 inline ErrorKind porep_error_kind(fc::PorepC2ErrorKind k) {

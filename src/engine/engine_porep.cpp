@@ -80,32 +80,10 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
   std::deque<Member> members;  // stable once the pipeline runs (PorepBatch)
   std::vector<JobPtr> other_shape;  // a C1 of another size than the batch's: proved alone afterwards
   start_members(batch, members);
-  // Registered for cancel_running() (the worker's view names the head only).
-  BatchRegistration registration(batch_members_);
-  if (members.size() > 1) {
-    ++batches_total_;
-    batched_jobs_total_ += members.size();
-    for (const Member& m : members) registration.add(m.job->id);
-  }
-  auto stage_all = [this, &members](const std::string& stage) {
-    for (Member& m : members) set_stage(*m.job, JobState::kRunning, stage);
-  };
-  // Members finished along the way (cancelled, failed) leave the batch.
-  auto prune = [this, &members] {
-    for (Member& m : members) {
-      if (m.job->cancel_requested && !is_finished(m.job->state))
-        finish(*m.job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + m.job->stage});
-    }
-    std::erase_if(members, [](const Member& m) { return is_finished(m.job->state); });
-    return members.empty();
-  };
-  auto fail_all = [this, &members](const Error& e) {
-    for (Member& m : members)
-      if (!is_finished(m.job->state)) finish(*m.job, JobState::kFailed, e);
-    members.clear();
-  };
+  BatchRegistration registration(batch_members_);  // cancel_running(): the worker's view names the head only
+  register_batch(members, registration);
   try {
-    stage_all("c1");
+    stage_members(members, "c1");
     for (Member& m : members) {
       auto t0 = steady_clock::now();
       // The closures given to run_on capture plain references only: gcc 12
@@ -124,7 +102,7 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
       }
       m.c1 = std::move(c1.value());
     }
-    if (prune()) co_return;
+    if (prune_members(members)) co_return;
     // One parameter set: the first member's sector shape.
     const fc::SealProof proof = members.front().c1->registered_proof;
     const std::string srs_key = porep_srs_id(proof);
@@ -135,7 +113,7 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
     // Development parameters are generated on first use: on a GPU when the
     // daemon has one (a 32 GiB setup takes hours on the CPU), with progress
     // in the log.
-    stage_all("params");
+    stage_members(members, "params");
     auto since = steady_clock::now();
     const fc::ParamsGenerator& generate = porep_generator_;
     const ParamsAdmit admit = params_admit(/*proving=*/true);
@@ -147,8 +125,8 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
     const std::uint64_t params_ms = ms_between(since, steady_clock::now());
     for (Member& m : members) m.t.params_ms = params_ms;
     if (!ready) {
-      fail_all(ready.error());
-    } else if (!prune()) {
+      fail_members(members, ready.error());
+    } else if (!prune_members(members)) {
       const ParamSets::Ready& r = *ready.value();
       // Held until the batch ends. Charged: the parameters and the R1cs (the
       // compiled shape itself stays cached in PorepC2 after an eviction).
@@ -157,7 +135,7 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
 
       // The verifier's public inputs, from public data only (replica_id,
       // comm_d, comm_r, seed), never from the witness.
-      stage_all("inputs");
+      stage_members(members, "inputs");
       for (Member& m : members) {
         const fc::C1Output& c1_out = *m.c1;
         Result<std::vector<std::vector<ff::Fr>>> inputs =
@@ -168,7 +146,7 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
         }
         m.inputs = std::move(inputs.value());
       }
-      if (!prune()) {
+      if (!prune_members(members)) {
         // Per partition: synthesis on the synthesis pool (bounded by lanes,
         // the in-flight bound and the memory budget), checks, proving on the
         // GPUs as soon as a partition is ready, verification of each proof.
@@ -199,7 +177,7 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
         }
         if (members.size() > 1)
           log_.info("porep batch", {{"jobs", members.size()}, {"srs", srs_key}, {"partitions", plan.partitions}});
-        stage_all("prove");
+        stage_members(members, "prove");
         // A PoRep job of this shape and priority queued meanwhile joins the
         // run (admit_porep_joiners) so the GPUs do not wait for its first wave.
         BatchAdmitter admit;
