@@ -102,6 +102,8 @@ void WitnessCs::reserve(std::size_t n_inputs, std::size_t n_aux) {
   w_.aux.reserve(n_aux);
 }
 
+void WitnessCs::too_many_variables() { check_room(kMaxVariables, 0); std::abort(); }
+
 Variable WitnessCs::alloc_aux(const Name& name, ValueFn value) {
   check_room(w_.inputs.size(), w_.aux.size());
   w_.aux.push_back(require_value(value, name));

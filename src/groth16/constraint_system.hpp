@@ -439,6 +439,9 @@ struct WitnessShape {
 // Collects the assignment only; constraints are counted, never built.
 class WitnessCs final : public ConstraintSystem {
  public:
+  // The unified column space of R1cs (inputs, then aux) is 32 bits wide.
+  static constexpr std::uint64_t kMaxVariables = 0xffffffffull;
+
   WitnessCs();
   bool has_witness() const override { return true; }
   bool keeps_constraints() const override { return false; }
@@ -453,6 +456,16 @@ class WitnessCs final : public ConstraintSystem {
   // Pre-sizes the vectors when the shape is known (avoids regrowth).
   void reserve(std::size_t n_inputs, std::size_t n_aux);
 
+  // For gadgets' values-only fast paths, which allocate exactly the
+  // variables and count exactly the constraints their gadget code would
+  // (sha256_witness.hpp): one aux value appended, n constraints counted.
+  Variable push_aux(const Fr& value) {
+    if (w_.inputs.size() + w_.aux.size() >= kMaxVariables) too_many_variables();
+    w_.aux.push_back(value);
+    return Variable::aux(std::uint32_t(w_.aux.size() - 1));
+  }
+  void count_constraints(std::size_t n) { n_constraints_ += n; }
+
  protected:
   Variable alloc_aux(const Name& name, ValueFn value) override;
   Variable alloc_public(const Name& name, ValueFn value) override;
@@ -461,6 +474,8 @@ class WitnessCs final : public ConstraintSystem {
   void count_constraint() override { ++n_constraints_; }
 
  private:
+  [[noreturn]] static void too_many_variables();
+
   Witness w_;
   std::size_t n_constraints_ = 0;
   std::size_t depth_ = 0;

@@ -126,6 +126,112 @@ TEST(Sha256Gadget, WitnessCsAgreesWithTestCs) {
   EXPECT_EQ(wcs.witness().aux, std::vector<Fr>(tcs.aux().begin(), tcs.aux().end()));
 }
 
+// The values-only compression (sha256_witness.cpp, taken by WitnessCs)
+// against the gadget code (taken by TestCs) on inputs mixing constant,
+// allocated and negated bits in given proportions: the same variables in the
+// same order with the same values, the same constraint count, the same output
+// bits (kind, variable, value).
+struct Mix {
+  double constant;  // probability of a constant bit
+  double negated;   // probability of a negated bit among the allocated
+};
+
+Boolean random_bit(ConstraintSystem& cs, std::mt19937_64& rng, const Mix& mix) {
+  std::uniform_real_distribution<double> u(0, 1);
+  const bool v = (rng() & 1) != 0;
+  if (u(rng) < mix.constant) return Boolean::constant(v);
+  const Boolean b(AllocatedBit::alloc(cs, v));
+  return u(rng) < mix.negated ? b.not_() : b;
+}
+
+std::vector<UInt32> compress_random(ConstraintSystem& cs, std::uint64_t seed, const Mix& block, const Mix& hash) {
+  std::mt19937_64 rng(seed);
+  std::vector<Boolean> in;
+  for (int i = 0; i < 512; ++i) in.push_back(random_bit(cs, rng, block));
+  std::vector<UInt32> h;
+  for (int j = 0; j < 8; ++j) {
+    std::array<Boolean, 32> bits;
+    for (auto& b : bits) b = random_bit(cs, rng, hash);
+    h.push_back(UInt32::from_bits(bits));
+  }
+  return sha256_compression_function(cs, in, h);
+}
+
+void expect_same_compression(std::uint64_t seed, const Mix& block, const Mix& hash) {
+  TestCs tcs;
+  WitnessCs wcs;
+  const auto want = compress_random(tcs, seed, block, hash);
+  const auto got = compress_random(wcs, seed, block, hash);
+  ASSERT_TRUE(tcs.is_satisfied()) << seed;
+  ASSERT_EQ(wcs.num_aux(), tcs.num_aux()) << seed;
+  EXPECT_EQ(wcs.num_constraints(), tcs.num_constraints()) << seed;
+  EXPECT_TRUE(wcs.witness().aux == std::vector<Fr>(tcs.aux().begin(), tcs.aux().end())) << seed;
+  ASSERT_EQ(got.size(), 8u);
+  for (std::size_t j = 0; j < 8; ++j) {
+    EXPECT_EQ(got[j].value(), want[j].value()) << seed << " word " << j;
+    for (std::size_t k = 0; k < 32; ++k) {
+      const Boolean& g = got[j].bits()[k];
+      const Boolean& w = want[j].bits()[k];
+      ASSERT_EQ(g.kind(), w.kind()) << seed << " word " << j << " bit " << k;
+      EXPECT_EQ(g.value(), w.value());
+      if (!g.is_constant()) {
+        EXPECT_EQ(g.bit().variable(), w.bit().variable());
+      }
+    }
+  }
+}
+
+TEST(Sha256Witness, AllocatedBlockFromTheIvMatchesTheGadgets) {
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) expect_same_compression(seed, {0, 0}, {1, 0});
+}
+
+TEST(Sha256Witness, AllocatedBlockAndHashMatchTheGadgets) {
+  for (std::uint64_t seed = 4; seed <= 6; ++seed) expect_same_compression(seed, {0, 0}, {0, 0});
+}
+
+TEST(Sha256Witness, ConstantPaddingBlockAfterAllocatedHashMatchesTheGadgets) {
+  expect_same_compression(7, {1, 0}, {0, 0});
+  expect_same_compression(8, {1, 0}, {0, 0.5});
+}
+
+TEST(Sha256Witness, MixedConstantAndNegatedBitsMatchTheGadgets) {
+  // Every folding case of xor, and, ch, maj and addmany is reached by some
+  // of these mixes (sparse, dense and all-negated).
+  const Mix mixes[] = {{0.1, 0.3}, {0.5, 0.5}, {0.9, 0.2}, {0.3, 1.0}, {0.97, 0.5}};
+  std::uint64_t seed = 100;
+  for (const Mix& block : mixes) {
+    for (const Mix& hash : mixes) expect_same_compression(seed++, block, hash);
+  }
+}
+
+TEST(Sha256Witness, AllConstantCompressionAllocatesNothing) {
+  TestCs tcs;
+  WitnessCs wcs;
+  compress_random(tcs, 9, {1, 0}, {1, 0});
+  compress_random(wcs, 9, {1, 0}, {1, 0});
+  EXPECT_EQ(tcs.num_aux(), 0u);
+  EXPECT_EQ(wcs.num_aux(), 0u);
+  EXPECT_EQ(wcs.num_constraints(), 0u);
+}
+
+TEST(Sha256Witness, AbsentValueFallsBackToTheGadgetsError) {
+  // A bit without a value (shape-only input) in a values back end: the
+  // gadget path reports it as kAssignmentMissing; nothing half-allocated.
+  WitnessCs cs;
+  std::vector<Boolean> in(512, Boolean::constant(false));
+  in[100] = Boolean(AllocatedBit(Variable::aux(0), std::nullopt));
+  std::vector<UInt32> h;
+  for (int j = 0; j < 8; ++j) h.push_back(UInt32::alloc(cs, std::uint32_t(j * 77)));
+  const std::size_t before = cs.num_aux();
+  try {
+    sha256_compression_function(cs, in, h);
+    ADD_FAILURE() << "expected a SynthesisError";
+  } catch (const groth16::SynthesisError& e) {
+    EXPECT_EQ(e.kind(), groth16::SynthesisErrorKind::kAssignmentMissing);
+  }
+  EXPECT_GE(cs.num_aux(), before);
+}
+
 }  // namespace
 }  // namespace cuzk::circuits::gadgets
 

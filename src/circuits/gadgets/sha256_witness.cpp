@@ -1,0 +1,314 @@
+#include "circuits/gadgets/sha256_witness.hpp"
+
+#include <array>
+#include <bit>
+#include <cstdint>
+
+namespace cuzk::circuits::gadgets {
+
+namespace {
+
+using groth16::WitnessCs;
+
+constexpr std::array<std::uint32_t, 64> kRoundConstants = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+// Fr::CAPACITY, the width MultiEq packs equalities into (uint32.cpp).
+constexpr std::size_t kFrCapacityBits = Fr::kBits - 1;
+
+enum class Kind : std::uint8_t { kConst, kIs, kNot };
+
+// A Boolean: a constant (bv is its value), a variable (bv its value), or the
+// negation of a variable (bv the variable's value).
+struct Bit {
+  Variable var;
+  Kind kind = Kind::kConst;
+  bool bv = false;
+};
+
+bool value(const Bit& x) { return x.kind == Kind::kNot ? !x.bv : x.bv; }
+Bit not_(Bit x) {
+  if (x.kind == Kind::kConst) {
+    x.bv = !x.bv;
+  } else {
+    x.kind = x.kind == Kind::kIs ? Kind::kNot : Kind::kIs;
+  }
+  return x;
+}
+bool is_const(const Bit& x, bool v) { return x.kind == Kind::kConst && x.bv == v; }
+Bit constant(bool v) { return {Variable::one(), Kind::kConst, v}; }
+
+struct Word {
+  std::array<Bit, 32> bits;  // least significant first
+  std::uint32_t value = 0;
+};
+
+Word constant_word(std::uint32_t v) {
+  Word w;
+  for (unsigned i = 0; i < 32; ++i) w.bits[i] = constant(((v >> i) & 1) != 0);
+  w.value = v;
+  return w;
+}
+
+Word rotr(const Word& x, unsigned by) {
+  Word r;
+  for (unsigned i = 0; i < 32; ++i) r.bits[i] = x.bits[(i + by) % 32];
+  r.value = std::rotr(x.value, int(by));
+  return r;
+}
+
+Word shr(const Word& x, unsigned by) {
+  Word r;
+  for (unsigned i = 0; i < 32; ++i) r.bits[i] = i + by < 32 ? x.bits[i + by] : constant(false);
+  r.value = x.value >> by;
+  return r;
+}
+
+// The gadgets' allocations, in their order, with their constant folding.
+class Builder {
+ public:
+  explicit Builder(WitnessCs& cs) : cs_(cs) {}
+  ~Builder() { cs_.count_constraints(constraints_); }
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
+
+  // AllocatedBit::alloc / xor / and / and_not / nor / ch / maj: one variable
+  // and one constraint each.
+  Bit alloc(bool v) {
+    ++constraints_;
+    return {cs_.push_aux(v ? one_ : zero_), Kind::kIs, v};
+  }
+
+  Bit xor_(const Bit& a, const Bit& b) {
+    if (is_const(a, false)) return b;
+    if (is_const(b, false)) return a;
+    if (a.kind == Kind::kConst) return not_(b);
+    if (b.kind == Kind::kConst) return not_(a);
+    // Mixed polarity: the variables' xor, negated; same polarity: their xor.
+    Bit r = alloc(a.bv != b.bv);
+    if (a.kind != b.kind) r.kind = Kind::kNot;
+    return r;
+  }
+
+  Bit and_(const Bit& a, const Bit& b) {
+    if (a.kind == Kind::kConst) return a.bv ? b : constant(false);
+    if (b.kind == Kind::kConst) return b.bv ? a : constant(false);
+    return alloc(value(a) && value(b));
+  }
+
+  Bit ch(const Bit& a, const Bit& b, const Bit& c) {
+    const bool va = value(a), vb = value(b), vc = value(c);
+    const bool v = (va && vb) != (!va && vc);
+    if (a.kind == Kind::kConst && b.kind == Kind::kConst && c.kind == Kind::kConst) return constant(v);
+    if (is_const(a, false)) return c;
+    if (is_const(b, false)) return and_(not_(a), c);
+    if (is_const(c, false)) return and_(a, b);
+    if (is_const(c, true)) return not_(and_(a, not_(b)));
+    if (is_const(b, true)) return not_(and_(not_(a), not_(c)));
+    return alloc(v);
+  }
+
+  Bit maj(const Bit& a, const Bit& b, const Bit& c) {
+    const bool va = value(a), vb = value(b), vc = value(c);
+    const bool v = ((va && vb) != (va && vc)) != (vb && vc);
+    if (a.kind == Kind::kConst && b.kind == Kind::kConst && c.kind == Kind::kConst) return constant(v);
+    if (is_const(a, false)) return and_(b, c);
+    if (is_const(b, false)) return and_(a, c);
+    if (is_const(c, false)) return and_(a, b);
+    if (is_const(c, true)) return not_(and_(not_(a), not_(b)));
+    if (is_const(b, true)) return not_(and_(not_(a), not_(c)));
+    if (is_const(a, true)) return not_(and_(not_(b), not_(c)));
+    const Bit m = alloc(v);  // with the maj computation's constraint
+    and_(b, c);              // "b and c", allocated after maj
+    return m;
+  }
+
+  Word xor_(const Word& x, const Word& y) {
+    Word r;
+    for (unsigned i = 0; i < 32; ++i) r.bits[i] = xor_(x.bits[i], y.bits[i]);
+    r.value = x.value ^ y.value;
+    return r;
+  }
+  Word ch(const Word& a, const Word& b, const Word& c) {
+    Word r;
+    for (unsigned i = 0; i < 32; ++i) r.bits[i] = ch(a.bits[i], b.bits[i], c.bits[i]);
+    r.value = (a.value & b.value) ^ (~a.value & c.value);
+    return r;
+  }
+  Word maj(const Word& a, const Word& b, const Word& c) {
+    Word r;
+    for (unsigned i = 0; i < 32; ++i) r.bits[i] = maj(a.bits[i], b.bits[i], c.bits[i]);
+    r.value = (a.value & b.value) ^ (a.value & c.value) ^ (b.value & c.value);
+    return r;
+  }
+
+  // UInt32::addmany: all-constant operands fold; otherwise the full sum's
+  // bits are allocated and the equality queued on the MultiEq.
+  Word addmany(std::span<const Word* const> ops) {
+    std::uint64_t sum = 0;
+    bool all_constants = true;
+    for (const Word* w : ops) {
+      sum += w->value;
+      for (const Bit& b : w->bits) all_constants = all_constants && b.kind == Kind::kConst;
+    }
+    if (all_constants) return constant_word(std::uint32_t(sum));
+    const auto n_bits = std::size_t(std::bit_width(std::uint64_t(ops.size()) * 0xffffffffull));
+    Word r;
+    for (std::size_t i = 0; i < n_bits; ++i) {
+      const Bit b = alloc(((sum >> i) & 1) != 0);
+      if (i < 32) r.bits[i] = b;
+    }
+    r.value = std::uint32_t(sum);
+    multieq(n_bits);
+    return r;
+  }
+
+  // MultiEq::enforce_equal / flush: a constraint whenever the packed width
+  // would reach Fr's capacity, and one for what is pending at the end.
+  void multieq(std::size_t n_bits) {
+    if (kFrCapacityBits <= eq_bits_ + n_bits) {
+      ++constraints_;
+      eq_bits_ = 0;
+    }
+    eq_bits_ += n_bits;
+  }
+  void flush() {
+    if (eq_bits_ > 0) ++constraints_;
+    eq_bits_ = 0;
+  }
+
+ private:
+  WitnessCs& cs_;
+  const Fr one_ = Fr::one();
+  const Fr zero_ = Fr::zero();
+  std::size_t constraints_ = 0;
+  std::size_t eq_bits_ = 0;
+};
+
+// A word known, or the operands of its pending addition (sha256.cpp's MaybeWord).
+struct Pending {
+  bool deferred = false;
+  Word concrete;
+  std::vector<Word> terms;
+
+  Word compute(Builder& bld, const Word* extra) const {
+    if (!deferred) return concrete;
+    std::array<const Word*, 8> ops{};
+    std::size_t n = 0;
+    for (const Word& t : terms) ops[n++] = &t;
+    if (extra != nullptr) ops[n++] = extra;
+    return bld.addmany(std::span<const Word* const>(ops.data(), n));
+  }
+};
+
+std::optional<Bit> from_boolean(const Boolean& b) {
+  if (b.is_constant()) return constant(*b.value());
+  const std::optional<bool> v = b.bit().value();
+  if (!v) return std::nullopt;
+  return Bit{b.bit().variable(), b.kind() == Boolean::Kind::kIs ? Kind::kIs : Kind::kNot, *v};
+}
+
+Boolean to_boolean(const Bit& x) {
+  if (x.kind == Kind::kConst) return Boolean::constant(x.bv);
+  const Boolean b(AllocatedBit(x.var, x.bv));
+  return x.kind == Kind::kNot ? b.not_() : b;
+}
+
+UInt32 to_uint32(const Word& w) {
+  std::array<Boolean, 32> bits;
+  for (unsigned i = 0; i < 32; ++i) bits[i] = to_boolean(w.bits[i]);
+  return UInt32::from_bits(bits);
+}
+
+}  // namespace
+
+std::optional<std::vector<UInt32>> sha256_compression_witness(WitnessCs& cs, std::span<const Boolean> input,
+                                                              std::span<const UInt32> current_hash_value) {
+  std::array<Word, 64> w;
+  for (std::size_t i = 0; i < 16; ++i) {
+    // 32 bits most significant first.
+    for (unsigned k = 0; k < 32; ++k) {
+      const auto bit = from_boolean(input[i * 32 + 31 - k]);
+      if (!bit) return std::nullopt;
+      w[i].bits[k] = *bit;
+      w[i].value |= std::uint32_t(value(*bit)) << k;
+    }
+  }
+  std::array<Word, 8> hv;
+  for (std::size_t j = 0; j < 8; ++j) {
+    for (unsigned k = 0; k < 32; ++k) {
+      const auto bit = from_boolean(current_hash_value[j].bits()[k]);
+      if (!bit) return std::nullopt;
+      hv[j].bits[k] = *bit;
+      hv[j].value |= std::uint32_t(value(*bit)) << k;
+    }
+  }
+
+  Builder bld(cs);
+  for (std::size_t i = 16; i < 64; ++i) {
+    const Word s0 = bld.xor_(bld.xor_(rotr(w[i - 15], 7), rotr(w[i - 15], 18)), shr(w[i - 15], 3));
+    const Word s1 = bld.xor_(bld.xor_(rotr(w[i - 2], 17), rotr(w[i - 2], 19)), shr(w[i - 2], 10));
+    const std::array<const Word*, 4> ops = {&w[i - 16], &s0, &w[i - 7], &s1};
+    w[i] = bld.addmany(ops);
+  }
+
+  Pending a{false, hv[0], {}};
+  Word b = hv[1], c = hv[2], d = hv[3];
+  Pending e{false, hv[4], {}};
+  Word f = hv[5], g = hv[6], h = hv[7];
+  for (std::size_t i = 0; i < 64; ++i) {
+    const Word new_e = e.compute(bld, nullptr);
+    const Word s1 = bld.xor_(bld.xor_(rotr(new_e, 6), rotr(new_e, 11)), rotr(new_e, 25));
+    const Word ch = bld.ch(new_e, f, g);
+    const Word new_a = a.compute(bld, nullptr);
+    const Word s0 = bld.xor_(bld.xor_(rotr(new_a, 2), rotr(new_a, 13)), rotr(new_a, 22));
+    const Word maj = bld.maj(new_a, b, c);
+    // h g f e d c b a <- g f e (d + temp1) c b a (temp1 + s0 + maj),
+    // temp1 = h + s1 + ch + K[i] + w[i].
+    const std::array<Word, 5> temp1 = {h, s1, ch, constant_word(kRoundConstants[i]), w[i]};
+    h = g;
+    g = f;
+    f = new_e;
+    e.deferred = true;
+    e.terms.assign(temp1.begin(), temp1.end());
+    e.terms.push_back(d);
+    d = c;
+    c = b;
+    b = new_a;
+    a.deferred = true;
+    a.terms.assign(temp1.begin(), temp1.end());
+    a.terms.push_back(s0);
+    a.terms.push_back(maj);
+  }
+
+  auto add2 = [&](const Word& x, const Word& y) {
+    const std::array<const Word*, 2> ops = {&x, &y};
+    return bld.addmany(ops);
+  };
+  std::vector<Word> out;
+  out.reserve(8);
+  out.push_back(a.compute(bld, &hv[0]));
+  out.push_back(add2(hv[1], b));
+  out.push_back(add2(hv[2], c));
+  out.push_back(add2(hv[3], d));
+  out.push_back(e.compute(bld, &hv[4]));
+  out.push_back(add2(hv[5], f));
+  out.push_back(add2(hv[6], g));
+  out.push_back(add2(hv[7], h));
+  bld.flush();
+
+  std::vector<UInt32> result;
+  result.reserve(8);
+  for (const Word& word : out) result.push_back(to_uint32(word));
+  return result;
+}
+
+}  // namespace cuzk::circuits::gadgets
