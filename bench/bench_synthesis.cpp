@@ -3,15 +3,20 @@
 // the host cost that paces the GPU (issue 25). Run REPEAT times: the first
 // without the witness shape (vectors grown as synthesis goes), the others
 // with the first's counts (as the daemon passes its R1cs's). Prints wall and
-// CPU times; `perf record` on it shows where the time goes.
+// CPU times (user and kernel apart); `perf record` on it shows where the time
+// goes. With --reuse, each run after the first fills the previous run's
+// witness memory, as the daemon's pipeline does with a proved partition's
+// (no fresh pages for the kernel to clear).
 //
-//   bench_synthesis C1_JSON [PARTITION] [THREADS] [REPEAT] [INPUTS AUX]
+//   bench_synthesis [--reuse] C1_JSON [PARTITION] [THREADS] [REPEAT] [INPUTS AUX]
 // (INPUTS AUX: the shape from the first run on, e.g. 328 130169893 for a
 // 32 GiB partition)
 //   (cuzk-bench gen-c1 --sector-size 32GiB --seed 1 -o c1.json writes one)
 //   bench_synthesis --post DIR [THREADS]
 // a WindowPoSt / WinningPoSt partition from a `cuzkctl post gen` directory
 // (the daemon synthesizes it on its math pool), with the witness's size.
+#include <sys/resource.h>
+
 #include <chrono>
 #include <ctime>
 #include <array>
@@ -21,6 +26,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "circuits/filecoin/c1.hpp"
@@ -77,9 +83,23 @@ int post_partition(const std::filesystem::path& dir, std::size_t threads) {
 
 }  // namespace
 
+// User and kernel CPU seconds of the process so far.
+std::pair<double, double> cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+  return {sec(u.ru_utime), sec(u.ru_stime)};
+}
+
 int main(int argc, char** argv) {
   using namespace cuzk;
   using clock = std::chrono::steady_clock;
+  bool reuse = false;
+  if (argc > 1 && std::string(argv[1]) == "--reuse") {
+    reuse = true;
+    --argc;
+    ++argv;
+  }
   if (argc > 2 && std::string(argv[1]) == "--post")
     return post_partition(argv[2], argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1);
   if (argc < 2) {
@@ -95,16 +115,22 @@ int main(int argc, char** argv) {
   ThreadPool pool(threads);
   groth16::WitnessShape shape;
   if (argc > 6) shape = {std::strtoul(argv[5], nullptr, 10), std::strtoul(argv[6], nullptr, 10)};
+  groth16::Witness previous;
   for (int r = 0; r < repeat; ++r) {
+    const bool reused = reuse && previous.aux.capacity() > 0;
+    groth16::Witness storage = reuse ? std::move(previous) : groth16::Witness{};
+    previous = {};  // freed before the next run when not reused
     const auto t0 = clock::now();
-    const std::clock_t c0 = std::clock();
-    groth16::Witness w = circuits::filecoin::synthesize_partition(c1, partition, threads > 1 ? &pool : nullptr, shape);
+    const auto [u0, k0] = cpu_seconds();
+    groth16::Witness w =
+        circuits::filecoin::synthesize_partition(c1, partition, threads > 1 ? &pool : nullptr, shape, std::move(storage));
     const double s = std::chrono::duration<double>(clock::now() - t0).count();
-    const double cpu_s = double(std::clock() - c0) / CLOCKS_PER_SEC;
-    std::printf("partition %zu (%s): %.3f s wall, %.3f s CPU (user + sys) on %zu thread(s), %zu aux, %zu inputs\n",
-                partition, shape.aux ? "shape known" : "shape unknown", s, cpu_s, threads, w.aux.size(),
-                w.inputs.size());
+    const auto [u1, k1] = cpu_seconds();
+    std::printf("partition %zu (%s%s): %.3f s wall, %.3f s user, %.3f s kernel on %zu thread(s), %zu aux, %zu inputs\n",
+                partition, shape.aux ? "shape known" : "shape unknown", reused ? ", memory reused" : "", s, u1 - u0,
+                k1 - k0, threads, w.aux.size(), w.inputs.size());
     shape = {w.inputs.size(), w.aux.size()};
+    previous = std::move(w);
   }
   return 0;
 }

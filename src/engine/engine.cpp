@@ -683,9 +683,9 @@ asio::awaitable<void> Engine::run_job(JobPtr job) {
     plan.params = &cp.params;
     plan.r1cs = &cp.r1cs;
     plan.pvk = &cp.pvk;
-    plan.synthesize = [log_domain, seed](std::uint32_t) -> Result<groth16::Witness> {
+    plan.synthesize = [log_domain, seed](std::uint32_t, groth16::Witness storage) -> Result<groth16::Witness> {
       std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
-      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)));
+      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)), {}, std::move(storage));
     };
     Job& j = *job;
     plan.on_stage = [this, &j](std::uint32_t, std::string_view stage) {

@@ -119,12 +119,12 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
         // deadline-bound proof is worth the threads. Several (SnapDeals)
         // synthesize in lanes, each sequential unless challenge pools exist.
         const bool parallel_synthesis = work->partitions == 1;
-        pm.synthesize = [this, work, parallel_synthesis, shape](std::uint32_t k) {
+        pm.synthesize = [this, work, parallel_synthesis, shape](std::uint32_t k, groth16::Witness storage) {
           return porep_call<groth16::Witness>([&] {
-            if (parallel_synthesis) return work->synthesize(k, &math_, shape);
-            if (!challenge_pools_) return work->synthesize(k, nullptr, shape);
+            if (parallel_synthesis) return work->synthesize(k, &math_, shape, std::move(storage));
+            if (!challenge_pools_) return work->synthesize(k, nullptr, shape, std::move(storage));
             const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
-            return work->synthesize(k, &lease.pool(), shape);
+            return work->synthesize(k, &lease.pool(), shape, std::move(storage));
           });
         };
         const groth16::R1cs* r1cs = r.r1cs.get();

@@ -217,12 +217,12 @@ PlanMember Engine::porep_plan_member(PorepMember& m, PorepBatch& b) {
   const fc::C1Output* c1 = m.c1.get();
   // The R1cs's counts: each witness is allocated once at its final size.
   const groth16::WitnessShape shape{b.ready->r1cs->num_inputs(), b.ready->r1cs->num_aux()};
-  pm.synthesize = [this, c1, shape](std::uint32_t i) {
+  pm.synthesize = [this, c1, shape](std::uint32_t i, groth16::Witness storage) {
     return porep_call<groth16::Witness>([&] {
-      if (!challenge_pools_) return fc::synthesize_partition(*c1, i, nullptr, shape);
+      if (!challenge_pools_) return fc::synthesize_partition(*c1, i, nullptr, shape, std::move(storage));
       // One pool per lane thread: never waits.
       const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
-      return fc::synthesize_partition(*c1, i, &lease.pool(), shape);
+      return fc::synthesize_partition(*c1, i, &lease.pool(), shape, std::move(storage));
     });
   };
   // porep_check_satisfaction: every constraint is checked by the prover,

@@ -131,9 +131,9 @@ Result<FilecoinWork> prepare_post(ProofKind kind, std::string_view input, Thread
   w.description = std::string(info.name) + ", " + std::to_string(partition->sectors.size()) + " sector(s), partition " +
                   std::to_string(partition->partition_index);
   std::shared_ptr<const fc::PostPartition> p = std::move(partition);
-  w.synthesize = [p](std::uint32_t, ThreadPool* on, groth16::WitnessShape shape) {
+  w.synthesize = [p](std::uint32_t, ThreadPool* on, groth16::WitnessShape shape, groth16::Witness storage) {
     const fc::FallbackPostCircuit c = fc::post_partition_circuit(*p);
-    return on != nullptr ? c.generate_witness(*on) : groth16::generate_witness(c, shape);
+    return on != nullptr ? c.generate_witness(*on) : groth16::generate_witness(c, shape, std::move(storage));
   };
   return w;
 }
@@ -158,8 +158,8 @@ Result<FilecoinWork> prepare_snap(std::string_view input) {
   w.description = "EmptySectorUpdate " + std::string(fc::update_proof_info(*proof).name) + ", " +
                   std::to_string(w.partitions) + " partition(s)";
   std::shared_ptr<const fc::UpdateInputs> shared = std::move(in);
-  w.synthesize = [shared](std::uint32_t k, ThreadPool* on, groth16::WitnessShape shape) {
-    return fc::synthesize_update_partition(*shared, k, on, shape);
+  w.synthesize = [shared](std::uint32_t k, ThreadPool* on, groth16::WitnessShape shape, groth16::Witness storage) {
+    return fc::synthesize_update_partition(*shared, k, on, shape, std::move(storage));
   };
   return w;
 }

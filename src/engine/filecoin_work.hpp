@@ -60,7 +60,10 @@ struct FilecoinWork {
   // parallel on `pool` when given. Thread-safe; owns the parsed request.
   // Throws circuits::filecoin::PorepC2Error or SynthesisError.
   // `shape` (the R1cs's counts) lets a sequential synthesis allocate once.
-  std::function<groth16::Witness(std::uint32_t k, ThreadPool* pool, groth16::WitnessShape shape)> synthesize;
+  // `storage`: a previous witness whose memory the sequential path reuses.
+  std::function<groth16::Witness(std::uint32_t k, ThreadPool* pool, groth16::WitnessShape shape,
+                                 groth16::Witness storage)>
+      synthesize;
   std::string description;  // "StackedDrgWindow2KiBV1_2, 2 sectors, partition 0"
 };
 

@@ -95,7 +95,7 @@ struct Member {
   // PlanMember's own work (`own`: synthesize set), by the member's index;
   // otherwise the plan's, by the plan's index.
   bool own = false;
-  std::function<Result<groth16::Witness>(std::uint32_t)> synthesize;
+  std::function<Result<groth16::Witness>(std::uint32_t, groth16::Witness)> synthesize;
   std::function<std::optional<Error>(std::uint32_t, const groth16::Witness&)> check;
   std::vector<std::vector<ff::Fr>> public_inputs;
   std::function<void(std::uint32_t, std::string_view)> on_stage;
@@ -140,6 +140,16 @@ struct State {
   std::size_t work_sets_held = 0;
   // Partitions of live members not yet on a device (DeviceSet::Request::undispatched).
   std::uint32_t undispatched = 0;
+  // Proved partitions' witness memory, each with its reservation (one
+  // witness), for the next syntheses (see the header); at most max_spares,
+  // none while a lane waits for memory.
+  struct Spare {
+    groth16::Witness storage;
+    policy::Reservation reservation;
+  };
+  std::vector<Spare> spares;
+  std::size_t max_spares = 0;
+  std::size_t memory_waits = 0;  // lanes waiting for their reservation
   runtime::Notifier changed;  // anything above changed
 
   std::uint32_t member_of(std::uint32_t k) const {
@@ -177,6 +187,12 @@ struct State {
     undispatched = 0;
     for (std::uint32_t m = 0; m < members.size(); ++m)
       if (!stopped(m)) undispatched += members[m].count - members[m].dispatched;
+  }
+  // Keeps a proved partition's witness memory for a later synthesis, or
+  // lets it go (nothing left to synthesize, enough kept, or a lane waiting).
+  void keep_spare(groth16::Witness& w, policy::Reservation& r) {
+    if (spares.size() >= max_spares || memory_waits > 0 || next >= partitions || w.aux.capacity() == 0) return;
+    spares.push_back({std::move(w), std::move(r)});
   }
   void fail(std::uint32_t m, Error e) {
     if (!members[m].error) members[m].error = std::move(e);
@@ -247,6 +263,30 @@ struct Ctx {
 
 asio::awaitable<void> poll(State& st) { co_await st.changed.wait_until(steady_clock::now() + kPollPeriod); }
 
+// A synthesis's reservation (two witnesses), and a spare's witness memory
+// into `storage` when one is kept and the budget has the second witness now.
+// Otherwise every spare is given back before waiting, so that kept memory
+// never holds up a lane.
+asio::awaitable<Result<policy::Reservation>> reserve_synthesis(Ctx c, std::uint32_t m, groth16::Witness& storage) {
+  State& st = c.st;
+  const std::uint64_t bytes = 2 * c.plan.witness_bytes;
+  if (!st.spares.empty()) {
+    State::Spare spare = std::move(st.spares.back());
+    st.spares.pop_back();
+    const std::uint64_t kept = std::min(bytes, spare.reservation.bytes());
+    if (std::optional<policy::Reservation> more = c.deps.memory.try_reserve(bytes - kept, c.plan.priority)) {
+      more->absorb(std::move(spare.reservation));
+      storage = std::move(spare.storage);
+      co_return std::move(*more);
+    }
+    st.spares.clear();
+  }
+  ++st.memory_waits;
+  Result<policy::Reservation> r = co_await c.deps.memory.reserve(bytes, c.plan.priority, *st.members[m].cancel);
+  --st.memory_waits;
+  co_return r;
+}
+
 // One synthesis lane: takes the next partition of a live member while the
 // in-flight bound and the budget allow, synthesizes and checks it, queues it
 // for the prover.
@@ -292,8 +332,9 @@ asio::awaitable<void> lane(Ctx c) {
       // Synthesis holds about twice the witness (the witness and the
       // circuit's transient values); once done, the witness alone.
       c.stage(k, "memory");
-      Result<policy::Reservation> r =
-          co_await c.deps.memory.reserve(2 * plan.witness_bytes, plan.priority, *st.members[m].cancel);
+      groth16::Witness storage;
+      Result<policy::Reservation> r = co_await reserve_synthesis(c, m, storage);
+      if (st.next >= st.partitions) st.spares.clear();  // nothing left to reuse them
       if (!r) {
         if (r.error().kind != ErrorKind::kCancelled) c.fail(k, r.error());
         continue;
@@ -313,9 +354,9 @@ asio::awaitable<void> lane(Ctx c) {
       const std::uint32_t check_index = mb.own ? local : k;
       auto t0 = steady_clock::now();
       Result<groth16::Witness> w = co_await runtime::run_on(
-          c.deps.synthesis, [&plan, k, local, own_synthesize]() -> Result<groth16::Witness> {
+          c.deps.synthesis, [&plan, k, local, own_synthesize, &storage]() -> Result<groth16::Witness> {
         try {
-          return own_synthesize ? (*own_synthesize)(local) : plan.synthesize(k);
+          return own_synthesize ? (*own_synthesize)(local, std::move(storage)) : plan.synthesize(k, std::move(storage));
         } catch (const std::exception& e) {
           return Error{ErrorKind::kInternal, e.what()};
         }
@@ -576,6 +617,7 @@ asio::awaitable<void> prove_item(Ctx c, Item item) {
     c.placements.emplace_back(&slot);
   };
   auto done = [&] {
+    st.keep_spare(item.witness, item.reservation);
     item = Item{};  // the witness and its reservation go now, before waking the lanes
     give_back_work_set(st, work_set);
     st.release(m);
@@ -783,6 +825,7 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
     runtime::TaskSet tasks(ex);
     Ctx c{deps, bounded, st, tasks, placements, placed};
     st.lanes_alive = bounded.synthesis_lanes;
+    st.max_spares = bounded.synthesis_lanes;
     st.intake_open = static_cast<bool>(admit);
     for (std::size_t i = 0; i < bounded.synthesis_lanes; ++i) tasks.spawn(lane(c));
     tasks.spawn(dispatcher(c));

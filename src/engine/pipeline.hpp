@@ -7,6 +7,7 @@
 //                                                           --> prove k (that back end's thread)
 //                                                           --> verify k (retry once elsewhere)
 //                                                           --> free k's reservation
+//                                                               (or keep it as a spare)
 //
 // so synthesis of partitions N+1.. overlaps the proving of partition N, the
 // partitions of one job prove on every GPU worth using at once (DeviceSet,
@@ -19,6 +20,12 @@
 // consume. Proving on a second device at once needs a second working set:
 // taken only if the budget has it now, given back after that proof is
 // verified.
+//
+// A proved partition's witness memory is kept, with its reservation, as a
+// spare for the next synthesis of the run (at most one per lane, none once
+// nothing is left to synthesize): a 32 GiB PoRep witness is 4.2 GB, and the
+// kernel's clearing of that many fresh pages cost 2-8 s per partition on the
+// dev VM. A lane that would wait for memory gives every spare back first.
 //
 // Every proof is verified right after it is proved, while its witness is
 // still in memory: a GPU proof that does not verify is proved again on the CPU
@@ -251,7 +258,9 @@ struct PartitionPlan {
   // each proof is verified against its own witness's inputs (demo circuit).
   std::vector<std::vector<ff::Fr>> public_inputs;
   // On the synthesis pool: partition k's witness, or a typed error.
-  std::function<Result<groth16::Witness>(std::uint32_t k)> synthesize;
+  // `storage` is a proved partition's witness whose memory may be reused
+  // (its pages already faulted in), or empty.
+  std::function<Result<groth16::Witness>(std::uint32_t k, groth16::Witness storage)> synthesize;
   // On the synthesis pool after synthesize: cheap checks (shape, inputs,
   // satisfaction); nullopt when fine. May be empty.
   std::function<std::optional<Error>(std::uint32_t k, const groth16::Witness& w)> check;
@@ -329,7 +338,7 @@ struct PlanMember {
   // verified against its witness's inputs; empty check, on_stage: none).
   // A member that joins a running pipeline (BatchDoor::add) must bring
   // them: the plan is fixed when the run starts.
-  std::function<Result<groth16::Witness>(std::uint32_t i)> synthesize;
+  std::function<Result<groth16::Witness>(std::uint32_t i, groth16::Witness storage)> synthesize;
   std::function<std::optional<Error>(std::uint32_t i, const groth16::Witness& w)> check;
   std::vector<std::vector<ff::Fr>> public_inputs;
   std::function<void(std::uint32_t i, std::string_view stage)> on_stage;

@@ -92,6 +92,12 @@ std::string Name::str() const {
 
 WitnessCs::WitnessCs() { w_.inputs.push_back(Fr::one()); }
 
+WitnessCs::WitnessCs(Witness storage) : w_(std::move(storage)) {
+  w_.inputs.clear();
+  w_.aux.clear();
+  w_.inputs.push_back(Fr::one());
+}
+
 void WitnessCs::pop_namespace() {
   if (depth_ == 0) die("pop_namespace without push_namespace");
   --depth_;

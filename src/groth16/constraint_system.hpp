@@ -443,6 +443,9 @@ class WitnessCs final : public ConstraintSystem {
   static constexpr std::uint64_t kMaxVariables = 0xffffffffull;
 
   WitnessCs();
+  // Fills `storage`'s vectors from empty, keeping their capacity: a recycled
+  // witness's pages are already faulted in, so they are not cleared again.
+  explicit WitnessCs(Witness storage);
   bool has_witness() const override { return true; }
   bool keeps_constraints() const override { return false; }
   void push_namespace(const Name&) override { ++depth_; }

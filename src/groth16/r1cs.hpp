@@ -276,9 +276,12 @@ R1cs compile(const C& circuit) {
 // final size: growing a 4.2 GB witness by doubling touches ~2x its size in
 // fresh pages and copies, and the kernel's page clearing then dominated a
 // 32 GiB PoRep partition's synthesis (see fc::synthesize_partition).
+// `storage`: a previous witness whose vectors are reused (its pages already
+// faulted in: clearing 4.2 GB of fresh pages costs 2-8 s of kernel time on
+// the dev VM).
 template <CircuitLike C>
-Witness generate_witness(const C& circuit, WitnessShape shape = {}) {
-  WitnessCs cs;
+Witness generate_witness(const C& circuit, WitnessShape shape = {}, Witness storage = {}) {
+  WitnessCs cs(std::move(storage));
   cs.reserve(shape.inputs, shape.aux);
   circuit.synthesize(cs);
   return cs.take_witness();

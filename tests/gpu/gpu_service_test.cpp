@@ -254,7 +254,7 @@ TEST(GpuService, EnginePipelineOnTheGpu) {
   ThreadPool prover_math(4);
   GpuPipelineRig rig(std::make_shared<GpuBackend>(0, prover_math));
   engine::PartitionPlan plan = demo_plan(*rig.demo, 1);
-  plan.synthesize = [](std::uint32_t k) -> engine::Result<groth16::Witness> {
+  plan.synthesize = [](std::uint32_t k, groth16::Witness) -> engine::Result<groth16::Witness> {
     const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(14);
     return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(k + 1)));
   };
@@ -297,7 +297,7 @@ TEST(GpuService, EnginePipelineWithAbcOnDeviceChecksOnTheDevice) {
   auto run = [&](engine::JobId job, std::optional<std::uint32_t> broken_partition) {
     engine::PartitionPlan plan = demo_plan(demo, job);
     plan.satisfaction = groth16::SatisfactionCheck::kCheck;
-    plan.synthesize = [&, broken_partition](std::uint32_t k) -> engine::Result<groth16::Witness> {
+    plan.synthesize = [&, broken_partition](std::uint32_t k, groth16::Witness) -> engine::Result<groth16::Witness> {
       return broken_partition == k ? broken : witness(k);
     };
     return run_pipeline(rig.loop, rig.deps(), plan);

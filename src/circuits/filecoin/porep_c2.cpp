@@ -234,7 +234,7 @@ std::vector<PartitionWitness> synthesize_partitions(const C1Output& c1, ThreadPo
 }
 
 groth16::Witness synthesize_partition(const C1Output& c1, std::size_t partition, ThreadPool* challenge_pool,
-                                      groth16::WitnessShape shape) {
+                                      groth16::WitnessShape shape, groth16::Witness storage) {
   check_partition_count(c1);
   if (partition >= c1.vanilla_proofs.size()) {
     throw PorepC2Error(PorepC2ErrorKind::kPartitionCount,
@@ -243,8 +243,8 @@ groth16::Witness synthesize_partition(const C1Output& c1, std::size_t partition,
   }
   try {
     const StackedCircuit circuit = stacked_circuit_from_c1(c1, partition);
-    return challenge_pool != nullptr ? circuit.generate_witness(*challenge_pool, shape)
-                                     : groth16::generate_witness(circuit, shape);
+    return challenge_pool != nullptr ? circuit.generate_witness(*challenge_pool, shape, std::move(storage))
+                                     : groth16::generate_witness(circuit, shape, std::move(storage));
   } catch (const groth16::SynthesisError& e) {
     throw PorepC2Error(PorepC2ErrorKind::kSynthesis,
                        "partition " + std::to_string(partition) + ": " + e.what());

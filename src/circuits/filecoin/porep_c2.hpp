@@ -148,9 +148,11 @@ std::vector<PartitionWitness> synthesize_partitions(const C1Output& c1, ThreadPo
 // `shape`: the partition R1cs's counts when the caller has them: the witness
 // is then allocated once instead of grown (a 32 GiB partition on one thread
 // of the 2-core VM: 10.0-11.4 s -> 7.8-8.3 s, kernel time 3.4-4.7 s -> 1.6-2.2
-// s, bench/bench_synthesis).
+// s, bench/bench_synthesis). `storage`: a previous partition's witness whose
+// memory is reused (no fresh pages to clear).
 groth16::Witness synthesize_partition(const C1Output& c1, std::size_t partition,
-                                      ThreadPool* challenge_pool = nullptr, groth16::WitnessShape shape = {});
+                                      ThreadPool* challenge_pool = nullptr, groth16::WitnessShape shape = {},
+                                      groth16::Witness storage = {});
 
 // The cheap checks prove_c2 runs on each witness before proving: sizes
 // against the R1cs (kShapeMismatch), the circuit's public inputs against

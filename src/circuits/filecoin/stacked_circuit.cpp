@@ -276,8 +276,9 @@ void StackedCircuit::synthesize_parts(ConstraintSystem& cs,
   }
 }
 
-groth16::Witness StackedCircuit::generate_witness(ThreadPool& pool, groth16::WitnessShape shape) const {
-  groth16::WitnessCs global_cs;
+groth16::Witness StackedCircuit::generate_witness(ThreadPool& pool, groth16::WitnessShape shape,
+                                                  groth16::Witness storage) const {
+  groth16::WitnessCs global_cs(std::move(storage));
   const Globals g = synthesize_global(global_cs);
   const std::size_t global_aux = global_cs.num_aux();
   const std::size_t part_aux =

@@ -103,7 +103,9 @@ class StackedCircuit final : public groth16::Circuit {
   // kAssignmentMissing when a value is absent. With `shape` (the R1cs's
   // counts) each part's vectors are allocated once (the challenges share one
   // shape: the aux beyond the global part split evenly).
-  groth16::Witness generate_witness(ThreadPool& pool, groth16::WitnessShape shape = {}) const;
+  // `storage`: a previous witness whose vectors receive the joined parts.
+  groth16::Witness generate_witness(ThreadPool& pool, groth16::WitnessShape shape = {},
+                                    groth16::Witness storage = {}) const;
 
   // The public inputs after ONE, from the values this circuit holds (each
   // path's input is its leaf index, read from the level indexes). Aborts when

@@ -47,11 +47,12 @@ LoadedParams ensure_update_dev_params(UpdateProof proof, const std::filesystem::
 }
 
 groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k,
-                                             ThreadPool* pool, groth16::WitnessShape shape) {
+                                             ThreadPool* pool, groth16::WitnessShape shape,
+                                             groth16::Witness storage) {
   try {
     const UpdateCircuit circuit = update_circuit_from_proof(in, k);
     if (pool != nullptr) return circuit.generate_witness(*pool);
-    return groth16::generate_witness(circuit, shape);
+    return groth16::generate_witness(circuit, shape, std::move(storage));
   } catch (const groth16::SynthesisError& e) {
     throw PorepC2Error(PorepC2ErrorKind::kSynthesis,
                        "partition " + std::to_string(k) + ": " + e.what());

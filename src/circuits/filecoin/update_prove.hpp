@@ -39,7 +39,8 @@ LoadedParams ensure_update_dev_params(UpdateProof proof, const std::filesystem::
 // else on this thread, allocated once when `shape` (the R1cs's counts) is
 // given. Throws PorepC2Error kSynthesis.
 groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k,
-                                             ThreadPool* pool = nullptr, groth16::WitnessShape shape = {});
+                                             ThreadPool* pool = nullptr, groth16::WitnessShape shape = {},
+                                             groth16::Witness storage = {});
 
 // All partitions proven and batch-verified; an invalid proof is never returned.
 std::vector<std::uint8_t> prove_update(const UpdateInputs& in, const groth16::Parameters& params,

@@ -40,12 +40,12 @@ void expect_satisfies(const FilecoinWork& w, std::uint32_t k, ThreadPool& pool) 
   const groth16::R1cs r1cs = w.set.compile();
   EXPECT_EQ(r1cs.num_inputs(), w.set.expected_inputs);
   ASSERT_EQ(w.public_inputs.at(k).size(), r1cs.num_inputs() - 1);
-  const groth16::Witness wit = w.synthesize(k, &pool, {});
+  const groth16::Witness wit = w.synthesize(k, &pool, {}, {});
   ASSERT_EQ(wit.inputs.size(), r1cs.num_inputs());
   EXPECT_EQ(std::vector<ff::Fr>(wit.inputs.begin() + 1, wit.inputs.end()), w.public_inputs[k]);
   EXPECT_TRUE(groth16::is_satisfied(r1cs, wit.inputs, wit.aux, pool));
   // Sequential with the R1cs's shape (allocated once): the same witness.
-  const groth16::Witness seq = w.synthesize(k, nullptr, {r1cs.num_inputs(), r1cs.num_aux()});
+  const groth16::Witness seq = w.synthesize(k, nullptr, {r1cs.num_inputs(), r1cs.num_aux()}, {});
   EXPECT_EQ(seq.inputs, wit.inputs);
   EXPECT_EQ(seq.aux, wit.aux);
 }

@@ -57,7 +57,7 @@ struct JoinRig : testing::PipelineRig {
   // The first member's partitions, through the plan's callbacks (seed kSeedA + k).
   PartitionPlan plan(std::uint32_t n) {
     PartitionPlan p = demo_plan(n, 2, 3);
-    p.synthesize = [this](std::uint32_t k) { return synthesize(kSeedA + k); };
+    p.synthesize = [this](std::uint32_t k, groth16::Witness) { return synthesize(kSeedA + k); };
     return p;
   }
 
@@ -67,7 +67,7 @@ struct JoinRig : testing::PipelineRig {
     m.job = 2;
     m.partitions = n;
     m.cancel = cancel;
-    m.synthesize = [this](std::uint32_t i) { return synthesize(kSeedB + i); };
+    m.synthesize = [this](std::uint32_t i, groth16::Witness) { return synthesize(kSeedB + i); };
     m.on_stage = [this](std::uint32_t i, std::string_view) { joiner_indices.push_back(i); };
     return m;
   }

@@ -38,7 +38,7 @@ struct Rig : testing::PipelineRig {
       const groth16::Witness w = witness(100 + k);
       p.public_inputs.emplace_back(w.inputs.begin() + 1, w.inputs.end());
     }
-    p.synthesize = [this, bad, bad_aux](std::uint32_t k) -> Result<groth16::Witness> {
+    p.synthesize = [this, bad, bad_aux](std::uint32_t k, groth16::Witness) -> Result<groth16::Witness> {
       groth16::Witness w = witness(100 + k);
       if (bad == k) w.aux.at(bad_aux) += ff::Fr::one();
       return w;

@@ -45,7 +45,7 @@ struct Rig : testing::PipelineRig {
 
   PartitionPlan plan(std::uint32_t n) {
     PartitionPlan p = demo_plan(n, 2, 4);
-    p.synthesize = [this](std::uint32_t k) -> Result<groth16::Witness> { return witness(100 + k); };
+    p.synthesize = [this](std::uint32_t k, groth16::Witness) -> Result<groth16::Witness> { return witness(100 + k); };
     return p;
   }
 
