@@ -150,6 +150,7 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     c.engine.result_ttl = std::chrono::seconds(*v);
   }
   if (auto v = r.get<bool>("engine", "journal")) c.journal = *v;
+  if (auto v = r.get<bool>("engine", "winning_post_cpu_race")) c.engine.winning_post_cpu_race = *v;
   if (auto v = r.get<std::uint32_t>("engine", "max_demo_log_domain")) {
     if (*v < 3 || *v > 28) r.fail("engine.max_demo_log_domain", "must be in [3, 28]");
     c.engine.max_demo_log_domain = *v;

@@ -67,6 +67,9 @@ struct EngineConfig {
   // partitions, and its partition is served first by the memory budget and
   // the device queue (both by priority). 0: critical jobs wait for a worker.
   std::size_t critical_workers = 1;
+  // A WinningPoSt that finds no GPU free (a long partition or an SRS upload
+  // holds them) is also proved on the CPU; the first verified proof answers.
+  bool winning_post_cpu_race = true;
   AdmissionPolicy admission;
   std::chrono::milliseconds result_ttl{std::chrono::minutes(10)};
   std::uint32_t max_demo_log_domain = 16;  // demo sizes 3..16 (2^16 constraints)
@@ -212,6 +215,7 @@ class Engine {
   asio::awaitable<void> worker(std::uint32_t index);
   std::optional<JobId> next_job(bool critical_only);
   asio::awaitable<void> run_job(JobPtr job);
+  asio::awaitable<void> run_demo_job(JobPtr job);
   // WindowPoSt, WinningPoSt, SnapDeals (engine_filecoin.cpp): one job, or a
   // batch of SnapDeals jobs of one sector size; each request prepared
   // (engine/filecoin_work.hpp), the parameter set loaded once, every

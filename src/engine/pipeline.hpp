@@ -199,6 +199,9 @@ class DeviceSet {
   asio::awaitable<Lock> acquire(Request request);
   // That back end, waited for by priority.
   asio::awaitable<Lock> lock(Slot& slot, Priority priority = Priority::kNormal);
+  // Whether acquire(r) would be granted a GPU at once: one is free for it by
+  // the dispatch rule and no waiter of the same or a higher priority is ahead.
+  bool would_grant_now(const Request& r);
   // A GPU prove of `srs_key` took `prove_ms` (uploading the SRS first or not):
   // refines the dispatch estimates.
   void record_prove(const std::string& srs_key, double prove_ms, bool uploaded);
@@ -270,6 +273,13 @@ struct PartitionPlan {
   // the circuit fails its member as kInvalidInput "partition k: unsatisfied:
   // constraint r does not hold", with no retry on another back end.
   groth16::SatisfactionCheck satisfaction = groth16::SatisfactionCheck::kSkip;
+  // A partition that finds no GPU free races the CPU: the CPU proves a copy
+  // of it while it waits for a GPU, and the first verified proof answers
+  // (WinningPoSt: a GPU held by a long partition or an SRS upload must not
+  // cost a block). Both provers run to their end; the partition fails only
+  // when both fail. Small circuits only: the copy's witness and the CPU's
+  // working set are not reserved on the memory budget.
+  bool race_on_cpu = false;
   // On the loop, at every stage change of a partition (job stage for status).
   std::function<void(std::uint32_t k, std::string_view stage)> on_stage;
 };

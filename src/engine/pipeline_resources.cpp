@@ -156,6 +156,16 @@ asio::awaitable<DeviceSet::Lock> DeviceSet::wait_in_queue(Waiter w) {
   co_return Lock(this, it->granted);
 }
 
+bool DeviceSet::would_grant_now(const Request& r) {
+  for (const Waiter& o : waiters_)
+    if (!o.granted && o.priority >= r.priority) return false;
+  Waiter w;
+  w.priority = r.priority;
+  w.request = r;
+  const Slot* s = choose_for(w);
+  return s != nullptr && s != cpu_.get();
+}
+
 DeviceSet::Slot* DeviceSet::choose_for(const Waiter& w) {
   if (w.pinned) return w.pinned->busy ? nullptr : w.pinned;
   if (gpus_.empty()) return cpu_->busy ? nullptr : cpu_.get();

@@ -385,6 +385,79 @@ TEST(PartitionPipeline, ProvedWitnessMemoryIsReusedByALaterSynthesis) {
   EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
 }
 
+// A racing partition (PartitionPlan::race_on_cpu: WinningPoSt) that finds
+// the only GPU held by another job's partition is proved on the CPU and
+// answered while the GPU is still held; the GPU, once free, proves only the
+// other job's partition.
+TEST(PartitionPipeline, RacingPartitionIsAnsweredByTheCpuWhileTheGpuIsHeld) {
+  constexpr std::uint64_t kW = 1 << 20;
+  PipelineRig rig(1ull << 40);
+  rig.fake->hold();
+  const PartitionPlan a = rig.plan(1, 0ms, kW);
+  PartitionPlan b = a;
+  b.job = 2;
+  b.priority = Priority::kCritical;
+  b.race_on_cpu = true;
+  std::atomic<bool> cancel_a{false}, cancel_b{false};
+  std::optional<Result<PipelineOutcome>> out_a, answered_b;
+  // Should the race not answer, the GPU is let go after 120 s so that the
+  // test ends (and fails below) instead of hanging.
+  asio::steady_timer guard(rig.loop.executor(), 120s);
+  bool guard_fired = false;
+  guard.async_wait([&](asio::error_code ec) {
+    if (ec) return;
+    guard_fired = true;
+    rig.fake->release();
+  });
+  runtime::TaskSet tasks(rig.loop.executor());
+  tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
+                 std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
+    out.emplace(co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan, c));
+  }(rig, a, cancel_a, out_a));
+  tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
+                 std::optional<Result<PipelineOutcome>>& answered, asio::steady_timer& g) -> asio::awaitable<void> {
+    while (!r.devices->gpu(0).busy) co_await testing::sleep_for(1ms);  // a's partition holds the GPU
+    PlanMember pm;
+    pm.job = plan.job;
+    pm.partitions = 1;
+    pm.cancel = &c;
+    pm.on_done = [&r, &answered, &g](const Result<PipelineOutcome>& o) {
+      answered.emplace(o);
+      g.cancel();
+      r.fake->release();
+    };
+    std::vector<PlanMember> members;
+    members.push_back(std::move(pm));
+    co_await run_batch_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan,
+                                std::move(members));
+  }(rig, b, cancel_b, answered_b, guard));
+  rig.loop.run();
+  EXPECT_EQ(tasks.size(), 0u);
+  EXPECT_FALSE(guard_fired);
+  ASSERT_TRUE(answered_b.has_value());
+  ASSERT_TRUE(answered_b->ok()) << answered_b->error().message;
+  expect_valid(rig, answered_b->value(), 1);
+  EXPECT_EQ(answered_b->value().timings.at(0).device, rig.devices->cpu().backend->name());
+  ASSERT_TRUE(out_a.has_value());
+  ASSERT_TRUE(out_a->ok()) << out_a->error().message;
+  expect_valid(rig, out_a->value(), 1);
+  EXPECT_EQ(out_a->value().timings.at(0).device, "fake:0");
+  EXPECT_EQ(rig.fake->calls().size(), 1u);  // the GPU proved a's partition only
+  EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
+}
+
+// With a GPU free, a racing partition simply proves there.
+TEST(PartitionPipeline, RacingPartitionTakesAFreeGpu) {
+  PipelineRig rig(1ull << 40);
+  PartitionPlan plan = rig.plan(1, 0ms, 1 << 20);
+  plan.race_on_cpu = true;
+  std::atomic<bool> cancel{false};
+  auto out = rig.run(plan, cancel);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  expect_valid(rig, out.value(), 1);
+  EXPECT_EQ(out.value().timings.at(0).device, "fake:0");
+}
+
 TEST(PartitionPipeline, InFlightBoundHoldsWithManyLanes) {
   PipelineRig rig(1ull << 40);
   rig.fake->delay_ms = 80;

@@ -239,5 +239,14 @@ TEST(Config, PorepJoinRunningBatchIsOnByDefaultAndInTheExample) {
   EXPECT_TRUE(example.engine.porep_join_running_batch);
 }
 
+TEST(Config, WinningPostCpuRaceIsOnByDefaultAndInTheExample) {
+  Config d;
+  EXPECT_TRUE(d.engine.winning_post_cpu_race);
+  EXPECT_FALSE(parse_config("[engine]\nwinning_post_cpu_race = false\n", "cfg").engine.winning_post_cpu_race);
+  expect_error("[engine]\nwinning_post_cpu_race = 2\n", "expected true or false");
+  Config example = load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
+  EXPECT_TRUE(example.engine.winning_post_cpu_race);
+}
+
 }  // namespace
 }  // namespace cuzk::daemon

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -128,6 +129,20 @@ class FakeBackend final : public DeviceBackend {
     return calls_;
   }
 
+  // While held, device steps wait until release() (a GPU busy with a long
+  // partition or an SRS upload, for as long as a test needs).
+  void hold() {
+    std::lock_guard lock(hold_mu_);
+    held_ = true;
+  }
+  void release() {
+    {
+      std::lock_guard lock(hold_mu_);
+      held_ = false;
+    }
+    hold_cv_.notify_all();
+  }
+
   // ---- Staged steps ----
   struct Staging final : InstanceStaging {
     explicit Staging(std::shared_ptr<std::atomic<int>> live) : live_count(std::move(live)) { ++*live_count; }
@@ -196,6 +211,10 @@ class FakeBackend final : public DeviceBackend {
       call.start = Clock::now();
       call.aux = s.witness->aux.size();
       call.instances = 1;
+      {
+        std::unique_lock lock(hold_mu_);
+        hold_cv_.wait(lock, [this] { return !held_; });
+      }
       if (int d = delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
       std::exception_ptr error;
       if (take(device_fail_next)) {
@@ -262,6 +281,9 @@ class FakeBackend final : public DeviceBackend {
   ThreadPool& math_;
   runtime::WorkerPool runner_;
   mutable std::mutex mu_;
+  std::mutex hold_mu_;
+  std::condition_variable hold_cv_;
+  bool held_ = false;
   std::vector<Call> calls_;
   std::optional<ProverStage> stage_report_;
   ResidentSrsSplit split_;  // guarded by mu_
