@@ -468,6 +468,15 @@ class WitnessCs final : public ConstraintSystem {
     return Variable::aux(std::uint32_t(w_.aux.size() - 1));
   }
   void count_constraints(std::size_t n) { n_constraints_ += n; }
+  // n aux values appended for the caller to write (aux_data() + the
+  // returned index onwards); the index of the first.
+  std::uint32_t extend_aux(std::size_t n) {
+    if (w_.inputs.size() + w_.aux.size() + n > kMaxVariables) too_many_variables();
+    const std::size_t first = w_.aux.size();
+    w_.aux.resize(first + n);
+    return static_cast<std::uint32_t>(first);
+  }
+  Fr* aux_data() { return w_.aux.data(); }
 
  protected:
   Variable alloc_aux(const Name& name, ValueFn value) override;
