@@ -139,7 +139,8 @@ struct EngineConfig {
   // up to snap_batch_max_jobs share ONE partition pipeline (a 32 GiB job is
   // 16 partitions of 81M constraints), so the GPUs do not idle while the
   // next job's first partitions synthesize; each job is answered as soon as
-  // its own partitions are proved. 1: each job its own pipeline.
+  // its own partitions are proved; a job queued while a batch of its set
+  // and priority runs joins it (decide_join). 1: each job its own pipeline.
   std::size_t snap_batch_max_jobs = 2;
   std::chrono::milliseconds snap_batch_max_wait{0};
 };
@@ -223,7 +224,13 @@ class Engine {
   // verified, each member answered once its own partitions are proved.
   asio::awaitable<void> run_filecoin_batch(std::vector<JobPtr> batch);
   struct FilecoinMember;
+  struct FilecoinBatch;
+  PlanMember filecoin_plan_member(FilecoinMember& m, const FilecoinBatch& b);
   void finish_filecoin(FilecoinMember& m, const std::vector<std::uint8_t>& vk_bytes, const Result<PipelineOutcome>& outcome);
+  // SnapDeals jobs of the batch's set queued while it runs join it
+  // (snap_batch_max_jobs members unanswered at most), as PoRep's do.
+  asio::awaitable<void> admit_snap_joiners(FilecoinBatch* batch, BatchDoor* door);
+  asio::awaitable<void> join_snap(FilecoinBatch* batch, BatchDoor* door, BatchDoor::Hold hold, JobPtr job);
   // The kPoRepC2 pipeline of one job or of a batch of one sector shape;
   // finish_porep ends one member once its partitions are proved.
   asio::awaitable<void> run_porep_batch(std::vector<JobPtr> batch);
@@ -259,6 +266,11 @@ class Engine {
   // `max_size` jobs, waiting up to `max_wait` while nothing else is queued;
   // proves a batch of >= 2 demo jobs.
   bool batchable_with(Job& head, Job& other);
+  const std::string& batch_key_of(Job& j);
+  // A running batch's intake (engine_batch.cpp): queue heads that
+  // decide_join admits, each handed to `join`.
+  using JoinFn = std::function<asio::awaitable<void>(BatchDoor::Hold hold, JobPtr job)>;
+  asio::awaitable<void> admit_joiners(RunningBatch shape, BatchDoor* door, JoinFn join);
   asio::awaitable<void> collect_batch(std::vector<JobPtr>& batch, std::size_t max_size,
                                       std::chrono::milliseconds max_wait);
   asio::awaitable<void> run_demo_batch(std::vector<JobPtr> batch);

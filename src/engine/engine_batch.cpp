@@ -16,23 +16,56 @@ using std::chrono::steady_clock;
 // on a GPU the SRS upload and the launches amortize). Each member still gets
 // its own verified proof, its own timings and its own outcome.
 
+// A PoRep or SnapDeals job's parameter set from its request's header ("" when
+// it names none readable), read once.
+const std::string& Engine::batch_key_of(Job& j) {
+  if (!j.batch_key) {
+    j.batch_key = (j.request.kind == ProofKind::kPoRepC2 ? porep_srs_of_c1_json(j.request.input)
+                                                         : filecoin_set_of_request(j.request.kind, j.request.input))
+                      .value_or("");
+  }
+  return *j.batch_key;
+}
+
 bool Engine::batchable_with(Job& head, Job& other) {
   if (head.request.kind != other.request.kind) return false;
   switch (head.request.kind) {
     case ProofKind::kGroth16Demo:
       return other.request.demo_log_domain == head.request.demo_log_domain;
     case ProofKind::kPoRepC2:
-    case ProofKind::kSnapDeals: {
-      for (Job* j : {&head, &other}) {
-        if (j->batch_key) continue;
-        j->batch_key = (j->request.kind == ProofKind::kPoRepC2 ? porep_srs_of_c1_json(j->request.input)
-                                                               : filecoin_set_of_request(j->request.kind, j->request.input))
-                           .value_or("");
-      }
-      return !head.batch_key->empty() && *other.batch_key == *head.batch_key;
-    }
+    case ProofKind::kSnapDeals:
+      return !batch_key_of(head).empty() && batch_key_of(other) == batch_key_of(head);
     default:
       return false;
+  }
+}
+
+// Takes queue heads into a running batch while decide_join says so: each
+// through `join` (its own preparation, then BatchDoor::add), with the
+// intake held open meanwhile.
+asio::awaitable<void> Engine::admit_joiners(RunningBatch shape, BatchDoor* door, JoinFn join) {
+  constexpr std::chrono::milliseconds kJoinPoll{50};
+  while (door->open() && !draining_ && !stopping_) {
+    std::optional<QueueHead> head;
+    JobPtr next;
+    if (std::optional<JobId> id = queue_.front()) {
+      next = jobs_.at(*id);
+      const bool keyed = next->request.kind == ProofKind::kPoRepC2 || next->request.kind == ProofKind::kSnapDeals;
+      head = QueueHead{next->request.kind, next->priority, keyed ? std::string_view(batch_key_of(*next)) : ""};
+    }
+    shape.unfinished = door->unfinished();
+    const JoinDecision decision = decide_join(shape, head);
+    if (decision == JoinDecision::kClose) {
+      log_.info("batch closed to joiners", {{"set", std::string(shape.srs_key)}, {"waiting_job", next->id},
+                                            {"waiting_priority", std::string(to_string(next->priority))}});
+      co_return;
+    }
+    if (decision == JoinDecision::kWait) {
+      co_await door->wait(kJoinPoll);
+      continue;
+    }
+    queue_.remove(next->id);
+    co_await join(door->hold(), std::move(next));
   }
 }
 

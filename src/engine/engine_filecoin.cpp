@@ -33,6 +33,20 @@ struct Engine::FilecoinMember {
   steady_clock::time_point pipeline_started;
 };
 
+// A Filecoin batch whose pipeline runs: what its members' callbacks and the
+// admission of SnapDeals joiners share. In run_filecoin_batch's frame, which
+// outlives the pipeline.
+struct Engine::FilecoinBatch {
+  std::string set_id;
+  Priority priority = Priority::kNormal;
+  std::shared_ptr<const ParamSets::Ready> ready;
+  std::deque<FilecoinMember>& members;  // joiners appended; a deque: callbacks keep pointing at theirs
+  BatchRegistration& registration;
+  std::vector<JobPtr>& after;  // proved alone once the batch ends (another parameter set)
+  std::size_t initial_members = 1;
+  bool counted = false;  // in batches_total_
+};
+
 asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
   using Member = FilecoinMember;
   std::deque<Member> members;  // stable: the pipeline's callbacks point at their member
@@ -107,53 +121,23 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
       plan.pvk = &r.pvk;
       plan.satisfaction =
           config_.porep_check_satisfaction ? groth16::SatisfactionCheck::kCheck : groth16::SatisfactionCheck::kSkip;
-      const groth16::WitnessShape shape{r.r1cs->num_inputs(), r.r1cs->num_aux()};
+      FilecoinBatch fb{spec.id, priority, ready.value(), members, registration, other_set, members.size(),
+                       batch.size() > 1};
       const auto pipeline_started = steady_clock::now();
       std::vector<PlanMember> plan_members;
       for (Member& m : members) {
         m.pipeline_started = pipeline_started;
-        const FilecoinWork* work = &*m.work;
-        PlanMember pm;
-        pm.job = m.job->id;
-        pm.partitions = work->partitions;
-        pm.cancel = &m.job->cancel_requested;
-        pm.public_inputs = work->public_inputs;
-        // One partition (PoSt) synthesizes its slots in parallel on math_: a
-        // deadline-bound proof is worth the threads. Several (SnapDeals)
-        // synthesize in lanes, each sequential unless challenge pools exist.
-        const bool parallel_synthesis = work->partitions == 1;
-        pm.synthesize = [this, work, parallel_synthesis, shape](std::uint32_t k, groth16::Witness storage) {
-          return porep_call<groth16::Witness>([&] {
-            if (parallel_synthesis) return work->synthesize(k, &math_, shape, std::move(storage));
-            if (!challenge_pools_) return work->synthesize(k, nullptr, shape, std::move(storage));
-            const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
-            return work->synthesize(k, &lease.pool(), shape, std::move(storage));
-          });
-        };
-        const groth16::R1cs* r1cs = r.r1cs.get();
-        pm.check = [this, r1cs, work](std::uint32_t k, const groth16::Witness& w) -> std::optional<Error> {
-          Result<bool> ok = porep_call<bool>([&] {
-            fc::check_partition_witness(*r1cs, w, work->public_inputs.at(k), k, math_, /*check_satisfaction=*/false);
-            return true;
-          });
-          if (!ok) return ok.error();
-          return std::nullopt;
-        };
-        Job* job = m.job.get();
-        pm.on_stage = [this, job](std::uint32_t k, std::string_view stage) {
-          set_stage(*job, JobState::kRunning, "partition " + std::to_string(k) + ": " + std::string(stage));
-        };
-        Member* member = &m;
-        const std::vector<std::uint8_t>* vk_bytes = &r.vk_bytes;
-        pm.on_done = [this, member, vk_bytes](const Result<PipelineOutcome>& out) {
-          finish_filecoin(*member, *vk_bytes, out);
-        };
-        plan_members.push_back(std::move(pm));
+        plan_members.push_back(filecoin_plan_member(m, fb));
       }
       if (members.size() > 1)
         log_.info("filecoin batch", {{"jobs", members.size()}, {"set", spec.id}, {"partitions", plan.partitions}});
       stage_members(members, "prove");
-      co_await run_batch_pipeline(pipeline_deps(priority), plan, std::move(plan_members));
+      // SnapDeals jobs of this set queued while it proves join it, so the
+      // GPUs do not wait for the next job's first partitions.
+      BatchAdmitter admit_joiners;
+      if (members.front().job->request.kind == ProofKind::kSnapDeals && config_.snap_batch_max_jobs > 1)
+        admit_joiners = [this, &fb](BatchDoor& door) { return admit_snap_joiners(&fb, &door); };
+      co_await run_batch_pipeline(pipeline_deps(priority), plan, std::move(plan_members), std::move(admit_joiners));
       members.clear();
     }
   } catch (const ParamsRefused& e) {
@@ -171,6 +155,119 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
     std::vector<JobPtr> alone{j};
     co_await run_filecoin_batch(std::move(alone));
   }
+}
+
+// A member's part of the pipeline: its synthesis, checks and stages by its
+// partition index, and its finish as soon as its own partitions are proved.
+// The callbacks point at `m` and `r`, which outlive the pipeline
+// (run_filecoin_batch's frame).
+PlanMember Engine::filecoin_plan_member(FilecoinMember& m, const FilecoinBatch& b) {
+  const ParamSets::Ready& r = *b.ready;
+  const groth16::WitnessShape shape{r.r1cs->num_inputs(), r.r1cs->num_aux()};
+  const FilecoinWork* work = &*m.work;
+  PlanMember pm;
+  pm.job = m.job->id;
+  pm.partitions = work->partitions;
+  pm.cancel = &m.job->cancel_requested;
+  pm.public_inputs = work->public_inputs;
+  // One partition (PoSt) synthesizes its slots in parallel on math_: a
+  // deadline-bound proof is worth the threads. Several (SnapDeals)
+  // synthesize in lanes, each sequential unless challenge pools exist.
+  const bool parallel_synthesis = work->partitions == 1;
+  pm.synthesize = [this, work, parallel_synthesis, shape](std::uint32_t k, groth16::Witness storage) {
+    return porep_call<groth16::Witness>([&] {
+      if (parallel_synthesis) return work->synthesize(k, &math_, shape, std::move(storage));
+      if (!challenge_pools_) return work->synthesize(k, nullptr, shape, std::move(storage));
+      const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
+      return work->synthesize(k, &lease.pool(), shape, std::move(storage));
+    });
+  };
+  const groth16::R1cs* r1cs = r.r1cs.get();
+  pm.check = [this, r1cs, work](std::uint32_t k, const groth16::Witness& w) -> std::optional<Error> {
+    Result<bool> ok = porep_call<bool>([&] {
+      fc::check_partition_witness(*r1cs, w, work->public_inputs.at(k), k, math_, /*check_satisfaction=*/false);
+      return true;
+    });
+    if (!ok) return ok.error();
+    return std::nullopt;
+  };
+  Job* job = m.job.get();
+  pm.on_stage = [this, job](std::uint32_t k, std::string_view stage) {
+    set_stage(*job, JobState::kRunning, "partition " + std::to_string(k) + ": " + std::string(stage));
+  };
+  FilecoinMember* member = &m;
+  const std::vector<std::uint8_t>* vk_bytes = &r.vk_bytes;
+  pm.on_done = [this, member, vk_bytes](const Result<PipelineOutcome>& out) {
+    finish_filecoin(*member, *vk_bytes, out);
+  };
+  return pm;
+}
+
+asio::awaitable<void> Engine::admit_snap_joiners(FilecoinBatch* batch, BatchDoor* door) {
+  const RunningBatch shape{batch->set_id, batch->priority, 0, config_.snap_batch_max_jobs, ProofKind::kSnapDeals};
+  co_await admit_joiners(shape, door, [this, batch, door](BatchDoor::Hold hold, JobPtr job) {
+    return join_snap(batch, door, std::move(hold), std::move(job));
+  });
+}
+
+// A joiner's vanilla stage (as run_filecoin_batch's, the parameters already
+// loaded), then its partitions after the batch's. `hold` keeps the
+// pipeline's intake open meanwhile.
+asio::awaitable<void> Engine::join_snap(FilecoinBatch* batch, BatchDoor* door, BatchDoor::Hold hold, JobPtr job) {
+  (void)hold;  // held until this returns
+  const auto started = steady_clock::now();
+  job->started_at = started;
+  FilecoinMember m;
+  m.job = job;
+  m.t.queue_ms = ms_between(job->submitted_at, started);
+  batch->registration.add(job->id);  // cancel_running()
+  try {
+    set_stage(*job, JobState::kRunning, "vanilla");
+    const ProofKind kind = job->request.kind;
+    const std::string& input = job->request.input;  // plain references: this frame outlives the run_on
+    ThreadPool& math = math_;
+    Result<FilecoinWork> prepared = co_await runtime::run_on(cpu_, [kind, &input, &math]() -> Result<FilecoinWork> {
+      try {
+        return prepare_filecoin_work(kind, input, math);
+      } catch (const std::exception& e) {
+        return Error{ErrorKind::kInternal, std::string("preparing the request: ") + e.what()};
+      }
+    });
+    m.t.synthesis_ms = ms_between(started, steady_clock::now());
+    if (!prepared) {
+      finish(*job, JobState::kFailed, prepared.error());
+      co_return;
+    }
+    m.work = std::move(prepared.value());
+    if (m.work->set.id != batch->set_id) {
+      batch->after.push_back(job);  // its vanilla proofs said another set: proved alone after the batch
+      co_return;
+    }
+    if (job->cancel_requested) {
+      finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
+      co_return;
+    }
+  } catch (const std::exception& e) {
+    if (finish_from_exception(*job, e)) throw;
+    co_return;
+  }
+  m.pipeline_started = steady_clock::now();
+  batch->members.push_back(std::move(m));
+  FilecoinMember& member = batch->members.back();
+  set_stage(*job, JobState::kRunning, "prove");
+  if (!door->add(filecoin_plan_member(member, *batch))) {
+    batch->after.push_back(job);  // the intake closed meanwhile: proved alone after the batch
+    co_return;
+  }
+  if (!batch->counted) {
+    ++batches_total_;
+    batched_jobs_total_ += batch->initial_members;
+    batch->counted = true;
+  }
+  ++batched_jobs_total_;
+  log_.info("snap deals job joined a running batch", {{"job", job->id}, {"set", batch->set_id},
+                                                      {"queue_ms", member.t.queue_ms},
+                                                      {"unfinished", door->unfinished()}});
 }
 
 // A member's end, on the loop, from its pipeline result: every partition

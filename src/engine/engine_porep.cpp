@@ -278,31 +278,10 @@ PlanMember Engine::porep_plan_member(PorepMember& m, PorepBatch& b) {
 // joins when decide_join (policy.hpp) says so. Polled: a submit wakes an
 // idle worker, not this (a worker that is idle takes the job itself).
 asio::awaitable<void> Engine::admit_porep_joiners(PorepBatch* batch, BatchDoor* door) {
-  constexpr std::chrono::milliseconds kJoinPoll{50};
-  while (door->open() && !draining_ && !stopping_) {
-    std::optional<QueueHead> head;
-    JobPtr next;
-    if (std::optional<JobId> id = queue_.front()) {
-      next = jobs_.at(*id);
-      if (next->request.kind == ProofKind::kPoRepC2 && !next->batch_key)
-        next->batch_key = porep_srs_of_c1_json(next->request.input).value_or("");
-      head = QueueHead{next->request.kind, next->priority,
-                       next->batch_key ? std::string_view(*next->batch_key) : std::string_view()};
-    }
-    const RunningBatch running{batch->srs_key, batch->priority, door->unfinished(), config_.porep_batch_max_jobs};
-    const JoinDecision decision = decide_join(running, head);
-    if (decision == JoinDecision::kClose) {
-      log_.info("porep batch closed to joiners", {{"srs", batch->srs_key}, {"waiting_job", next->id},
-                                                  {"waiting_priority", std::string(to_string(next->priority))}});
-      co_return;
-    }
-    if (decision == JoinDecision::kWait) {
-      co_await door->wait(kJoinPoll);
-      continue;
-    }
-    queue_.remove(next->id);
-    co_await join_porep(batch, door, door->hold(), std::move(next));
-  }
+  const RunningBatch shape{batch->srs_key, batch->priority, 0, config_.porep_batch_max_jobs, ProofKind::kPoRepC2};
+  co_await admit_joiners(shape, door, [this, batch, door](BatchDoor::Hold hold, JobPtr job) {
+    return join_porep(batch, door, std::move(hold), std::move(job));
+  });
 }
 
 // A joiner's c1 and inputs stages (as run_porep_batch's, the parameters

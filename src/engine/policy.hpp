@@ -102,20 +102,21 @@ enum class JoinDecision : std::uint8_t {
 };
 
 struct RunningBatch {
-  std::string_view srs_key;   // the batch's parameter set ("porep-32GiB")
+  std::string_view srs_key;   // the batch's parameter set ("porep-32GiB", "snap-deals-32GiB")
   Priority priority = Priority::kNormal;
   std::size_t unfinished = 0;   // members not yet answered, joiners being prepared included
-  std::size_t max_members = 1;  // porep_batch_max_jobs
+  std::size_t max_members = 1;  // porep_batch_max_jobs / snap_batch_max_jobs
+  ProofKind kind = ProofKind::kPoRepC2;  // the batch's jobs' kind (PoRep C2 or SnapDeals)
 };
 
 struct QueueHead {
   ProofKind kind = ProofKind::kGroth16Demo;
   Priority priority = Priority::kNormal;
-  std::string_view srs_key;  // a PoRep job's parameter set; "" when its C1 names none readable
+  std::string_view srs_key;  // a PoRep / SnapDeals job's parameter set; "" when its request names none readable
 };
 
 // Only the head is considered, so a joiner never overtakes a job queued
-// before it. The head joins when it is a PoRep job of the batch's parameter
+// before it. The head joins when it is a job of the batch's kind, parameter
 // set and priority (the collector's rule: a batch never lifts a job over
 // work queued before it) and fewer than max_members members are unfinished
 // (finished members free their place). A head of the batch's priority or

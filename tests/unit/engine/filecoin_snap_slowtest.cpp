@@ -1,6 +1,6 @@
 // Genuine 2 KiB SnapDeals jobs through the Engine on the CPU back end, as one
 // batch (a tampered one that fails alone, two that share one partition
-// pipeline): their development parameters are generated on first use (~150 s
+// pipeline), then a job that joins a running one's pipeline: their development parameters are generated on first use (~150 s
 // on the 2-core VM), hence its own binary, engine_slow_test, label "slow"
 // (tests/CMakeLists.txt).
 #include <gtest/gtest.h>
@@ -81,6 +81,35 @@ TEST(FilecoinEngineSlow, SnapDeals2KiBBatchProvesAndVerifiesEachMember) {
     const std::string metrics = e.metrics();
     EXPECT_NE(metrics.find("cuzk_batches_total 1\n"), std::string::npos) << metrics;
     EXPECT_NE(metrics.find("cuzk_batched_jobs_total 3\n"), std::string::npos) << metrics;
+
+    // A SnapDeals job queued while another of its set proves joins that
+    // pipeline (the parameters are resident now): one more batch of two.
+    JobRequest first;
+    first.kind = ProofKind::kSnapDeals;
+    first.input = encode_snap_request(testing::snap_request_of(update));
+    const JobId j1 = e.submit(std::move(first)).value().id;
+    auto proving = [&e, j1] {
+      for (const JobView& v : e.status().jobs)
+        if (v.id == j1) return v.state == JobState::kRunning && v.stage.find("partition") != std::string::npos;
+      return false;
+    };
+    for (int i = 0; i < 120000 && !proving(); ++i) co_await testing::sleep_for(1ms);
+    EXPECT_TRUE(proving());
+    JobRequest joiner;
+    joiner.kind = ProofKind::kSnapDeals;
+    joiner.input = encode_snap_request(testing::snap_request_of(second));
+    const JobId j2 = e.submit(std::move(joiner)).value().id;
+    const Result<JobOutcome> o1 = co_await e.await(j1, 0ms);
+    const Result<JobOutcome> o2 = co_await e.await(j2, 0ms);
+    EXPECT_TRUE(o1.ok()) << o1.error().message;
+    EXPECT_TRUE(o2.ok()) << o2.error().message;
+    if (!o1.ok() || !o2.ok()) co_return;
+    EXPECT_TRUE(testing::output_verifies(o1.value().output));
+    EXPECT_TRUE(testing::output_verifies(o2.value().output));
+    EXPECT_EQ(o2.value().output.public_inputs, out2.public_inputs);  // its own commitments
+    const std::string after = e.metrics();
+    EXPECT_NE(after.find("cuzk_batches_total 2\n"), std::string::npos) << after;
+    EXPECT_NE(after.find("cuzk_batched_jobs_total 5\n"), std::string::npos) << after;
   });
 }
 

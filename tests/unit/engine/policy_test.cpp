@@ -190,6 +190,21 @@ TEST(JoinPolicy, APorepJobOfTheBatchsParametersAndPriorityJoinsWhileThereIsRoom)
   EXPECT_EQ(decide_join(RunningBatch{"porep-32GiB", Priority::kNormal, 1, 1}, same), JoinDecision::kWait);
 }
 
+// A SnapDeals batch takes SnapDeals jobs of its set; a PoRep job of any set
+// closes it (and a SnapDeals job closes a PoRep batch).
+TEST(JoinPolicy, ASnapDealsBatchTakesOnlySnapDealsJobsOfItsSet) {
+  const RunningBatch snap{"snap-deals-32GiB", Priority::kNormal, 1, 2, ProofKind::kSnapDeals};
+  EXPECT_EQ(decide_join(snap, QueueHead{ProofKind::kSnapDeals, Priority::kNormal, "snap-deals-32GiB"}),
+            JoinDecision::kJoin);
+  EXPECT_EQ(decide_join(snap, QueueHead{ProofKind::kSnapDeals, Priority::kNormal, "snap-deals-2KiB"}),
+            JoinDecision::kClose);
+  EXPECT_EQ(decide_join(snap, QueueHead{ProofKind::kPoRepC2, Priority::kNormal, "snap-deals-32GiB"}),
+            JoinDecision::kClose);
+  const RunningBatch porep{"porep-32GiB", Priority::kNormal, 1, 2};
+  EXPECT_EQ(decide_join(porep, QueueHead{ProofKind::kSnapDeals, Priority::kNormal, "porep-32GiB"}),
+            JoinDecision::kClose);
+}
+
 TEST(JoinPolicy, AHeadTheBatchCannotTakeClosesItUnlessItIsLessUrgent) {
   const RunningBatch batch{"porep-32GiB", Priority::kNormal, 1, 4};
   // Another sector size, another kind, a C1 naming no size: closes (it would
