@@ -113,5 +113,28 @@ TEST(PoseidonGadget, ShapeIndependentOfWitness) {
   EXPECT_EQ(h[0], h[1]);
 }
 
+// WitnessCs runs the linear layers on plain field elements (values only);
+// TestCs through the tracked lanes: the same variables with the same values,
+// the same count, the same hash, for every arity Filecoin uses.
+TEST(PoseidonGadget, ValuesOnlyLinearLayersMatchTheTrackedOnes) {
+  std::mt19937_64 rng(17);
+  for (std::size_t arity : {2u, 4u, 8u, 11u, 16u, 24u, 36u}) {
+    std::vector<Fr> vals;
+    for (std::size_t i = 0; i < arity; ++i) vals.push_back(Fr::random(rng));
+    auto run = [&](groth16::ConstraintSystem& cs) {
+      std::vector<AllocatedNum> in;
+      for (const Fr& v : vals) in.push_back(AllocatedNum::alloc(cs, v));
+      return poseidon_hash(cs, in, native::filecoin_poseidon(arity));
+    };
+    TestCs tcs;
+    groth16::WitnessCs wcs;
+    const AllocatedNum want = run(tcs);
+    const AllocatedNum got = run(wcs);
+    EXPECT_EQ(*got.value(), *want.value()) << "arity " << arity;
+    EXPECT_EQ(wcs.num_constraints(), tcs.num_constraints()) << "arity " << arity;
+    EXPECT_TRUE(wcs.witness().aux == std::vector<Fr>(tcs.aux().begin(), tcs.aux().end())) << "arity " << arity;
+  }
+}
+
 }  // namespace
 }  // namespace cuzk::circuits::gadgets
