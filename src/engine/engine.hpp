@@ -271,6 +271,7 @@ class Engine {
   // decide_join admits, each handed to `join`.
   using JoinFn = std::function<asio::awaitable<void>(BatchDoor::Hold hold, JobPtr job)>;
   asio::awaitable<void> admit_joiners(RunningBatch shape, BatchDoor* door, JoinFn join);
+  void count_joiner(bool& counted, std::size_t initial_members);
   asio::awaitable<void> collect_batch(std::vector<JobPtr>& batch, std::size_t max_size,
                                       std::chrono::milliseconds max_wait);
   asio::awaitable<void> run_demo_batch(std::vector<JobPtr> batch);

@@ -40,6 +40,17 @@ bool Engine::batchable_with(Job& head, Job& other) {
   }
 }
 
+// A joiner in the batch metrics: the batch counted once it has two members
+// (its initial ones then), each joiner as a batched job.
+void Engine::count_joiner(bool& counted, std::size_t initial_members) {
+  if (!counted) {
+    ++batches_total_;
+    batched_jobs_total_ += initial_members;
+    counted = true;
+  }
+  ++batched_jobs_total_;
+}
+
 // Takes queue heads into a running batch while decide_join says so: each
 // through `join` (its own preparation, then BatchDoor::add), with the
 // intake held open meanwhile.

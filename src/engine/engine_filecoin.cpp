@@ -26,6 +26,23 @@ namespace cuzk::engine {
 
 using std::chrono::steady_clock;
 
+namespace {
+
+// prepare_filecoin_work of a request on a CPU worker. `input` is the job's,
+// which outlives the call, as the pools do.
+asio::awaitable<Result<FilecoinWork>> prepare_on(runtime::WorkerPool& cpu, ThreadPool& math, ProofKind kind,
+                                                 const std::string* input) {
+  co_return co_await runtime::run_on(cpu, [&math, kind, input]() -> Result<FilecoinWork> {
+    try {
+      return prepare_filecoin_work(kind, *input, math);
+    } catch (const std::exception& e) {
+      return Error{ErrorKind::kInternal, std::string("preparing the request: ") + e.what()};
+    }
+  });
+}
+
+}  // namespace
+
 struct Engine::FilecoinMember {
   JobPtr job;
   Timings t;
@@ -58,18 +75,7 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
     stage_members(members, "vanilla");
     for (Member& m : members) {
       const auto since = steady_clock::now();
-      // Plain references in the closures (see run_porep_batch): this frame
-      // outlives every run_on.
-      const ProofKind kind = m.job->request.kind;
-      const std::string& input = m.job->request.input;
-      ThreadPool& math = math_;
-      Result<FilecoinWork> prepared = co_await runtime::run_on(cpu_, [kind, &input, &math]() -> Result<FilecoinWork> {
-        try {
-          return prepare_filecoin_work(kind, input, math);
-        } catch (const std::exception& e) {
-          return Error{ErrorKind::kInternal, std::string("preparing the request: ") + e.what()};
-        }
-      });
+      Result<FilecoinWork> prepared = co_await prepare_on(cpu_, math_, m.job->request.kind, &m.job->request.input);
       m.t.synthesis_ms = ms_between(since, steady_clock::now());  // parse and check; partition synthesis is below
       if (!prepared) {
         finish(*m.job, JobState::kFailed, prepared.error());
@@ -223,16 +229,7 @@ asio::awaitable<void> Engine::join_snap(FilecoinBatch* batch, BatchDoor* door, B
   batch->registration.add(job->id);  // cancel_running()
   try {
     set_stage(*job, JobState::kRunning, "vanilla");
-    const ProofKind kind = job->request.kind;
-    const std::string& input = job->request.input;  // plain references: this frame outlives the run_on
-    ThreadPool& math = math_;
-    Result<FilecoinWork> prepared = co_await runtime::run_on(cpu_, [kind, &input, &math]() -> Result<FilecoinWork> {
-      try {
-        return prepare_filecoin_work(kind, input, math);
-      } catch (const std::exception& e) {
-        return Error{ErrorKind::kInternal, std::string("preparing the request: ") + e.what()};
-      }
-    });
+    Result<FilecoinWork> prepared = co_await prepare_on(cpu_, math_, job->request.kind, &job->request.input);
     m.t.synthesis_ms = ms_between(started, steady_clock::now());
     if (!prepared) {
       finish(*job, JobState::kFailed, prepared.error());
@@ -259,12 +256,7 @@ asio::awaitable<void> Engine::join_snap(FilecoinBatch* batch, BatchDoor* door, B
     batch->after.push_back(job);  // the intake closed meanwhile: proved alone after the batch
     co_return;
   }
-  if (!batch->counted) {
-    ++batches_total_;
-    batched_jobs_total_ += batch->initial_members;
-    batch->counted = true;
-  }
-  ++batched_jobs_total_;
+  count_joiner(batch->counted, batch->initial_members);
   log_.info("snap deals job joined a running batch", {{"job", job->id}, {"set", batch->set_id},
                                                       {"queue_ms", member.t.queue_ms},
                                                       {"unfinished", door->unfinished()}});

@@ -337,13 +337,7 @@ asio::awaitable<void> Engine::join_porep(PorepBatch* batch, BatchDoor* door, Bat
     batch->after.push_back(job);  // the intake closed meanwhile: proved alone after the batch
     co_return;
   }
-  // Counted as a batch once it has two members, each joiner as a batched job.
-  if (!batch->counted) {
-    ++batches_total_;
-    batched_jobs_total_ += batch->initial_members;
-    batch->counted = true;
-  }
-  ++batched_jobs_total_;
+  count_joiner(batch->counted, batch->initial_members);
   log_.info("porep job joined a running batch", {{"job", job->id}, {"srs", batch->srs_key},
                                                  {"queue_ms", member.t.queue_ms},
                                                  {"unfinished", door->unfinished()}});
