@@ -16,6 +16,7 @@ std::string_view to_string(IoErrorKind kind) {
   switch (kind) {
     case IoErrorKind::kOpen: return "open";
     case IoErrorKind::kUnsupported: return "unsupported";
+    case IoErrorKind::kRead: return "read";
   }
   return "unknown";
 }
@@ -24,6 +25,7 @@ std::string_view to_string(Backend b) {
   switch (b) {
     case Backend::kIoUring: return "io_uring";
     case Backend::kThreadPool: return "pread-pool";
+    case Backend::kLoopRing: return "io_uring on the event loop";
   }
   return "unknown";
 }
@@ -97,6 +99,9 @@ std::unique_ptr<FileSource> open_file_source(const std::filesystem::path& path, 
     ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   }
 
+  if (opts.loop && opts.backend != BackendChoice::kThreadPool) {
+    return detail::make_loop_source(*opts.loop, std::move(fd), direct, size_bytes, opts);
+  }
   switch (opts.backend) {
     case BackendChoice::kThreadPool:
       return detail::make_thread_source(std::move(fd), direct, size_bytes, opts);

@@ -10,14 +10,19 @@
 // multi-GiB parameter files then bypass the page cache and land in the
 // caller's (possibly pinned) buffers without a kernel copy.
 //
+//   - the daemon's event loop (FileSourceOptions::loop, io/loop_ring.hpp):
+//     each read is a coroutine on the loop awaiting its CQE from the loop's
+//     ring; the consuming thread only takes finished reads from a queue.
+//
 // Raw liburing rather than asio::random_access_file (CPP-STACK.md §1): asio
 // makes one io_uring_enter per read and always sets up a 16384-entry ring
 // (~1.5 MiB); here a ring is sized to the queue depth and all reads queued
-// between two waits go to the kernel in one io_uring_enter. The loader runs
-// on a worker thread, not on the event loop, so it needs no asio integration.
+// between two waits go to the kernel in one io_uring_enter. Offline tools
+// (no event loop) use a ring of their own per source.
 //
 // Threading: a FileSource is driven by one thread (submit and wait from the
-// same thread). Completion callbacks run on that thread, inside wait().
+// same thread; never the loop's thread for the loop back end). Completion
+// callbacks run on that thread, inside wait().
 // Reads are completed in full: short reads are resumed internally, so a
 // completion reports fewer bytes than asked only when the file ended.
 #pragma once
@@ -36,6 +41,7 @@ namespace cuzk::io {
 enum class IoErrorKind : std::uint8_t {
   kOpen,         // open/stat failed (missing file, permissions)
   kUnsupported,  // a required feature (io_uring, O_DIRECT) is refused here
+  kRead,         // a read failed (errno) or the file ended early (sequential readers)
 };
 // (A failed read is reported in its ReadCompletion, with the errno.)
 std::string_view to_string(IoErrorKind kind);
@@ -51,7 +57,7 @@ class IoError : public std::runtime_error {
   int errno_;
 };
 
-enum class Backend : std::uint8_t { kIoUring, kThreadPool };
+enum class Backend : std::uint8_t { kIoUring, kThreadPool, kLoopRing };
 std::string_view to_string(Backend b);
 
 enum class BackendChoice : std::uint8_t {
@@ -66,8 +72,13 @@ enum class DirectIo : std::uint8_t {
   kRequire,  // O_DIRECT or IoError(kUnsupported)
 };
 
+class LoopRing;
+
 struct FileSourceOptions {
   BackendChoice backend = BackendChoice::kAuto;
+  // The daemon's ring on its event loop: when set (and backend is not
+  // kThreadPool), reads are coroutines on that loop. Borrowed.
+  LoopRing* loop = nullptr;
   DirectIo direct = DirectIo::kAuto;
   std::size_t queue_depth = 16;      // reads in flight at most
   std::size_t pool_threads = 4;      // pread threads of the fallback back end

@@ -19,6 +19,7 @@
 #include "policy/memory_budget.hpp"
 #include "engine/job_journal.hpp"
 #include "engine/param_store.hpp"
+#include "io/loop_ring.hpp"
 #include "rpc/kj_asio.hpp"
 #include "rpc/server.hpp"
 #include "runtime/event_loop.hpp"
@@ -39,7 +40,8 @@ asio::awaitable<void> second_signal(asio::signal_set& signals, engine::Engine& e
 
 asio::awaitable<void> lifecycle(asio::io_context& io, asio::signal_set& signals, engine::Engine& engine,
                                 rpc::Server& server, MetricsHttpServer* metrics, runtime::TaskSet& ops,
-                                runtime::SdNotifier& notify, runtime::Logger& log, milliseconds grace) {
+                                io::LoopRing* ring, runtime::SdNotifier& notify, runtime::Logger& log,
+                                milliseconds grace) {
   int signo = co_await signals.async_wait(asio::use_awaitable);
   log.info("signal received, draining", {{"signal", signo == SIGTERM ? "SIGTERM" : "SIGINT"}});
   notify.send("STOPPING=1\nSTATUS=draining");
@@ -56,6 +58,7 @@ asio::awaitable<void> lifecycle(asio::io_context& io, asio::signal_set& signals,
   ops.close();
   ops.cancel_all();
   co_await ops.join();
+  if (ring != nullptr) co_await ring->close();  // after the drain: no parameter read is left
   log.info("stopped");
   io.stop();
 }
@@ -232,11 +235,22 @@ int run(const Config& config, runtime::Logger& log, ConfigReloader reload, std::
                           {"io_uring", loop.probe().detail},
                           {"files_on_io_uring", loop.files_on_io_uring() ? "yes" : "no"}});
   rpc::KjOnAsio kj(loop.io());
+  // Every parameter and R1CS file is read by coroutines on this loop through
+  // one io_uring ring (io/loop_ring.hpp); where io_uring is refused, by the
+  // pread pool.
+  std::unique_ptr<io::LoopRing> ring;
+  if (loop.files_on_io_uring()) {
+    try {
+      ring = std::make_unique<io::LoopRing>(loop.executor());
+    } catch (const io::IoError& e) {
+      log.warn("parameter reads fall back to the pread pool", {{"error", e.what()}});
+    }
+  }
   ThreadPool math(config.math_threads);
   std::size_t pipeline_threads =
       config.pipeline_threads != 0 ? config.pipeline_threads : config.engine.max_concurrent_jobs + 1;
   runtime::WorkerPool pipeline(pipeline_threads);
-  engine::ParamStore params(config.state_dir, math, log);
+  engine::ParamStore params(config.state_dir, math, log, ring.get());
   engine::EngineConfig engine_config = config.engine;
   if (config.journal) engine_config.journal_dir = config.state_dir;
   // The host-memory budget: "auto" is the RAM this process may use (cgroup
@@ -359,8 +373,9 @@ int run(const Config& config, runtime::Logger& log, ConfigReloader reload, std::
     ops.spawn(watchdog(loop.io(), std::chrono::microseconds(watchdog_usec / 2), notify, log));
     log.info("watchdog", {{"interval_ms", watchdog_usec / 2000}});
   }
-  main_tasks.spawn(lifecycle(loop.io(), signals, engine, server, metrics ? &*metrics : nullptr, ops, notify, log,
-                                   config.drain_timeout));
+  if (ring) ring->start();
+  main_tasks.spawn(lifecycle(loop.io(), signals, engine, server, metrics ? &*metrics : nullptr, ops, ring.get(),
+                             notify, log, config.drain_timeout));
   log.info("cuzkd ready", {{"listen", inherited == 1 ? std::string("systemd socket") : config.listen},
                            {"listen_tcp", config.listen_tcp.empty() ? std::string("off") : config.listen_tcp},
                            {"state_dir", config.state_dir.string()},

@@ -80,10 +80,10 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
       critical_available_(loop),
       job_finished_(loop),
       stop_(loop),
-      sets_(std::make_unique<ParamSets>(params.dir(),
-                                        [&params](const std::filesystem::path& path, ThreadPool& pool) {
-                                          return params.read_params_file(path, pool);
-                                        })),
+      sets_(std::make_unique<ParamSets>(
+          params.dir(),
+          [&params](const std::filesystem::path& path, ThreadPool& pool) { return params.read_params_file(path, pool); },
+          [&params](const std::filesystem::path& path) { return params.read_r1cs_file(path); })),
       tasks_(loop) {
   if (config_.max_concurrent_jobs == 0) config_.max_concurrent_jobs = 1;
   memory_ = std::make_unique<MemoryGate>(loop_, config_.memory_budget_bytes != 0

@@ -163,8 +163,8 @@ Result<T> porep_call(F&& f) {
 // waits for a PoRep set's minutes of loading), and ready_mu (never held
 // across a load) lets the loop drop a set at once.
 struct Engine::ParamSets {
-  ParamSets(std::filesystem::path params_dir, fc::ParamsReader reader)
-      : dir(params_dir), read(std::move(reader)), shapes(std::move(params_dir)) {}
+  ParamSets(std::filesystem::path params_dir, fc::ParamsReader reader, fc::R1csReader r1cs_reader)
+      : dir(params_dir), read(std::move(reader)), read_r1cs(r1cs_reader), shapes(std::move(params_dir), r1cs_reader) {}
 
   struct Ready {
     std::shared_ptr<const groth16::R1cs> r1cs;
@@ -199,7 +199,7 @@ struct Engine::ParamSets {
         [&] {
           const std::string& params = spec.official.params;  // "<stem>.params": the shape caches as "<stem>.r1cs"
           const std::filesystem::path cache = dir / (params.substr(0, params.rfind('.')) + ".r1cs");
-          return fc::load_or_compile_shape(cache, spec.expected_inputs, spec.compile, spec.id);
+          return fc::load_or_compile_shape(cache, spec.expected_inputs, spec.compile, spec.id, read_r1cs);
         },
         [&](const groth16::R1cs& r1cs) {
           return fc::ensure_dev_params(spec.official, spec.dev, spec.what, dir, r1cs, pool, generate, read);
@@ -238,7 +238,8 @@ struct Engine::ParamSets {
   }
 
   std::filesystem::path dir;
-  fc::ParamsReader read;  // the ParamStore's io_uring loader
+  fc::ParamsReader read;       // the ParamStore's io_uring loader
+  fc::R1csReader read_r1cs;    // the same reads for the compiled shapes' cache files
   fc::PorepC2 shapes;  // thread-safe (its own lock across a compile)
   std::mutex ready_mu;  // guards ready and load_mus; never held across a load
   std::map<std::string, std::shared_ptr<const Ready>> ready;        // by set id

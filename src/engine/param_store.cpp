@@ -8,6 +8,7 @@
 
 #include "circuits/demo.hpp"
 #include "groth16/setup.hpp"
+#include "io/sequential_reader.hpp"
 
 namespace cuzk::engine {
 
@@ -27,8 +28,8 @@ std::optional<std::uint32_t> parse_demo_circuit_id(const std::string& id) {
 
 std::string demo_circuit_id(std::uint32_t log_domain) { return "demo-" + std::to_string(log_domain); }
 
-ParamStore::ParamStore(std::filesystem::path state_dir, ThreadPool& math, runtime::Logger& log)
-    : dir_(std::move(state_dir) / "params"), math_(math), log_(log) {}
+ParamStore::ParamStore(std::filesystem::path state_dir, ThreadPool& math, runtime::Logger& log, io::LoopRing* ring)
+    : dir_(std::move(state_dir) / "params"), math_(math), log_(log), ring_(ring) {}
 
 ParamStore::Loaded ParamStore::get_demo(std::uint32_t log_domain, const ParamsAdmit& admit) {
   std::shared_ptr<Slot> slot;
@@ -102,21 +103,61 @@ std::shared_ptr<const CircuitParams> ParamStore::load_or_generate(std::uint32_t 
   return cp;
 }
 
-groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& path, ThreadPool& pool,
-                                                 const io::ProgressFn& observe) const {
-  const std::string file = path.filename().string();
-  std::uint64_t next_tenth = 1;
-  const io::ProgressFn log_tenths = [&](const io::LoadProgress& p) {
+namespace {
+
+// A progress callback that logs a line at every tenth of the file.
+io::ProgressFn log_tenths(runtime::Logger& log, std::string what, std::string file, const io::ProgressFn& observe) {
+  auto next_tenth = std::make_shared<std::uint64_t>(1);
+  return [&log, what = std::move(what), file = std::move(file), observe, next_tenth](const io::LoadProgress& p) {
     if (observe) observe(p);
-    if (p.file_bytes == 0 || p.decoded_bytes * 10 < next_tenth * p.file_bytes) return;
-    next_tenth = p.decoded_bytes * 10 / p.file_bytes + 1;
-    log_.info("reading parameters", {{"file", file},
-                                     {"percent", p.decoded_bytes * 100 / p.file_bytes},
-                                     {"read_bytes", p.read_bytes},
-                                     {"file_bytes", p.file_bytes}});
+    if (p.file_bytes == 0 || p.decoded_bytes * 10 < *next_tenth * p.file_bytes) return;
+    *next_tenth = p.decoded_bytes * 10 / p.file_bytes + 1;
+    log.info(what, {{"file", file},
+                    {"percent", p.decoded_bytes * 100 / p.file_bytes},
+                    {"read_bytes", p.read_bytes},
+                    {"file_bytes", p.file_bytes}});
   };
-  io::LoadStats stats;
-  groth16::Parameters params = read_tracked(path, pool, stats, log_tenths);
+}
+
+}  // namespace
+
+struct ParamStore::LoadGuard {
+  const ParamStore* store;
+  const Load* load;
+  LoadGuard(const ParamStore* s, const Load* l) : store(s), load(l) {}
+  LoadGuard(const LoadGuard&) = delete;
+  LoadGuard& operator=(const LoadGuard&) = delete;
+  ~LoadGuard() {
+    std::lock_guard lock(store->loads_mu_);
+    std::erase_if(store->loads_, [this](const std::shared_ptr<Load>& l) { return l.get() == load; });
+  }
+};
+
+ParamStore::LoadGuard ParamStore::track(const std::filesystem::path& path, const io::ProgressFn& also,
+                                        io::ProgressFn& progress) const {
+  auto load = std::make_shared<Load>();
+  load->file = path.filename().string();
+  load->started = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(loads_mu_);
+    loads_.push_back(load);
+  }
+  progress = [load, also](const io::LoadProgress& p) {
+    load->file_bytes = p.file_bytes;
+    load->read_bytes = p.read_bytes;
+    load->decoded_bytes = p.decoded_bytes;
+    if (also) also(p);
+  };
+  return LoadGuard(this, load.get());
+}
+
+io::FileSourceOptions ParamStore::source_options() const {
+  io::FileSourceOptions opts;
+  opts.loop = ring_;
+  return opts;
+}
+
+void ParamStore::log_read(const std::filesystem::path& path, const io::LoadStats& stats) const {
   log_.info("parameter file read", {{"path", path.string()},
                                     {"bytes", stats.file_bytes},
                                     {"backend", io::to_string(stats.backend)},
@@ -125,33 +166,31 @@ groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& pa
                                     {"io_wait_s", stats.io_wait_s},
                                     {"decode_s", stats.decode_s},
                                     {"mib_per_s", stats.wall_s > 0 ? stats.file_bytes / stats.wall_s / (1 << 20) : 0.0}});
+}
+
+groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& path, ThreadPool& pool,
+                                                 const io::ProgressFn& observe) const {
+  io::LoadStats stats;
+  groth16::Parameters params =
+      read_tracked(path, pool, stats, log_tenths(log_, "reading parameters", path.filename().string(), observe));
+  log_read(path, stats);
   return params;
+}
+
+groth16::R1cs ParamStore::read_r1cs_file(const std::filesystem::path& path) const {
+  io::ProgressFn progress;
+  LoadGuard guard = track(path, log_tenths(log_, "reading r1cs", path.filename().string(), {}), progress);
+  io::LoadStats stats;
+  groth16::R1cs r1cs = io::load_r1cs(path, source_options(), progress, &stats);
+  log_read(path, stats);
+  return r1cs;
 }
 
 groth16::Parameters ParamStore::read_tracked(const std::filesystem::path& path, ThreadPool& pool,
                                              io::LoadStats& stats, const io::ProgressFn& also) const {
-  auto load = std::make_shared<Load>();
-  load->file = path.filename().string();
-  load->started = std::chrono::steady_clock::now();
-  {
-    std::lock_guard lock(loads_mu_);
-    loads_.push_back(load);
-  }
-  struct Unregister {
-    const ParamStore& store;
-    const Load* load;
-    ~Unregister() {
-      std::lock_guard lock(store.loads_mu_);
-      std::erase_if(store.loads_, [this](const std::shared_ptr<Load>& l) { return l.get() == load; });
-    }
-  } unregister{*this, load.get()};
   io::ParamsLoaderOptions opts;
-  opts.progress = [&load, &also](const io::LoadProgress& p) {
-    load->file_bytes = p.file_bytes;
-    load->read_bytes = p.read_bytes;
-    load->decoded_bytes = p.decoded_bytes;
-    if (also) also(p);
-  };
+  LoadGuard guard = track(path, also, opts.progress);
+  opts.source = source_options();
   return io::ParamsLoader(pool, opts).load_params(path, &stats);
 }
 

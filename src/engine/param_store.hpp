@@ -74,7 +74,10 @@ class ParamsRefused : public std::runtime_error {
 
 class ParamStore {
  public:
-  ParamStore(std::filesystem::path state_dir, ThreadPool& math, runtime::Logger& log);
+  // `ring` (borrowed, may be null): the event loop's io_uring ring; every
+  // parameter and R1CS file is then read by coroutines on the loop
+  // (io/loop_ring.hpp). Null: each read owns a ring (or the pread pool).
+  ParamStore(std::filesystem::path state_dir, ThreadPool& math, runtime::Logger& log, io::LoopRing* ring = nullptr);
 
   struct Loaded {
     std::shared_ptr<const CircuitParams> params;
@@ -95,6 +98,10 @@ class ParamStore {
   // thread, with the file listed by loading()).
   groth16::Parameters read_params_file(const std::filesystem::path& path, ThreadPool& pool,
                                        const io::ProgressFn& observe = {}) const;
+  // Reads a compiled R1CS cache file through the same reads (listed by
+  // loading(), rate logged). groth16::load_r1cs's errors (fc::R1csReader's
+  // contract).
+  groth16::R1cs read_r1cs_file(const std::filesystem::path& path) const;
 
   std::vector<ParamsEntry> loaded() const;
   // The parameter files being read now, with their progress.
@@ -113,6 +120,7 @@ class ParamStore {
   std::filesystem::path dir_;
   ThreadPool& math_;
   runtime::Logger& log_;
+  io::LoopRing* ring_;
   // One file being read: updated by the loading thread (progress callback),
   // read by loading() on any thread.
   struct Load {
@@ -123,6 +131,12 @@ class ParamStore {
   // Reads `path` through the io_uring loader, registered in loads_ while it runs.
   groth16::Parameters read_tracked(const std::filesystem::path& path, ThreadPool& pool, io::LoadStats& stats,
                                    const io::ProgressFn& also) const;
+  // Registers a file in loads_ for the lifetime of the returned guard; the
+  // ProgressFn updates it (and calls `also`).
+  struct LoadGuard;
+  LoadGuard track(const std::filesystem::path& path, const io::ProgressFn& also, io::ProgressFn& progress) const;
+  io::FileSourceOptions source_options() const;
+  void log_read(const std::filesystem::path& path, const io::LoadStats& stats) const;
 
   mutable std::mutex loads_mu_;  // guards loads_
   mutable std::vector<std::shared_ptr<Load>> loads_;

@@ -365,10 +365,10 @@ class PayloadWriter {
 // so a corrupt count cannot trigger a huge allocation.
 class PayloadReader {
  public:
-  PayloadReader(std::FILE* f, std::uint64_t payload_bytes) : f_(f), left_(payload_bytes) {}
+  PayloadReader(ByteSource& src, std::uint64_t payload_bytes) : src_(src), left_(payload_bytes) {}
   void bytes(void* p, std::size_t n) {
     need(n);
-    if (n != 0 && std::fread(p, 1, n, f_) != n) {
+    if (n != 0 && src_.read(p, n) != n) {
       throw R1csError(R1csErrorKind::kTruncated, "file ends inside the payload");
     }
     sha_.update(p, n);
@@ -398,9 +398,25 @@ class PayloadReader {
   std::array<std::uint8_t, 32> digest() { return sha_.finish(); }
 
  private:
-  std::FILE* f_;
+  ByteSource& src_;
   std::uint64_t left_;
   Sha256 sha_;
+};
+
+// stdio's reads (offline tools).
+class StdioSource final : public ByteSource {
+ public:
+  StdioSource(std::FILE* f, std::uint64_t size_bytes) : f_(f), size_bytes_(size_bytes) {}
+  std::uint64_t size_bytes() const override { return size_bytes_; }
+  std::size_t read(void* dst, std::size_t n) override {
+    std::size_t got = std::fread(dst, 1, n, f_);
+    if (got < n && std::ferror(f_)) throw R1csError(R1csErrorKind::kIo, "read failed");
+    return got;
+  }
+
+ private:
+  std::FILE* f_;
+  std::uint64_t size_bytes_;
 };
 
 }  // namespace
@@ -451,14 +467,21 @@ R1cs load_r1cs(const std::filesystem::path& path) {
   std::error_code ec;
   std::uint64_t file_bytes = std::filesystem::file_size(path, ec);
   if (ec) throw R1csError(R1csErrorKind::kIo, "cannot stat " + path.string());
+  StdioSource src(f.get(), file_bytes);
+  return load_r1cs(src, path.string());
+}
 
+namespace {
+
+R1cs load_r1cs_from(ByteSource& src, const std::string& path) {
+  const std::uint64_t file_bytes = src.size_bytes();
   std::array<std::uint8_t, kHeaderBytes> header{};
-  std::size_t got = std::fread(header.data(), 1, header.size(), f.get());
+  std::size_t got = src.read(header.data(), header.size());
   if (got < 8 || std::memcmp(header.data(), kMagic.data(), 8) != 0) {
     if (got < 8 && std::memcmp(header.data(), kMagic.data(), got) == 0) {
       throw R1csError(R1csErrorKind::kTruncated, "file shorter than its header");
     }
-    throw R1csError(R1csErrorKind::kBadMagic, path.string() + " is not a cuzk r1cs file");
+    throw R1csError(R1csErrorKind::kBadMagic, path + " is not a cuzk r1cs file");
   }
   if (got < header.size()) throw R1csError(R1csErrorKind::kTruncated, "file shorter than its header");
   std::uint32_t version = 0, flags = 0;
@@ -483,7 +506,7 @@ R1cs load_r1cs(const std::filesystem::path& path) {
   // Every byte is hashed as it is read; structure is only trusted once the
   // checksum matched, but the reader's bound keeps allocations within the
   // file size even before that.
-  PayloadReader r(f.get(), payload_bytes);
+  PayloadReader r(src, payload_bytes);
   std::uint64_t n_inputs = 0, n_aux = 0, n_rows = 0;
   std::vector<std::array<std::uint8_t, kFrBytes>> raw_coeffs;
   CsrMatrix mats[3];
@@ -508,13 +531,13 @@ R1cs load_r1cs(const std::filesystem::path& path) {
     r.drain();
     std::array<std::uint8_t, 32> digest = r.digest();
     if (std::memcmp(digest.data(), header.data() + 24, 32) != 0) {
-      throw R1csError(R1csErrorKind::kChecksum, path.string());
+      throw R1csError(R1csErrorKind::kChecksum, path);
     }
     throw;
   }
   std::array<std::uint8_t, 32> digest = r.digest();
   if (std::memcmp(digest.data(), header.data() + 24, 32) != 0) {
-    throw R1csError(R1csErrorKind::kChecksum, path.string());
+    throw R1csError(R1csErrorKind::kChecksum, path);
   }
   // The variable counts size the density bit vectors, allocated before the
   // constructor checks them: bound them here (a checksum is no protection
@@ -530,6 +553,20 @@ R1cs load_r1cs(const std::filesystem::path& path) {
   }
   return R1cs(n_inputs, n_aux, std::move(coeffs), std::move(mats[0]), std::move(mats[1]),
               std::move(mats[2]));
+}
+
+}  // namespace
+
+R1cs load_r1cs(ByteSource& src, const std::string& name) {
+  try {
+    return load_r1cs_from(src, name);
+  } catch (const R1csError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw R1csError(R1csErrorKind::kIo, name + ": " + e.what());  // the source's read failed
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -212,6 +212,19 @@ inline constexpr std::uint32_t kR1csFileVersion = 1;
 void save_r1cs(const R1cs& r1cs, const std::filesystem::path& path);
 R1cs load_r1cs(const std::filesystem::path& path);
 
+// The file's bytes in order, for load_r1cs from another reader than stdio
+// (the daemon's: io::SequentialReader, io_uring reads on its event loop).
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual std::uint64_t size_bytes() const = 0;
+  // Fills dst with the next n bytes; fewer only at the end of the file. A
+  // failed read throws (load_r1cs reports it as R1csError kIo).
+  virtual std::size_t read(void* dst, std::size_t n) = 0;
+};
+// `name` (the path) is used in messages.
+R1cs load_r1cs(ByteSource& src, const std::string& name);
+
 // Records the shape of a circuit into an R1cs, and optionally its witness.
 class RecordingCs final : public ConstraintSystem {
  public:

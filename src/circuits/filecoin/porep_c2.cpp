@@ -126,11 +126,11 @@ std::filesystem::path r1cs_cache_path(const std::filesystem::path& cache_dir, Se
 std::shared_ptr<const groth16::R1cs> load_or_compile_shape(const std::filesystem::path& path,
                                                            std::size_t expected_inputs,
                                                            const std::function<groth16::R1cs()>& compile,
-                                                           std::string_view what) {
+                                                           std::string_view what, const R1csReader& read) {
   const std::string tag(what);
   if (!path.empty() && std::filesystem::exists(path)) {
     try {
-      auto loaded = std::make_shared<groth16::R1cs>(groth16::load_r1cs(path));
+      auto loaded = std::make_shared<groth16::R1cs>(read ? read(path) : groth16::load_r1cs(path));
       if (loaded->num_inputs() == expected_inputs) return loaded;
     } catch (const groth16::R1csError& e) {
       std::fprintf(stderr, "%s: ignoring R1CS cache %s (%s)\n", tag.c_str(), path.c_str(), e.what());
@@ -154,7 +154,8 @@ std::shared_ptr<const groth16::R1cs> load_or_compile_shape(const std::filesystem
   return r1cs;
 }
 
-PorepC2::PorepC2(std::filesystem::path cache_dir) : cache_dir_(std::move(cache_dir)) {}
+PorepC2::PorepC2(std::filesystem::path cache_dir, R1csReader read)
+    : cache_dir_(std::move(cache_dir)), read_(std::move(read)) {}
 
 std::shared_ptr<const groth16::R1cs> PorepC2::compiled_shape(SealProof proof) {
   const SealProofInfo& info = seal_proof_info(proof);
@@ -168,7 +169,7 @@ std::shared_ptr<const groth16::R1cs> PorepC2::compiled_shape(SealProof proof) {
   const std::size_t expected_inputs = 4 + 18 * shape.challenges;  // ONE included
   std::shared_ptr<const groth16::R1cs> r1cs = load_or_compile_shape(
       cache_dir_.empty() ? std::filesystem::path{} : r1cs_cache_path(cache_dir_, proof), expected_inputs,
-      [&shape] { return groth16::compile(StackedCircuit::blank(shape)); }, "porep c2");
+      [&shape] { return groth16::compile(StackedCircuit::blank(shape)); }, "porep c2", read_);
   by_sector_bytes_.emplace(info.sector_bytes, r1cs);
   return r1cs;
 }

@@ -84,12 +84,17 @@ ParamFileNames dev_param_names(SealProof proof);
 // ---------------------------------------------------------------------------
 // Shapes
 
+// Reads an R1CS cache file (groth16::load_r1cs's contract and R1csError
+// kinds). The daemon passes its reader (io::load_r1cs: io_uring reads on its
+// event loop); empty: groth16::load_r1cs (stdio).
+using R1csReader = std::function<groth16::R1cs(const std::filesystem::path& path)>;
+
 // Caches compiled partition R1cs per sector shape, in memory and (when
 // cache_dir is non-empty) on disk as <cache_dir>/<official stem>.r1cs.
 // Thread-safe; one instance per process is expected to be passed around.
 class PorepC2 {
  public:
-  explicit PorepC2(std::filesystem::path cache_dir = {});
+  explicit PorepC2(std::filesystem::path cache_dir = {}, R1csReader read = {});
 
   // The R1cs of one partition. Loads the disk copy when present and
   // consistent with the shape (public input count), else compiles a blank
@@ -104,6 +109,7 @@ class PorepC2 {
 
  private:
   std::filesystem::path cache_dir_;
+  R1csReader read_;
   std::mutex mu_;
   std::map<std::uint64_t, std::shared_ptr<const groth16::R1cs>> by_sector_bytes_;
 };
@@ -119,7 +125,7 @@ std::filesystem::path r1cs_cache_path(const std::filesystem::path& cache_dir, Se
 std::shared_ptr<const groth16::R1cs> load_or_compile_shape(const std::filesystem::path& path,
                                                            std::size_t expected_inputs,
                                                            const std::function<groth16::R1cs()>& compile,
-                                                           std::string_view what);
+                                                           std::string_view what, const R1csReader& read = {});
 
 // ---------------------------------------------------------------------------
 // Proving

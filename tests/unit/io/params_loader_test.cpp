@@ -15,6 +15,8 @@
 
 #include "groth16/r1cs.hpp"
 #include "groth16/setup.hpp"
+#include "io/sequential_reader.hpp"
+#include "unit/io/loop_thread.hpp"
 
 namespace cuzk::io {
 namespace {
@@ -378,6 +380,87 @@ TEST_F(ParamsLoaderTest, BuffersComeFromTheInjectedAllocator) {
   EXPECT_THROW(loader.load_params(*dir_ / "early.params"), ParamsError);
   EXPECT_EQ(alloc.allocs, alloc.frees);
   EXPECT_EQ(alloc.live_bytes, 0u);
+}
+
+// The daemon's reads: the same loader with its reads as coroutines on an event
+// loop (io/loop_ring.hpp), and the R1CS cache file through the same reads.
+TEST_F(ParamsLoaderTest, ReadsOnTheEventLoopGiveTheSameParametersAndErrors) {
+  if (testing::io_uring_refused()) GTEST_SKIP() << "io_uring refused by this kernel or sandbox";
+  auto f = slurp(*dir_ / "c.params");
+  f[groth16::vk_file_bytes(params_->vk.ic.size()) + 4 + 96 * 7 + 10] ^= 1;  // h[7]
+  spit(*dir_ / "flip.params", f);
+  testing::LoopThread loop;
+  for (std::size_t chunk : {std::size_t{4096}, std::size_t{12288}, std::size_t{1} << 20}) {
+    ParamsLoaderOptions o;
+    o.source = loop.source(4);
+    o.chunk_bytes = chunk;
+    ParamsLoader loader(*pool_, o);
+    LoadStats stats;
+    EXPECT_TRUE(loader.load_params(*dir_ / "c.params", &stats) == *params_) << chunk;
+    EXPECT_EQ(stats.backend, Backend::kLoopRing);
+    expect_same_outcome(*dir_ / "flip.params", loader, "bit flip, chunk " + std::to_string(chunk));
+  }
+}
+
+TEST_F(ParamsLoaderTest, AReadErrorOnTheLoopFailsTheLoadAsIo) {
+  if (testing::io_uring_refused()) GTEST_SKIP() << "io_uring refused by this kernel or sandbox";
+  const std::uint64_t bad = 40960;  // inside the h vector
+  testing::LoopThread loop(16, [bad](int, std::uint64_t off, std::size_t len) {
+    return off <= bad && bad < off + len ? -EIO : 0;
+  });
+  ParamsLoaderOptions o;
+  o.source = loop.source(4, DirectIo::kOff);
+  o.chunk_bytes = 8192;
+  try {
+    ParamsLoader(*pool_, o).load_params(*dir_ / "c.params");
+    ADD_FAILURE() << "an injected EIO was not reported";
+  } catch (const ParamsError& e) {
+    EXPECT_EQ(e.kind(), ParamsErrorKind::kIo);
+    EXPECT_NE(std::string(e.what()).find("offset 40960"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::strerror(EIO)), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ParamsLoaderTest, R1csThroughTheLoopEqualsTheStdioRead) {
+  if (testing::io_uring_refused()) GTEST_SKIP() << "io_uring refused by this kernel or sandbox";
+  const fs::path path = *dir_ / "c.r1cs";
+  groth16::save_r1cs(chain_r1cs(300), path);
+  testing::LoopThread loop;
+  for (DirectIo direct : {DirectIo::kOff, DirectIo::kAuto}) {
+    LoadProgress last;
+    LoadStats stats;
+    groth16::R1cs got = load_r1cs(path, loop.source(4, direct), [&](const LoadProgress& p) { last = p; }, &stats);
+    EXPECT_TRUE(got == groth16::load_r1cs(path));
+    EXPECT_EQ(stats.backend, Backend::kLoopRing);
+    EXPECT_EQ(last.decoded_bytes, fs::file_size(path));
+  }
+  // A flipped payload byte is the checksum error of the stdio reader.
+  auto f = slurp(path);
+  f[f.size() / 2] ^= 4;
+  spit(*dir_ / "bad.r1cs", f);
+  try {
+    load_r1cs(*dir_ / "bad.r1cs", loop.source(4));
+    ADD_FAILURE() << "a corrupt r1cs loaded";
+  } catch (const groth16::R1csError& e) {
+    EXPECT_EQ(e.kind(), groth16::R1csErrorKind::kChecksum) << e.what();
+  }
+}
+
+TEST_F(ParamsLoaderTest, AReadErrorInAnR1csFileIsAnIoError) {
+  if (testing::io_uring_refused()) GTEST_SKIP() << "io_uring refused by this kernel or sandbox";
+  const fs::path path = *dir_ / "eio.r1cs";
+  groth16::save_r1cs(chain_r1cs(3000), path);
+  ASSERT_GT(fs::file_size(path), std::uint64_t{3} << 12);
+  testing::LoopThread loop(16, [](int, std::uint64_t off, std::size_t) { return off >= 8192 ? -EIO : 0; });
+  FileSourceOptions o = loop.source(2, DirectIo::kOff);
+  try {
+    SequentialReader reader(path, o, 4096);
+    groth16::load_r1cs(reader, path.string());
+    ADD_FAILURE() << "an injected EIO was not reported";
+  } catch (const groth16::R1csError& e) {
+    EXPECT_EQ(e.kind(), groth16::R1csErrorKind::kIo) << e.what();
+    EXPECT_NE(std::string(e.what()).find("offset 8192"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
