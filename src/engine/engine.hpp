@@ -247,6 +247,15 @@ class Engine {
   // time in `t`) appended to `members` (engine_internal.hpp).
   template <class Members>
   static void start_members(std::vector<JobPtr>& batch, Members& members);
+  // A joiner of a running batch (join_porep, join_snap; engine_internal.hpp):
+  // its member, started now and registered for cancel_running(); then, once
+  // its own stages are done, appended to the batch's members with its
+  // partitions added to the pipeline by `plan` (PlanMember from the member),
+  // or proved alone after the batch when the intake closed meanwhile (false).
+  template <class Member, class Batch>
+  static Member start_joiner(Batch& batch, const JobPtr& job);
+  template <class Member, class Batch, class Plan>
+  bool add_joiner(Batch& batch, BatchDoor& door, Member m, Plan plan);
   // A PoRep or Filecoin batch's members (engine_internal.hpp): registered
   // for cancel_running() and counted as a batch when there are several;
   // every member's stage set; members cancelled meanwhile finished, then

@@ -221,12 +221,8 @@ asio::awaitable<void> Engine::admit_snap_joiners(FilecoinBatch* batch, BatchDoor
 // pipeline's intake open meanwhile.
 asio::awaitable<void> Engine::join_snap(FilecoinBatch* batch, BatchDoor* door, BatchDoor::Hold hold, JobPtr job) {
   (void)hold;  // held until this returns
-  const auto started = steady_clock::now();
-  job->started_at = started;
-  FilecoinMember m;
-  m.job = job;
-  m.t.queue_ms = ms_between(job->submitted_at, started);
-  batch->registration.add(job->id);  // cancel_running()
+  FilecoinMember m = start_joiner<FilecoinMember>(*batch, job);
+  const auto started = job->started_at;
   try {
     set_stage(*job, JobState::kRunning, "vanilla");
     Result<FilecoinWork> prepared = co_await prepare_on(cpu_, math_, job->request.kind, &job->request.input);
@@ -248,17 +244,12 @@ asio::awaitable<void> Engine::join_snap(FilecoinBatch* batch, BatchDoor* door, B
     if (finish_from_exception(*job, e)) throw;
     co_return;
   }
-  m.pipeline_started = steady_clock::now();
-  batch->members.push_back(std::move(m));
-  FilecoinMember& member = batch->members.back();
-  set_stage(*job, JobState::kRunning, "prove");
-  if (!door->add(filecoin_plan_member(member, *batch))) {
-    batch->after.push_back(job);  // the intake closed meanwhile: proved alone after the batch
+  const std::uint64_t queue_ms = m.t.queue_ms;
+  if (!add_joiner(*batch, *door, std::move(m),
+                  [this, batch](FilecoinMember& fm) { return filecoin_plan_member(fm, *batch); }))
     co_return;
-  }
-  count_joiner(batch->counted, batch->initial_members);
   log_.info("snap deals job joined a running batch", {{"job", job->id}, {"set", batch->set_id},
-                                                      {"queue_ms", member.t.queue_ms},
+                                                      {"queue_ms", queue_ms},
                                                       {"unfinished", door->unfinished()}});
 }
 

@@ -88,6 +88,31 @@ void Engine::start_members(std::vector<JobPtr>& batch, Members& members) {
   }
 }
 
+template <class Member, class Batch>
+Member Engine::start_joiner(Batch& batch, const JobPtr& job) {
+  const auto started = std::chrono::steady_clock::now();
+  job->started_at = started;
+  Member m;
+  m.job = job;
+  m.t.queue_ms = ms_between(job->submitted_at, started);
+  batch.registration.add(job->id);
+  return m;
+}
+
+template <class Member, class Batch, class Plan>
+bool Engine::add_joiner(Batch& batch, BatchDoor& door, Member m, Plan plan) {
+  m.pipeline_started = std::chrono::steady_clock::now();
+  batch.members.push_back(std::move(m));
+  Member& member = batch.members.back();
+  set_stage(*member.job, JobState::kRunning, "prove");
+  if (!door.add(plan(member))) {
+    batch.after.push_back(member.job);
+    return false;
+  }
+  count_joiner(batch.counted, batch.initial_members);
+  return true;
+}
+
 template <class Members>
 void Engine::register_batch(Members& members, Engine::BatchRegistration& registration) {
   if (members.size() < 2) return;

@@ -289,12 +289,8 @@ asio::awaitable<void> Engine::admit_porep_joiners(PorepBatch* batch, BatchDoor* 
 // pipeline's intake open meanwhile.
 asio::awaitable<void> Engine::join_porep(PorepBatch* batch, BatchDoor* door, BatchDoor::Hold hold, JobPtr job) {
   (void)hold;  // held until this returns
-  const auto started = steady_clock::now();
-  job->started_at = started;
-  PorepMember m;
-  m.job = job;
-  m.t.queue_ms = ms_between(job->submitted_at, started);
-  batch->registration.add(job->id);  // cancel_running()
+  PorepMember m = start_joiner<PorepMember>(*batch, job);
+  const auto started = job->started_at;
   try {
     set_stage(*job, JobState::kRunning, "c1");
     const std::string& c1_json = job->request.input;  // plain references: see run_porep_batch
@@ -329,17 +325,11 @@ asio::awaitable<void> Engine::join_porep(PorepBatch* batch, BatchDoor* door, Bat
     if (finish_from_exception(*job, e)) throw;
     co_return;
   }
-  m.pipeline_started = steady_clock::now();
-  batch->members.push_back(std::move(m));
-  PorepMember& member = batch->members.back();
-  set_stage(*job, JobState::kRunning, "prove");
-  if (!door->add(porep_plan_member(member, *batch))) {
-    batch->after.push_back(job);  // the intake closed meanwhile: proved alone after the batch
+  const std::uint64_t queue_ms = m.t.queue_ms;
+  if (!add_joiner(*batch, *door, std::move(m), [this, batch](PorepMember& pm) { return porep_plan_member(pm, *batch); }))
     co_return;
-  }
-  count_joiner(batch->counted, batch->initial_members);
   log_.info("porep job joined a running batch", {{"job", job->id}, {"srs", batch->srs_key},
-                                                 {"queue_ms", member.t.queue_ms},
+                                                 {"queue_ms", queue_ms},
                                                  {"unfinished", door->unfinished()}});
 }
 
