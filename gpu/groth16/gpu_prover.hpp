@@ -439,7 +439,16 @@ class GpuProver final : public groth16::Prover {
 
   // The SRS of params, uploaded (and cached, replacing another) the first
   // time this Parameters object is seen, as prove(params, ...) does; for
-  // enqueue(). Device thread.
+  // enqueue(). Device thread. A small SRS (at most 1/kSideSrsRatio of the
+  // cached one's bytes: a WinningPoSt's 0.2 GB beside a PoRep's, WindowPoSt's
+  // or SnapDeals' tens of GB) that fits whole in the free device memory is
+  // kept beside the cached one instead of replacing it: the large job's next
+  // partition would otherwise upload its SRS again (a 32 GiB SnapDeals SRS:
+  // 6.7 s on an H100).
+  static constexpr std::size_t kSideSrsRatio = 8;
+  // Free device memory left beside a side SRS for its proofs' tables and the
+  // large job's lazily grown scratch.
+  static constexpr std::size_t kSideSrsMarginBytes = std::size_t{1} << 30;
   // With r1cs (AbcSource::kDevice for it), an upload leaves room for its
   // device a, b, c (device_abc_working_bytes) beside the workspace.
   const ResidentSrs& cache_srs(const groth16::Parameters& params, const groth16::R1cs* r1cs = nullptr);
@@ -448,15 +457,22 @@ class GpuProver final : public groth16::Prover {
   // Frees the cached SRS's device memory and the workspace (the service
   // evicts its parameter set); the next prove(params, ...) uploads again.
   void release_cached_srs() {
+    side_srs_.reset();
     cached_srs_.reset();
     release_workspace();
   }
+  // The small SRS kept beside the cached one, or null.
+  const ResidentSrs* side_srs() const { return side_srs_.get(); }
   std::size_t srs_uploads() const { return srs_uploads_; }
   const GpuProverOptions& options() const { return options_; }
   // Device bytes of the resident R1CS matrices (kDevice; 0 when none). Any thread.
   std::size_t device_r1cs_bytes() const;
   // Where prepare() would put r1cs's a, b, c now: kDevice unless the option
-  // is kHost or its matrices did not fit this device. Any thread.
+  // is kHost, its matrices did not fit this device, or another R1cs at least
+  // kSideSrsRatio times its rows has its matrices on the device (a small
+  // circuit's a, b, c cost milliseconds on the host; swapping a 32 GiB
+  // SnapDeals partition's matrices out and back cost that job 1.0-1.7 s on
+  // an H100). Any thread.
   AbcSource abc_source_for(const groth16::R1cs& r1cs) const;
   const GpuProveStats& last_stats() const { return last_stats_; }
   // Stage reports for status; empty: none. Set it while nothing is in flight.
@@ -479,6 +495,7 @@ class GpuProver final : public groth16::Prover {
   ThreadPool& pool_;
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<ResidentSrs> cached_srs_;
+  std::unique_ptr<ResidentSrs> side_srs_;  // a small SRS beside cached_srs_ (cache_srs)
   std::size_t srs_uploads_ = 0;
   GpuProverOptions options_;
   GpuProveStats last_stats_;

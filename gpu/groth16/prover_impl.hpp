@@ -155,6 +155,7 @@ struct GpuProver::Impl {
   std::unique_ptr<DeviceR1cs> device_r1cs;
   std::atomic<const groth16::R1cs*> device_r1cs_for{nullptr};
   std::atomic<std::size_t> device_r1cs_bytes{0};  // device_r1cs->bytes(), 0 when none
+  std::atomic<std::size_t> device_r1cs_rows{0};   // device_r1cs->num_constraints(), 0 when none
   // The last R1cs whose matrices did not fit: prepare() evaluates its
   // instances on the host, and enqueue does not try the upload again.
   std::atomic<const groth16::R1cs*> device_r1cs_unfit{nullptr};

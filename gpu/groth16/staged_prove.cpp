@@ -247,6 +247,7 @@ const DeviceR1cs& device_r1cs(GpuProver::Impl& d, const groth16::R1cs& r1cs, std
     d.compute.sync();  // instances in flight may still read the old matrices
     d.device_r1cs.reset();
     d.device_r1cs_bytes.store(0, std::memory_order_relaxed);
+    d.device_r1cs_rows.store(0, std::memory_order_relaxed);
   }
   std::size_t free_bytes = 0, total_bytes = 0;
   CUZK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -255,6 +256,7 @@ const DeviceR1cs& device_r1cs(GpuProver::Impl& d, const groth16::R1cs& r1cs, std
   detail::Stream upload;
   d.device_r1cs = std::make_unique<DeviceR1cs>(r1cs, upload.get(), options);
   d.device_r1cs_bytes.store(d.device_r1cs->bytes(), std::memory_order_relaxed);
+  d.device_r1cs_rows.store(d.device_r1cs->num_constraints(), std::memory_order_relaxed);
   d.device_r1cs_for.store(&r1cs, std::memory_order_release);
   return *d.device_r1cs;
 }
@@ -435,6 +437,7 @@ GpuProver::~GpuProver() {
   // use is freed only after the device is done with it.
   impl_->compute.sync();
   impl_->copy.sync();
+  side_srs_.reset();
   cached_srs_.reset();
   impl_.reset();
 }
@@ -453,6 +456,7 @@ void GpuProver::release_workspace() {
   impl_->device_r1cs_for.store(nullptr, std::memory_order_release);  // rebuilt by a later enqueue
   impl_->device_r1cs.reset();
   impl_->device_r1cs_bytes.store(0, std::memory_order_relaxed);
+  impl_->device_r1cs_rows.store(0, std::memory_order_relaxed);
   impl_->device_r1cs_unfit.store(nullptr, std::memory_order_relaxed);  // the device may have room now
   impl_->h_compact_m = 0;
   impl_->first_unsatisfied.reset();
@@ -1046,9 +1050,15 @@ std::vector<groth16::Proof> GpuProver::prove(const groth16::Parameters& params, 
 }
 
 AbcSource GpuProver::abc_source_for(const groth16::R1cs& r1cs) const {
-  return options_.abc_source == AbcSource::kDevice && impl_->device_r1cs_unfit.load(std::memory_order_relaxed) != &r1cs
-             ? AbcSource::kDevice
-             : AbcSource::kHost;
+  if (options_.abc_source != AbcSource::kDevice || impl_->device_r1cs_unfit.load(std::memory_order_relaxed) == &r1cs) {
+    return AbcSource::kHost;
+  }
+  const groth16::R1cs* resident = impl_->device_r1cs_for.load(std::memory_order_acquire);
+  if (resident != nullptr && resident != &r1cs &&
+      r1cs.num_constraints() * kSideSrsRatio <= impl_->device_r1cs_rows.load(std::memory_order_relaxed)) {
+    return AbcSource::kHost;  // a small circuit beside a large one's matrices
+  }
+  return AbcSource::kDevice;
 }
 
 std::size_t GpuProver::device_r1cs_bytes() const {
@@ -1056,7 +1066,25 @@ std::size_t GpuProver::device_r1cs_bytes() const {
 }
 
 const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params, const groth16::R1cs* r1cs) {
-  if (!cached_srs_ || !cached_srs_->matches(params)) {
+  if (cached_srs_ && cached_srs_->matches(params)) return *cached_srs_;
+  if (side_srs_ && side_srs_->matches(params)) return *side_srs_;
+  const std::size_t side_bytes = ResidentSrs::bytes_for(params);
+  if (cached_srs_ && side_bytes * kSideSrsRatio <= cached_srs_->bytes() &&
+      device_.free_memory_bytes() >= side_bytes + kSideSrsMarginBytes) {
+    // Beside the cached SRS, whole on the device or not at all; its proofs
+    // use the workspace as it is (grown where they need more).
+    side_srs_.reset();
+    try {
+      side_srs_ = std::make_unique<ResidentSrs>(device_, params, std::numeric_limits<std::size_t>::max(),
+                                                SrsOverflow::kFail);
+      ++srs_uploads_;
+      return *side_srs_;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kOutOfDeviceMemory) throw;
+    }
+  }
+  {
+    side_srs_.reset();
     if (cached_srs_) {
       // The workspace was sized for the old circuit: give the device all of
       // its memory for the new bases.

@@ -302,6 +302,47 @@ TEST_F(Groth16Gpu, ResidentSrsIsUploadedOnceAndReusedAcrossProofs) {
   EXPECT_EQ(gpu.srs_uploads(), 2u);
 }
 
+// A small SRS (a WinningPoSt's beside a SnapDeals job's) is kept beside the
+// large cached one: proving either again uploads nothing, the small circuit's
+// a, b, c are evaluated on the host while the large one's matrices stay on the
+// device, and every proof equals the CPU prover's. Another large set replaces
+// both.
+TEST_F(Groth16Gpu, ASmallSrsIsKeptBesideALargeOne) {
+  const Compiled big = compile_with_witness(circuits::DemoCircuit(1600, Fr::random(rng_)));
+  const Compiled small = compile_with_witness(circuits::DemoCircuit(100, Fr::random(rng_)));
+  const Parameters pb = groth16::generate_parameters(big.r1cs, toxic_waste(), pool_);
+  const Parameters ps = groth16::generate_parameters(small.r1cs, toxic_waste(), pool_);
+  ASSERT_GE(ResidentSrs::bytes_for(pb), GpuProver::kSideSrsRatio * ResidentSrs::bytes_for(ps));
+  GpuProverOptions options;
+  options.abc_source = AbcSource::kDevice;  // the daemon's setting
+  GpuProver gpu(*device_, pool_, options);
+  const Blinding b = blinding();
+  auto prove = [&](const Parameters& p, const Compiled& c) {
+    return gpu.prove(p, c.r1cs, std::vector<Witness>{c.w}, std::vector<Blinding>{b}).at(0);
+  };
+  const Proof p1 = prove(pb, big);
+  const Proof p2 = prove(ps, small);
+  ASSERT_NE(gpu.side_srs(), nullptr);
+  EXPECT_TRUE(gpu.side_srs()->matches(ps));
+  ASSERT_NE(gpu.cached_srs(), nullptr);
+  EXPECT_TRUE(gpu.cached_srs()->matches(pb));
+  EXPECT_EQ(gpu.abc_source_for(big.r1cs), AbcSource::kDevice);
+  EXPECT_EQ(gpu.abc_source_for(small.r1cs), AbcSource::kHost);  // the large matrices stay on the device
+  const Proof p3 = prove(pb, big);
+  const Proof p4 = prove(ps, small);
+  EXPECT_EQ(gpu.srs_uploads(), 2u);
+  EXPECT_EQ(groth16::encode_proof(p1), groth16::encode_proof(cpu_proof(pb, big, b)));
+  EXPECT_EQ(groth16::encode_proof(p2), groth16::encode_proof(cpu_proof(ps, small, b)));
+  EXPECT_EQ(p3, p1);
+  EXPECT_EQ(p4, p2);
+
+  const Parameters pb2 = groth16::generate_parameters(big.r1cs, toxic_waste(), pool_);
+  const Proof p5 = prove(pb2, big);
+  EXPECT_EQ(gpu.srs_uploads(), 3u);
+  EXPECT_EQ(gpu.side_srs(), nullptr);
+  EXPECT_EQ(verify(pb2, p5, big.w), groth16::VerifyResult::kValid);
+}
+
 TEST_F(Groth16Gpu, RequestsThatDoNotFitFailWithTypedErrors) {
   const Compiled c = compile_with_witness(SquareChain{Fr::random(rng_), Fr::random(rng_), 20});
   const Parameters params = groth16::generate_parameters(c.r1cs, toxic_waste(), pool_);
