@@ -12,6 +12,13 @@
 #   bench/porep-e2e.sh start  BIN_DIR WORK_DIR [SECTOR_SIZE] [SEED]
 #   bench/porep-e2e.sh wait   BIN_DIR WORK_DIR [MAX_WAIT_S]   (exit 0 done, 3 still running)
 #   bench/porep-e2e.sh report BIN_DIR WORK_DIR OUT_DIR         (copies logs and a summary)
+#   bench/porep-e2e.sh warm   BIN_DIR WORK_DIR N [MAX_WAIT_S]  (after wait: N more jobs at once)
+# The warm phase measures the steady state with parameters resident: N jobs
+# submitted together, then proofs per hour, seconds between proofs, GPU busy
+# fraction (device time of the partitions over the wall time), the daemon's
+# CPU seconds per partition (every thread: synthesis, staging, verification),
+# its peak RSS, and the cold job's parameter read rate beside
+# `dd iflag=direct` on the same file, all in WORK_DIR/warm.txt.
 # BIN_DIR holds cuzkd, cuzkctl and cuzk-bench. WORK_DIR gets c1.json, the
 # state dir, the socket, logs and the proof.
 set -uo pipefail
@@ -30,6 +37,7 @@ start)
   size=${4:-32GiB}
   seed=${5:-1}
   mkdir -p "$work/state"
+  echo "$size $seed" >"$work/size"
   cat >"$work/cuzkd.toml" <<EOF
 [daemon]
 listen = "unix://$sock"
@@ -123,6 +131,62 @@ report)
   [[ -f $work/gpu.log ]] && cp "$work/gpu.log" "$out/"
   df -h "$work" | tail -n 1
   ls -la "$work/state" "$work/state/params" 2>/dev/null | head -n 20
+  ;;
+warm)
+  n=${4:?N jobs}
+  max=${5:-540}
+  read -r size seed <"$work/size"
+  pid=$(cat "$work/cuzkd.pid")
+  for ((j = 1; j <= n; j++)); do
+    "$bin/cuzk-bench" gen-c1 --sector-size "$size" --seed "$((seed + 100 + j))" >"$work/c1.warm$j.json" || exit 1
+  done
+  gpus=$(grep -c 'msg="gpu back end"' "$work/cuzkd.log")
+  ((gpus == 0)) && gpus=1  # the CPU back end: one prover
+  log_from=$(($(wc -l <"$work/cuzkd.log") + 1))
+  cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  t0=$(date +%s.%N)
+  for ((j = 1; j <= n; j++)); do
+    (CUZK_ADDR="unix://$sock" "$bin/cuzkctl" prove --porep-c1 "$work/c1.warm$j.json" --proof "$work/proof.warm$j.bin" \
+      --json >"$work/prove.warm$j.json" 2>"$work/prove.warm$j.err"
+      echo "$? $(date +%s.%N)" >"$work/prove.warm$j.rc") &
+  done
+  t_wait=$(date +%s)
+  while (($(ls "$work"/prove.warm*.rc 2>/dev/null | wc -l) < n)); do
+    if (($(date +%s) - t_wait >= max)); then
+      echo "== warm jobs still running after ${max}s"
+      exit 3
+    fi
+    sleep 1
+  done
+  t1=$(date +%s.%N)
+  cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  ticks=$(getconf CLK_TCK)
+  failed=$(awk '$1 != 0' "$work"/prove.warm*.rc | wc -l)
+  params=$(find "$work/state/params" -name "*.params" | head -n 1)
+  dd_mib_s=""
+  if [[ -n $params ]]; then
+    dd_mib_s=$(dd if="$params" of=/dev/null bs=16M iflag=direct 2>&1 | awk '/copied/ { for (i = 1; i <= NF; i++)
+      if ($i ~ /^s,?$/) secs = $(i - 1); print $1 / secs / 1048576; exit }')
+  fi
+  {
+    echo "warm run: $n jobs of $size submitted together, $gpus prover(s), $failed failed"
+    tail -n +"$log_from" "$work/cuzkd.log" | awk -v n="$n" -v t0="$t0" -v t1="$t1" -v gpus="$gpus" \
+      -v cpu="$(awk -v a="$cpu0" -v b="$cpu1" -v t="$ticks" 'BEGIN { print (b - a) / t }')" '
+      function field(name,   m) { if (match($0, name "=[0-9.]+")) return substr($0, RSTART + length(name) + 1, RLENGTH - length(name) - 1); return 0 }
+      /msg="partition proved"/ { parts++; prove += field("prove_ms"); syn += field("synthesis_ms") }
+      END {
+        wall = t1 - t0
+        printf "wall_s %.1f  proofs_per_hour %.1f  s_per_proof %.2f\n", wall, n * 3600 / wall, wall / n
+        if (parts > 0) {
+          printf "partitions %d  device_s %.1f  gpu_busy %.1f%%  prove_ms_mean %.1f\n", parts, prove / 1000,
+            100 * prove / 1000 / (wall * gpus), prove / parts
+          printf "synthesis_wall_ms_mean %.1f  daemon_cpu_s_per_partition %.2f\n", syn / parts, cpu / parts
+        }
+      }'
+    grep -E "VmHWM" "/proc/$pid/status"
+    grep -o 'msg="parameter file read".*' "$work/cuzkd.log" | grep -o 'path=[^ ]*\|mib_per_s=[0-9.]*' | paste -sd' '
+    [[ -n $dd_mib_s ]] && echo "dd iflag=direct on $(basename "$params"): ${dd_mib_s} MiB/s"
+  } | tee "$work/warm.txt"
   ;;
 *)
   echo "unknown phase $phase" >&2
