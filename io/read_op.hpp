@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 #include "io/file_source.hpp"
 
@@ -42,6 +43,16 @@ struct PendingRead {
     return false;
   }
 };
+
+// submit()'s preconditions (caller bugs, so they abort): room in the queue,
+// and under O_DIRECT an aligned offset, length and buffer.
+inline void check_submittable(const ReadRequest& req, std::size_t in_flight, std::size_t queue_depth, bool direct) {
+  if (in_flight >= queue_depth) std::abort();
+  if (direct && (req.offset_bytes % kDirectAlignmentBytes != 0 || req.length_bytes % kDirectAlignmentBytes != 0 ||
+                 reinterpret_cast<std::uintptr_t>(req.dst) % kDirectAlignmentBytes != 0)) {
+    std::abort();
+  }
+}
 
 // The per-op cap for a source: the option, clamped and (under O_DIRECT)
 // rounded down to the alignment.

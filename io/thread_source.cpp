@@ -42,11 +42,7 @@ class ThreadSource final : public FileSource {
   std::size_t in_flight() const override { return in_flight_; }
 
   void submit(const ReadRequest& req) override {
-    if (in_flight_ >= queue_depth()) std::abort();  // caller exceeded queue_depth
-    if (direct() && (req.offset_bytes % kDirectAlignmentBytes != 0 || req.length_bytes % kDirectAlignmentBytes != 0 ||
-                     reinterpret_cast<std::uintptr_t>(req.dst) % kDirectAlignmentBytes != 0)) {
-      std::abort();  // O_DIRECT needs aligned offset, length and buffer
-    }
+    check_submittable(req, in_flight_, queue_depth(), direct());
     ++in_flight_;
     {
       std::lock_guard lock(mu_);
