@@ -67,14 +67,18 @@ TEST(ParamReadFaults, AnEioInOneParameterFileFailsOnlyItsJobsAndLosesNothing) {
       EXPECT_NE(bad_out.error().message.find("Input/output error"), std::string::npos) << bad_out.error().message;
     }
     EXPECT_TRUE(good_out.ok());
-    if (good_out.ok()) EXPECT_TRUE(testing::output_verifies(good_out.value().output));
+    if (good_out.ok()) {
+      EXPECT_TRUE(testing::output_verifies(good_out.value().output));
+    }
     // The disk recovers: the set was not cached half-read, so it loads now.
     rig.fail_demo5 = false;
     auto again = e.submit(testing::demo(5, 3));
     EXPECT_TRUE(again.ok());
     auto again_out = co_await e.await(again.value().id, 0ms);
     EXPECT_TRUE(again_out.ok());
-    if (again_out.ok()) EXPECT_TRUE(testing::output_verifies(again_out.value().output));
+    if (again_out.ok()) {
+      EXPECT_TRUE(testing::output_verifies(again_out.value().output));
+    }
     co_await rig.ring->close();
   });
 }
