@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ec/encoding.hpp"
+#include "io/chunk_reader.hpp"
 
 namespace cuzk::io {
 
@@ -248,8 +249,6 @@ class StreamParser {
   ParamsLayout layout_;
 };
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
-
 // Reads the whole file in chunk order through a FileSource with up to
 // queue_depth chunks in flight and hands each chunk, in order, to the parser.
 void run_pipeline(const std::filesystem::path& path, const ParamsLoaderOptions& opts, FileKind kind,
@@ -270,73 +269,30 @@ void run_pipeline(const std::filesystem::path& path, const ParamsLoaderOptions& 
   }
   StreamParser parser(kind, points, path.string(), file_bytes, opts.check, pool, out);
 
-  const std::uint64_t chunk = opts.chunk_bytes;
-  const std::uint64_t n_chunks = (file_bytes + chunk - 1) / chunk;
-  const std::size_t n_bufs = std::size_t(std::min<std::uint64_t>(src->queue_depth(), n_chunks));
-  // A file smaller than one chunk gets a buffer of its (aligned) size.
-  const std::size_t buf_bytes = std::size_t(std::min(chunk, round_up(file_bytes, kDirectAlignmentBytes)));
   AlignedHostAllocator default_alloc;
-  BufferAllocator& alloc = opts.allocator ? *opts.allocator : default_alloc;
-
-  struct Slot {
-    IoBuffer buf;
-    bool ready = false;
-    std::size_t bytes_read = 0;
-    int error = 0;
-  };
-  std::vector<Slot> slots(n_bufs);
-  for (Slot& s : slots) s.buf = IoBuffer(alloc, buf_bytes, kDirectAlignmentBytes);
-  // Declared after the buffers, so destroyed before them: on an early throw,
-  // wait for the reads still writing into them.
-  struct DrainOnExit {
-    FileSource& src;
-    ~DrainOnExit() { src.wait(src.in_flight(), [](const ReadCompletion&) {}); }
-  } drain{*src};
-
+  ChunkReader chunks(std::move(src), path.string(), opts.chunk_bytes,
+                     opts.allocator ? *opts.allocator : default_alloc);
   LoadProgress progress{file_bytes, 0, 0};
-  auto want_bytes = [&](std::uint64_t c) { return std::min(chunk, file_bytes - c * chunk); };
-  auto submit = [&](std::uint64_t c) {
-    Slot& s = slots[c % n_bufs];
-    s.ready = false;
-    src->submit(ReadRequest{c * chunk, std::size_t(round_up(want_bytes(c), src->alignment_bytes())),
-                            s.buf.data(), c});
-  };
-  auto on_done = [&](const ReadCompletion& c) {
-    Slot& s = slots[c.tag % n_bufs];
-    s.ready = true;
-    s.bytes_read = c.bytes_read;
-    s.error = c.error;
-    progress.read_bytes += c.bytes_read;
-  };
-
-  std::uint64_t next_submit = 0;
-  for (; next_submit < n_bufs; ++next_submit) submit(next_submit);
-  double io_wait_s = 0, decode_s = 0;
-  for (std::uint64_t c = 0; c < n_chunks && !parser.done(); ++c) {
-    Slot& s = slots[c % n_bufs];
-    auto tw = Clock::now();
-    while (!s.ready) src->wait(1, on_done);
-    io_wait_s += seconds_since(tw);
-    const std::uint64_t want = want_bytes(c);
-    if (s.error != 0) {
-      throw ParamsError(ParamsErrorKind::kIo, "read of " + path.string() + " at offset " +
-                                                  std::to_string(c * chunk) + " failed: " + std::strerror(s.error));
+  double decode_s = 0;
+  try {
+    while (!parser.done()) {
+      std::optional<std::span<const std::byte>> c = chunks.next();
+      if (!c) break;
+      auto td = Clock::now();
+      parser.feed({reinterpret_cast<const std::uint8_t*>(c->data()), c->size()});
+      decode_s += seconds_since(td);
+      progress.read_bytes = chunks.read_bytes();
+      progress.decoded_bytes = parser.position();
+      if (opts.progress) opts.progress(progress);
     }
-    if (s.bytes_read < want) {
-      throw ParamsError(ParamsErrorKind::kIo, path.string() + " shrank while being read (offset " +
-                                                  std::to_string(c * chunk + s.bytes_read) + ")");
-    }
-    auto td = Clock::now();
-    parser.feed({reinterpret_cast<const std::uint8_t*>(s.buf.data()), std::size_t(want)});
-    decode_s += seconds_since(td);
-    progress.decoded_bytes = parser.position();
-    if (next_submit < n_chunks) submit(next_submit++);
-    if (opts.progress) opts.progress(progress);
+  } catch (const IoError& e) {
+    throw ParamsError(ParamsErrorKind::kIo, e.what());
   }
   if (!parser.done()) std::abort();  // every length was checked against the file size: cannot run out
   if (layout) *layout = parser.layout();
   if (stats) {
-    *stats = LoadStats{src->backend(), src->direct(), file_bytes, std::size_t(n_chunks), 0, io_wait_s, decode_s};
+    *stats = LoadStats{chunks.source().backend(), chunks.source().direct(), file_bytes, std::size_t(chunks.chunks()), 0,
+                       chunks.io_wait_s(), decode_s};
     stats->wall_s = seconds_since(t0);
   }
 }

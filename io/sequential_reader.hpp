@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "groth16/r1cs.hpp"
 #include "io/buffer.hpp"
+#include "io/chunk_reader.hpp"
 #include "io/file_source.hpp"
 #include "io/params_loader.hpp"
 
@@ -25,35 +27,17 @@ class SequentialReader final : public groth16::ByteSource {
   // kDirectAlignmentBytes. progress (optional) is called after each chunk.
   SequentialReader(const std::filesystem::path& path, const FileSourceOptions& source,
                    std::size_t chunk_bytes = std::size_t{8} << 20, ProgressFn progress = {});
-  ~SequentialReader() override;
 
-  std::uint64_t size_bytes() const override { return src_->size_bytes(); }
+  std::uint64_t size_bytes() const override { return chunks_.source().size_bytes(); }
   // Throws IoError(kRead) when a read fails or the file shrinks.
   std::size_t read(void* dst, std::size_t n) override;
-  Backend backend() const { return src_->backend(); }
-  bool direct() const { return src_->direct(); }
+  Backend backend() const { return chunks_.source().backend(); }
+  bool direct() const { return chunks_.source().direct(); }
 
  private:
-  struct Slot {
-    IoBuffer buf;
-    bool ready = false;
-    std::size_t bytes_read = 0;
-    int error = 0;
-  };
-  void submit(std::uint64_t chunk);
-  // Waits for chunk `next_chunk_` and makes it current.
-  void advance();
-
-  std::string path_;
-  std::unique_ptr<FileSource> src_;
-  AlignedHostAllocator alloc_;
-  std::size_t chunk_bytes_;
-  std::uint64_t n_chunks_;
-  std::vector<Slot> slots_;
-  std::uint64_t next_submit_ = 0;
-  std::uint64_t next_chunk_ = 0;  // the chunk advance() takes next
-  const std::byte* cur_ = nullptr;
-  std::size_t cur_left_ = 0;
+  AlignedHostAllocator alloc_;  // before chunks_: outlives its buffers
+  ChunkReader chunks_;
+  std::span<const std::byte> cur_;  // the unread rest of the current chunk
   std::uint64_t consumed_bytes_ = 0;
   LoadProgress progress_;
   ProgressFn on_progress_;
