@@ -18,7 +18,7 @@
 # fraction (device time of the partitions over the wall time), the daemon's
 # CPU seconds per partition (every thread: synthesis, staging, verification),
 # its peak RSS, and the cold job's parameter read rate beside
-# `dd iflag=direct` on the same file, all in WORK_DIR/warm.txt.
+# `dd iflag=direct` on the same file, all in WORK_DIR/warm-N.txt.
 # BIN_DIR holds cuzkd, cuzkctl and cuzk-bench. WORK_DIR gets c1.json, the
 # state dir, the socket, logs and the proof.
 set -uo pipefail
@@ -127,8 +127,10 @@ report)
   kill -TERM "$pid" 2>/dev/null
   sleep 2
   [[ -f $work/nvsmi.pid ]] && kill "$(cat "$work/nvsmi.pid")" 2>/dev/null
-  cp "$work/cuzkd.log" "$work/rss.log" "$work"/prove*.json "$work"/prove*.err "$out/" 2>/dev/null
-  [[ -f $work/gpu.log ]] && cp "$work/gpu.log" "$out/"
+  # One archive: a device run brings back at most 8 files.
+  (cd "$work" && tar czf "$out/porep-e2e.tgz" cuzkd.log $(ls rss.log gpu.log prove*.json prove*.err warm-*.txt \
+    winning*.json 2>/dev/null))
+  cat "$work"/warm-*.txt 2>/dev/null
   df -h "$work" | tail -n 1
   ls -la "$work/state" "$work/state/params" 2>/dev/null | head -n 20
   ;;
@@ -142,6 +144,17 @@ warm)
   done
   gpus=$(grep -c 'msg="gpu back end"' "$work/cuzkd.log")
   ((gpus == 0)) && gpus=1  # the CPU back end: one prover
+  # E2E_WINNING_DELAY_S=S: a 32 GiB WinningPoSt (its parameters made warm
+  # first) submitted S seconds after the warm jobs, its request-to-proof
+  # wall time reported beside them.
+  winning_delay=${E2E_WINNING_DELAY_S:-}
+  if [[ -n $winning_delay ]]; then
+    "$bin/cuzkctl" post gen --kind winning --sector-size "$size" --sectors 1 --seed 1 --out "$work/winning" >/dev/null ||
+      exit 1
+    CUZK_ADDR="unix://$sock" "$bin/cuzkctl" prove --winning-post "$work/winning" --proof "$work/winning-cold.proof" \
+      --json >"$work/winning-cold.json" 2>&1 || exit 1
+  fi
+  rm -f "$work"/prove.warm*.rc
   log_from=$(($(wc -l <"$work/cuzkd.log") + 1))
   cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   t0=$(date +%s.%N)
@@ -150,6 +163,17 @@ warm)
       --json >"$work/prove.warm$j.json" 2>"$work/prove.warm$j.err"
       echo "$? $(date +%s.%N)" >"$work/prove.warm$j.rc") &
   done
+  winning_ms=""
+  if [[ -n $winning_delay ]]; then
+    sleep "$winning_delay"
+    w0=$(date +%s.%N)
+    if CUZK_ADDR="unix://$sock" "$bin/cuzkctl" prove --winning-post "$work/winning" \
+      --proof "$work/winning-during-porep.proof" --json >"$work/winning-during-porep.json" 2>&1; then
+      winning_ms=$(awk -v a="$w0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
+    else
+      winning_ms="failed"
+    fi
+  fi
   t_wait=$(date +%s)
   while (($(ls "$work"/prove.warm*.rc 2>/dev/null | wc -l) < n)); do
     if (($(date +%s) - t_wait >= max)); then
@@ -186,7 +210,8 @@ warm)
     grep -E "VmHWM" "/proc/$pid/status"
     grep -o 'msg="parameter file read".*' "$work/cuzkd.log" | grep -o 'path=[^ ]*\|mib_per_s=[0-9.]*' | paste -sd' '
     [[ -n $dd_mib_s ]] && echo "dd iflag=direct on $(basename "$params"): ${dd_mib_s} MiB/s"
-  } | tee "$work/warm.txt"
+    [[ -n $winning_delay ]] && echo "winning_post_32g during the warm jobs (submitted ${winning_delay}s after them): request to proof ${winning_ms} ms"
+  } | tee "$work/warm-$n.txt"
   ;;
 *)
   echo "unknown phase $phase" >&2

@@ -599,16 +599,11 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
       co_await collect_batch(batch, config_.snap_batch_max_jobs, config_.snap_batch_max_wait);
     // A member cancelled while the batch collected was finished by cancel().
     std::erase_if(batch, [](const JobPtr& j) { return j->state != JobState::kQueued; });
-    if (batch.size() == 1) {
-      co_await run_job(batch.front());
-    } else if (batch.size() > 1 && batch.front()->request.kind == ProofKind::kPoRepC2) {
-      co_await run_porep_batch(std::move(batch));
-    } else if (batch.size() > 1 && batch.front()->request.kind == ProofKind::kSnapDeals) {
-      co_await run_filecoin_batch(std::move(batch));
-    } else if (batch.size() > 1) {
-      co_await run_demo_batch(std::move(batch));
-    }
+    if (!batch.empty()) co_await run_batch(std::move(batch));
     workers_[index].job.reset();
+    // drain() counts busy workers: a batch's pipeline may return well after
+    // its last member finished (its reservations and tasks unwind first).
+    job_finished_.notify_all();
     if (queue_.empty() && std::none_of(workers_.begin(), workers_.end(), [](const WorkerView& w) { return w.job; })) {
       co_await release_idle_stagings();
     }
@@ -627,18 +622,19 @@ asio::awaitable<void> Engine::release_idle_stagings() {
   co_await runtime::run_on(cpu_, [&idle] { idle.clear(); });  // cudaFreeHost off the loop
 }
 
-asio::awaitable<void> Engine::run_job(JobPtr job) {
-  if (job->request.kind == ProofKind::kPoRepC2) {
-    std::vector<JobPtr> alone{job};
-    co_await run_porep_batch(std::move(alone));
-    co_return;
+// One job, or a batch collected by the worker (jobs of one kind and set).
+asio::awaitable<void> Engine::run_batch(std::vector<JobPtr> batch) {
+  switch (batch.front()->request.kind) {
+    case ProofKind::kPoRepC2:
+      co_await run_porep_batch(std::move(batch));
+      break;
+    case ProofKind::kGroth16Demo:
+      co_await run_demo_batch(std::move(batch));
+      break;
+    default:
+      co_await run_filecoin_batch(std::move(batch));
+      break;
   }
-  if (job->request.kind != ProofKind::kGroth16Demo) {
-    std::vector<JobPtr> alone{std::move(job)};
-    co_await run_filecoin_batch(std::move(alone));
-    co_return;
-  }
-  co_await run_demo_job(std::move(job));
 }
 
 // A job's pipeline threw: shutdown (asio's operation_aborted) records the job

@@ -110,8 +110,9 @@ struct EngineConfig {
   std::chrono::milliseconds srs_sweep_period{std::chrono::seconds(5)};
   const policy::Clock* srs_clock = nullptr;
   // Batching of demo jobs of one size (they share parameters and R1cs): up to
-  // batch_max_size queued jobs of the head's priority are proved in ONE
-  // prover call. batch_max_wait 0: take only what is already queued, never
+  // batch_max_size queued jobs of the head's priority share ONE partition
+  // pipeline (the SRS stays on the device; one member's host step overlaps
+  // the previous member's device step). batch_max_wait 0: take only what is already queued, never
   // wait; otherwise wait up to that long for more while nothing else is
   // queued (a job the batch cannot take, e.g. of higher priority, flushes it
   // at once). CRITICAL jobs never wait.
@@ -215,8 +216,13 @@ class Engine {
   // after them take CRITICAL jobs only.
   asio::awaitable<void> worker(std::uint32_t index);
   std::optional<JobId> next_job(bool critical_only);
-  asio::awaitable<void> run_job(JobPtr job);
-  asio::awaitable<void> run_demo_job(JobPtr job);
+  asio::awaitable<void> run_batch(std::vector<JobPtr> batch);
+  // Demo jobs (engine_demo.cpp): one job, or a batch of one domain size, each
+  // a one-partition member of ONE partition pipeline, answered once proved.
+  asio::awaitable<void> run_demo_batch(std::vector<JobPtr> batch);
+  struct DemoMember;
+  PlanMember demo_plan_member(DemoMember& m, const CircuitParams& cp);
+  void finish_demo(DemoMember& m, const std::vector<std::uint8_t>& vk_bytes, const Result<PipelineOutcome>& outcome);
   // WindowPoSt, WinningPoSt, SnapDeals (engine_filecoin.cpp): one job, or a
   // batch of SnapDeals jobs of one sector size; each request prepared
   // (engine/filecoin_work.hpp), the parameter set loaded once, every
@@ -271,9 +277,8 @@ class Engine {
   template <class Members>
   void fail_members(Members& members, const Error& e);
   // Batching (engine_batch.cpp): adds queued jobs that can share the
-  // head's prover call (demo) or pipeline (PoRep, SnapDeals) to `batch`, up to
-  // `max_size` jobs, waiting up to `max_wait` while nothing else is queued;
-  // proves a batch of >= 2 demo jobs.
+  // head's pipeline (demo, PoRep, SnapDeals) to `batch`, up to `max_size`
+  // jobs, waiting up to `max_wait` while nothing else is queued.
   bool batchable_with(Job& head, Job& other);
   const std::string& batch_key_of(Job& j);
   // A running batch's intake (engine_batch.cpp): queue heads that
@@ -283,7 +288,6 @@ class Engine {
   void count_joiner(bool& counted, std::size_t initial_members);
   asio::awaitable<void> collect_batch(std::vector<JobPtr>& batch, std::size_t max_size,
                                       std::chrono::milliseconds max_wait);
-  asio::awaitable<void> run_demo_batch(std::vector<JobPtr> batch);
   asio::awaitable<void> expiry_loop();
   // SRS residency (engine_srs.cpp): registers parameter set `srs_id` of
   // `host_bytes` (already in memory) and holds it for one job; performs the
@@ -366,7 +370,7 @@ class Engine {
     std::set<JobId>& set_;
     std::vector<JobId> ids_;
   };
-  std::uint64_t batches_total_ = 0, batched_jobs_total_ = 0;  // prover calls of >= 2 jobs, and their jobs
+  std::uint64_t batches_total_ = 0, batched_jobs_total_ = 0;  // batches of >= 2 jobs, and their jobs
 
   // Counters for metrics (monotonic).
   std::uint64_t submitted_total_ = 0, deduplicated_total_ = 0;

@@ -1,8 +1,19 @@
-// A demo job (ProofKind::kGroth16Demo): the demo circuit of the requested
-// domain, its development parameters, and the partition pipeline with one
-// partition (synthesis, proving on the job's back end, verification; a GPU
-// proof that fails it is proved again on the CPU).
+// Demo jobs (ProofKind::kGroth16Demo): one job, or a batch of jobs of one
+// domain size, through the partition pipeline like every other kind.
+//
+//   params    the demo circuit's development parameters (ParamStore), once
+//             for the batch
+//   member m  one partition: synthesis of its seed's witness -> prove on the
+//             first suitable device (by priority) -> verify against the
+//             witness's own public inputs (a GPU proof that fails it is
+//             proved again on the CPU)
+//   finish    member m answered as soon as its partition is proved
+//
+// A batch's members share the pipeline's lanes, in-flight bound, prover
+// working sets and device: on a GPU the SRS stays resident and the host step
+// of one member overlaps the device step of the previous one.
 #include <array>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,93 +26,120 @@ namespace cuzk::engine {
 
 using std::chrono::steady_clock;
 
-asio::awaitable<void> Engine::run_demo_job(JobPtr job) {
-  job->started_at = steady_clock::now();
+struct Engine::DemoMember {
+  JobPtr job;
   Timings t;
-  t.queue_ms = ms_between(job->submitted_at, job->started_at);
-  const std::uint32_t log_domain = job->request.demo_log_domain;
-  const std::uint64_t seed = job->request.demo_seed;
-  auto stage_done = [](steady_clock::time_point& since) {
-    auto now = steady_clock::now();
-    std::uint64_t ms = ms_between(since, now);
-    since = now;
-    return ms;
-  };
-  // Between stages: a requested cancel ends the job here.
-  auto cancelled = [&]() {
-    if (!job->cancel_requested) return false;
-    finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
-    return true;
-  };
+};
+
+asio::awaitable<void> Engine::run_demo_batch(std::vector<JobPtr> batch) {
+  using Member = DemoMember;
+  std::deque<Member> members;  // stable: the pipeline's callbacks point at their member
+  start_members(batch, members);
+  BatchRegistration registration(batch_members_);  // cancel_running(): the worker's view names the head only
+  register_batch(members, registration);
+  const std::uint32_t log_domain = members.front().job->request.demo_log_domain;
+  const Priority priority = members.front().job->priority;
   try {
-    auto since = steady_clock::now();
-    set_stage(*job, JobState::kRunning, "params");
+    stage_members(members, "params");
+    const auto since = steady_clock::now();
     const ParamsAdmit admit = params_admit(/*proving=*/true);
     ParamStore::Loaded loaded =
         co_await runtime::run_on(cpu_, [this, log_domain, &admit] { return params_.get_demo(log_domain, admit); });
-    t.params_ms = stage_done(since);
-    // Held until the job ends: the set cannot be evicted under it.
+    const std::uint64_t params_ms = ms_between(since, steady_clock::now());
+    for (Member& m : members) m.t.params_ms = params_ms;
+    // Held until the batch ends: the set cannot be evicted under it.
     policy::SrsLease srs_lease =
         lease_srs(loaded.params->circuit_id,
-                  params_host_bytes(loaded.params->params) + loaded.params->r1cs.memory_bytes(), job->priority);
-    if (cancelled()) co_return;
+                  params_host_bytes(loaded.params->params) + loaded.params->r1cs.memory_bytes(), priority);
+    if (prune_members(members)) co_return;
 
-    // Synthesis, proving on the job's back end, verification (a GPU proof
-    // that fails it is proved again on the CPU): the partition pipeline with
-    // one partition.
     const CircuitParams& cp = *loaded.params;
+    const auto n = static_cast<std::uint32_t>(members.size());
     PartitionPlan plan;
-    plan.job = job->id;
-    plan.priority = job->priority;
+    plan.job = members.front().job->id;
+    plan.priority = priority;
     plan.srs_key = cp.circuit_id;
-    plan.partitions = 1;
+    plan.partitions = n;
     plan.witness_bytes = witness_bytes(cp.r1cs);
-    plan.synthesis_lanes = 1;
-    plan.max_in_flight = 1;
+    plan.synthesis_lanes = std::min<std::size_t>(synthesis_lanes_, n);
+    plan.max_in_flight = std::min<std::size_t>(plan.synthesis_lanes + 1, n);
     plan.params = &cp.params;
     plan.r1cs = &cp.r1cs;
     plan.pvk = &cp.pvk;
-    plan.synthesize = [log_domain, seed](std::uint32_t, groth16::Witness storage) -> Result<groth16::Witness> {
-      std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
-      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)), {}, std::move(storage));
-    };
-    Job& j = *job;
-    plan.on_stage = [this, &j](std::uint32_t, std::string_view stage) {
-      set_stage(j, JobState::kRunning, std::string(stage));
-    };
-    Result<PipelineOutcome> outcome =
-        co_await run_partition_pipeline(pipeline_deps(job->priority), plan, job->cancel_requested);
-    if (!outcome) {
-      if (outcome.error().kind == ErrorKind::kCancelled || job->cancel_requested) {
-        finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
-      } else {
-        finish(*job, JobState::kFailed, outcome.error());
-      }
-      co_return;
-    }
-    const PartitionTiming& pt = outcome.value().timings.at(0);
-    t.synthesis_ms = static_cast<std::uint64_t>(pt.synthesis_ms);
-    t.prove_ms = static_cast<std::uint64_t>(pt.device_wait_ms + pt.prove_ms);
-    t.verify_ms = static_cast<std::uint64_t>(pt.verify_ms);
-    const std::vector<groth16::Proof>& proofs = outcome.value().proofs;
-    const std::vector<ff::Fr>& public_inputs = outcome.value().public_inputs.at(0);
-    ProofOutput out;
-    out.proof = groth16::encode_proofs(proofs);
-    for (const ff::Fr& x : public_inputs) {
-      std::array<std::uint8_t, 32> le{};
-      x.to_bytes_le(le);
-      out.public_inputs.push_back(le);
-    }
-    out.vk_bytes = cp.vk_bytes;
-    t.total_ms = ms_between(job->submitted_at, steady_clock::now());
-    out.timings = t;
-    job->output = std::move(out);
-    finish(*job, JobState::kDone, std::nullopt);
+    std::vector<PlanMember> plan_members;
+    for (Member& m : members) plan_members.push_back(demo_plan_member(m, cp));
+    stage_members(members, "prove");
+    co_await run_batch_pipeline(pipeline_deps(priority), plan, std::move(plan_members));
+    members.clear();
   } catch (const ParamsRefused& e) {
-    finish(*job, JobState::kFailed, e.error());
+    fail_members(members, e.error());
   } catch (const std::exception& e) {
-    if (finish_from_exception(*job, e)) throw;
+    bool shutdown = false;
+    for (Member& m : members)
+      if (!is_finished(m.job->state)) shutdown = finish_from_exception(*m.job, e) || shutdown;
+    if (shutdown) throw;
   }
+}
+
+// A member's one partition: its seed's witness, verified against that
+// witness's own public inputs (the demo circuit has no public data to derive
+// them from). The callbacks point at `m` and `cp`, which outlive the pipeline
+// (run_demo_batch's frame).
+PlanMember Engine::demo_plan_member(DemoMember& m, const CircuitParams& cp) {
+  PlanMember pm;
+  pm.job = m.job->id;
+  pm.partitions = 1;
+  pm.cancel = &m.job->cancel_requested;
+  const std::uint32_t log_domain = m.job->request.demo_log_domain;
+  const std::uint64_t seed = m.job->request.demo_seed;
+  pm.synthesize = [log_domain, seed](std::uint32_t, groth16::Witness storage) -> Result<groth16::Witness> {
+    try {
+      const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
+      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)), {}, std::move(storage));
+    } catch (const std::exception& e) {
+      return Error{ErrorKind::kInternal, std::string("demo synthesis: ") + e.what()};
+    }
+  };
+  Job* job = m.job.get();
+  pm.on_stage = [this, job](std::uint32_t, std::string_view stage) {
+    set_stage(*job, JobState::kRunning, std::string(stage));
+  };
+  DemoMember* member = &m;
+  const std::vector<std::uint8_t>* vk_bytes = &cp.vk_bytes;
+  pm.on_done = [this, member, vk_bytes](const Result<PipelineOutcome>& out) { finish_demo(*member, *vk_bytes, out); };
+  return pm;
+}
+
+void Engine::finish_demo(DemoMember& m, const std::vector<std::uint8_t>& vk_bytes,
+                         const Result<PipelineOutcome>& outcome) {
+  Job& job = *m.job;
+  if (is_finished(job.state)) return;
+  if (!outcome) {
+    if (outcome.error().kind == ErrorKind::kCancelled || job.cancel_requested) {
+      finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job.stage});
+    } else {
+      finish(job, JobState::kFailed, outcome.error());
+    }
+    return;
+  }
+  const PipelineOutcome& o = outcome.value();
+  const PartitionTiming& pt = o.timings.at(0);
+  Timings t = m.t;
+  t.synthesis_ms = static_cast<std::uint64_t>(pt.synthesis_ms);
+  t.prove_ms = static_cast<std::uint64_t>(pt.device_wait_ms + pt.prove_ms);
+  t.verify_ms = static_cast<std::uint64_t>(pt.verify_ms);
+  ProofOutput out;
+  out.proof = groth16::encode_proofs(o.proofs);
+  for (const ff::Fr& x : o.public_inputs.at(0)) {
+    std::array<std::uint8_t, 32> le{};
+    x.to_bytes_le(le);
+    out.public_inputs.push_back(le);
+  }
+  out.vk_bytes = vk_bytes;
+  t.total_ms = ms_between(job.submitted_at, steady_clock::now());
+  out.timings = t;
+  job.output = std::move(out);
+  finish(job, JobState::kDone, std::nullopt);
 }
 
 }  // namespace cuzk::engine

@@ -148,7 +148,7 @@ std::string Engine::metrics() const {
          "GPU proofs that failed verification and were proved again on the CPU.");
   o << "cuzk_gpu_cpu_retries_total " << s.cpu_retries_total << '\n';
   family("cuzk_batches_total", "counter",
-         "Batches of several jobs of one circuit: one prover call (demo) or one partition pipeline (PoRep).");
+         "Batches of several jobs of one circuit: one partition pipeline.");
   o << "cuzk_batches_total " << batches_total_ << '\n';
   family("cuzk_batched_jobs_total", "counter", "Jobs proved as members of a batch.");
   o << "cuzk_batched_jobs_total " << batched_jobs_total_ << '\n';

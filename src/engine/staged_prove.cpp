@@ -1,6 +1,5 @@
 #include "engine/staged_prove.hpp"
 
-#include <asio/experimental/awaitable_operators.hpp>
 
 #include <atomic>
 #include <cstdio>
@@ -194,51 +193,6 @@ asio::awaitable<Result<groth16::Proof>> finish_instance(runtime::WorkerPool& hos
   });
   if (out.error) co_return step_error(ProveStep::kFinish, std::move(out.error));
   co_return std::move(*out.proof);
-}
-
-asio::awaitable<Result<std::vector<groth16::Proof>>> prove_instances(
-    runtime::WorkerPool& host, DeviceBackend& backend, StagingPool::Lease& first, StagingPool::Lease* second,
-    const groth16::Parameters& params, const groth16::R1cs& r1cs, std::span<const groth16::Witness> witnesses,
-    std::span<const groth16::Blinding> blinding) {
-  using namespace asio::experimental::awaitable_operators;
-  if (blinding.size() != witnesses.size()) {
-    co_return Error{ErrorKind::kInternal, "one blinding pair per witness is required"};
-  }
-  const std::size_t n = witnesses.size();
-  std::unique_ptr<InstanceStaging> retired[2];
-  InstanceStaging* stagings[2] = {&first.staging_for(backend, retired[0]), nullptr};
-  if (second != nullptr && *second && n > 1) stagings[1] = &second->staging_for(backend, retired[1]);
-  if (retired[0] || retired[1]) co_await runtime::run_on(host, [&retired] {
-    retired[0].reset();
-    retired[1].reset();
-  });
-  const std::size_t slots = stagings[1] != nullptr ? 2 : 1;
-  auto prepare = [&](std::size_t i) {
-    return prepare_instance(host, backend, *stagings[i % slots], params, r1cs, witnesses[i], blinding[i]);
-  };
-  std::vector<groth16::Proof> out;
-  if (n == 0) co_return out;
-  if (std::optional<Error> e = co_await prepare(0)) co_return *e;
-  for (std::size_t i = 0; i < n; ++i) {
-    InstanceStaging& staging = *stagings[i % slots];
-    std::optional<Error> device_error, next_error;
-    if (slots == 2 && i + 1 < n) {
-      // Instance i on the device while i + 1 prepares in the other staging
-      // (instance i - 1's, finished).
-      std::tie(device_error, next_error) = co_await (run_device_step(backend, staging) && prepare(i + 1));
-    } else {
-      device_error = co_await run_device_step(backend, staging);
-    }
-    if (device_error) co_return *device_error;
-    Result<groth16::Proof> proof = co_await finish_instance(host, backend, staging, nullptr);
-    if (!proof) co_return proof.error();
-    out.push_back(std::move(proof.value()));
-    if (next_error) co_return *next_error;
-    if (slots == 1 && i + 1 < n) {
-      if (std::optional<Error> e = co_await prepare(i + 1)) co_return *e;
-    }
-  }
-  co_return out;
 }
 
 }  // namespace cuzk::engine

@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string_view>
 #include <vector>
 
@@ -109,15 +108,5 @@ asio::awaitable<std::optional<Error>> run_device_step(DeviceBackend& backend, In
 // Step 3 on `host`: backend.finish(staging, breakdown).
 asio::awaitable<Result<groth16::Proof>> finish_instance(runtime::WorkerPool& host, DeviceBackend& backend,
                                                         InstanceStaging& staging, ProveBreakdown* breakdown);
-
-// Several instances on `backend`, whose device lock the caller holds, one
-// after the other: the host step of instance i + 1 runs while instance i is
-// on the device when a second staging is given (the caller leases both
-// before taking the device: a task holding a device must never wait for a
-// staging slot). The first failure ends it.
-asio::awaitable<Result<std::vector<groth16::Proof>>> prove_instances(
-    runtime::WorkerPool& host, DeviceBackend& backend, StagingPool::Lease& first, StagingPool::Lease* second,
-    const groth16::Parameters& params, const groth16::R1cs& r1cs, std::span<const groth16::Witness> witnesses,
-    std::span<const groth16::Blinding> blinding);
 
 }  // namespace cuzk::engine

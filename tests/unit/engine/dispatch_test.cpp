@@ -406,6 +406,7 @@ TEST(MultiGpuEngine, ResidencyOnEveryDeviceAJobUsedAndEvictionReleasesAll) {
     EXPECT_EQ(mid.devices.at(1).jobs_placed, 1u);
     EXPECT_TRUE((co_await e.await(a.value().id, 0ms)).ok());
     EXPECT_TRUE((co_await e.await(b.value().id, 0ms)).ok());
+    EXPECT_TRUE(co_await testing::settled(e));
     EngineStatus s = e.status();
     int device_entries = 0;
     for (const SrsResidencyView& v : s.srs) device_entries += v.tier == "device" && v.srs == "demo-5";

@@ -101,6 +101,19 @@ inline asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
   co_await t.async_wait(asio::use_awaitable);
 }
 
+// Until no worker holds a job (true), or 5 s: a batch's pipeline, with its
+// SRS lease and device placements, ends a few stages after it answered its
+// last member.
+inline asio::awaitable<bool> settled(Engine& e) {
+  auto idle = [&e] {
+    for (const WorkerView& w : e.status().workers)
+      if (w.job) return false;
+    return true;
+  };
+  for (int i = 0; i < 2500 && !idle(); ++i) co_await sleep_for(std::chrono::milliseconds(2));
+  co_return idle();
+}
+
 // Decodes and verifies a demo job's output independently of the engine.
 inline bool output_verifies(const ProofOutput& out) {
   auto proofs = groth16::decode_proofs(out.proof);

@@ -82,6 +82,7 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   EXPECT_TRUE(host_entry(e, "demo-5").has_value());
   auto a_out = co_await e.await(a.value().id, 0ms);
   EXPECT_TRUE(a_out.ok());
+  EXPECT_TRUE(co_await testing::settled(e));  // its batch ended: the set is idle
   rig.fake->delay_ms = 0;
 
   // 2. Idle: resident and charged to the budget until min_idle has passed.
@@ -108,6 +109,7 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   auto b = e.submit(demo(5, 2));
   auto b_out = co_await e.await(b.value().id, 0ms);
   EXPECT_TRUE(b_out.ok());
+  EXPECT_TRUE(co_await testing::settled(e));  // its batch ended: the set is idle
   EXPECT_EQ(rig.params->loaded().size(), 1u);
   entry = host_entry(e, "demo-5");
   EXPECT_TRUE(entry.has_value());
@@ -196,6 +198,7 @@ asio::awaitable<void> pinned_scenario(Rig& rig, bool& finished) {
   rig.fake->srs_pinned_bytes = kPinned5Bytes;
   auto a = co_await e.await(e.submit(demo(5, 1)).value().id, 0ms);
   EXPECT_TRUE(a.ok());
+  EXPECT_TRUE(co_await testing::settled(e));  // its batch ended: the set is idle
   auto pinned = pinned_entry(e, "demo-5");
   EXPECT_TRUE(pinned.has_value());
   if (pinned) {
@@ -214,6 +217,7 @@ asio::awaitable<void> pinned_scenario(Rig& rig, bool& finished) {
   rig.fake->srs_pinned_bytes = kPinned6Bytes;
   auto b = co_await e.await(e.submit(demo(6, 2)).value().id, 0ms);
   EXPECT_TRUE(b.ok());
+  EXPECT_TRUE(co_await testing::settled(e));  // its batch ended: the set is idle
   EXPECT_FALSE(pinned_entry(e, "demo-5").has_value());
   pinned = pinned_entry(e, "demo-6");
   EXPECT_TRUE(pinned.has_value());

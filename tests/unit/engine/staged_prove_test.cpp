@@ -177,40 +177,6 @@ TEST(StagedProve, DeviceStepResumesOnTheLoopWithoutBlockingIt) {
   EXPECT_EQ(groth16::verify(rig.demo->pvk, *proof, inputs), groth16::VerifyResult::kValid);
 }
 
-// Several instances under one device lock: instance i + 1 prepares while i
-// is on the device.
-TEST(StagedProve, ProveInstancesOverlapsHostAndDeviceSteps) {
-  Rig rig;
-  FakeBackend& gpu = *rig.fakes[0];
-  gpu.delay_ms = 120;
-  gpu.prepare_delay_ms = 80;
-  std::vector<groth16::Witness> ws;
-  std::vector<groth16::Blinding> bs;
-  for (int i = 0; i < 3; ++i) {
-    ws.push_back(rig.witness(20 + i));
-    bs.push_back(groth16::random_blinding());
-  }
-  StagingPool pool(rig.loop.executor(), 2);
-  std::optional<Result<std::vector<groth16::Proof>>> out;
-  on_loop(rig.loop, [&]() -> asio::awaitable<void> {
-    StagingPool::Lease a = co_await pool.acquire();
-    StagingPool::Lease b = co_await pool.acquire();
-    out.emplace(co_await prove_instances(rig.cpu, gpu, a, &b, rig.demo->params, rig.demo->r1cs, ws, bs));
-  });
-  ASSERT_TRUE(out && out->ok()) << (out ? out->error().message : "no result");
-  ASSERT_EQ(out->value().size(), 3u);
-  for (int i = 0; i < 3; ++i) {
-    std::vector<ff::Fr> inputs(ws[i].inputs.begin() + 1, ws[i].inputs.end());
-    EXPECT_EQ(groth16::verify(rig.demo->pvk, out->value()[i], inputs), groth16::VerifyResult::kValid) << i;
-  }
-  const auto prepares = gpu.prepares();
-  const auto devices = gpu.calls();
-  ASSERT_EQ(prepares.size(), 3u);
-  ASSERT_EQ(devices.size(), 3u);
-  EXPECT_TRUE(overlaps(prepares[1], devices[0]));
-  EXPECT_TRUE(overlaps(prepares[2], devices[1]));
-}
-
 // The partition pipeline: partition N+1's host step runs while N is on the
 // device, and no more than the staging slots (2 for one GPU) are prepared
 // and not yet finished at once.
