@@ -650,6 +650,42 @@ bool Engine::finish_from_exception(Job& job, const std::exception& e) {
   return false;
 }
 
+bool Engine::finish_unproved(Job& job, const Result<PipelineOutcome>& outcome) {
+  if (outcome) return false;
+  if (outcome.error().kind == ErrorKind::kCancelled || job.cancel_requested) {
+    finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job.stage});
+  } else {
+    finish(job, JobState::kFailed, outcome.error());
+  }
+  return true;
+}
+
+ProofOutput pipeline_output(const PipelineOutcome& o, const std::vector<std::uint8_t>& vk_bytes, Timings t,
+                            steady_clock::time_point submitted_at) {
+  double synthesis_ms = 0, prove_ms = 0, verify_ms = 0;
+  for (const PartitionTiming& pt : o.timings) {
+    synthesis_ms += pt.synthesis_ms;
+    prove_ms += pt.device_wait_ms + pt.prove_ms;
+    verify_ms += pt.verify_ms;
+  }
+  t.synthesis_ms += static_cast<std::uint64_t>(synthesis_ms);
+  t.prove_ms = static_cast<std::uint64_t>(prove_ms);
+  t.verify_ms = static_cast<std::uint64_t>(verify_ms);
+  ProofOutput out;
+  out.proof = groth16::encode_proofs(o.proofs);
+  for (const std::vector<ff::Fr>& inputs : o.public_inputs) {
+    for (const ff::Fr& x : inputs) {
+      std::array<std::uint8_t, 32> le{};
+      x.to_bytes_le(le);
+      out.public_inputs.push_back(le);
+    }
+  }
+  out.vk_bytes = vk_bytes;
+  t.total_ms = ms_between(submitted_at, steady_clock::now());
+  out.timings = t;
+  return out;
+}
+
 asio::awaitable<void> Engine::expiry_loop() {
   using namespace std::chrono_literals;
   while (!stopping_) {

@@ -310,6 +310,9 @@ class Engine {
   // next start (its accepted record stays); awaiters get kShuttingDown.
   void leave_queued(Job& job);
   bool finish_from_exception(Job& job, const std::exception& e);  // true: rethrow (shutdown)
+  // A batch member's pipeline failed or was cancelled: its job finished
+  // accordingly (true), or the outcome holds its proofs (false).
+  bool finish_unproved(Job& job, const Result<PipelineOutcome>& outcome);
   void restore_journaled_jobs();  // start(): jobs of the previous run
   // submit()'s checks: a rejection or a deduplicated answer, or nullopt with
   // `priority` set when the request is to be admitted as a new job.

@@ -12,7 +12,6 @@
 // A batch's members share the pipeline's lanes, in-flight bound, prover
 // working sets and device: on a GPU the SRS stays resident and the host step
 // of one member overlaps the device step of the previous one.
-#include <array>
 #include <deque>
 #include <string>
 #include <utility>
@@ -20,7 +19,6 @@
 
 #include "circuits/demo.hpp"
 #include "engine/engine_internal.hpp"
-#include "groth16/proof.hpp"
 
 namespace cuzk::engine {
 
@@ -113,32 +111,8 @@ PlanMember Engine::demo_plan_member(DemoMember& m, const CircuitParams& cp) {
 void Engine::finish_demo(DemoMember& m, const std::vector<std::uint8_t>& vk_bytes,
                          const Result<PipelineOutcome>& outcome) {
   Job& job = *m.job;
-  if (is_finished(job.state)) return;
-  if (!outcome) {
-    if (outcome.error().kind == ErrorKind::kCancelled || job.cancel_requested) {
-      finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job.stage});
-    } else {
-      finish(job, JobState::kFailed, outcome.error());
-    }
-    return;
-  }
-  const PipelineOutcome& o = outcome.value();
-  const PartitionTiming& pt = o.timings.at(0);
-  Timings t = m.t;
-  t.synthesis_ms = static_cast<std::uint64_t>(pt.synthesis_ms);
-  t.prove_ms = static_cast<std::uint64_t>(pt.device_wait_ms + pt.prove_ms);
-  t.verify_ms = static_cast<std::uint64_t>(pt.verify_ms);
-  ProofOutput out;
-  out.proof = groth16::encode_proofs(o.proofs);
-  for (const ff::Fr& x : o.public_inputs.at(0)) {
-    std::array<std::uint8_t, 32> le{};
-    x.to_bytes_le(le);
-    out.public_inputs.push_back(le);
-  }
-  out.vk_bytes = vk_bytes;
-  t.total_ms = ms_between(job.submitted_at, steady_clock::now());
-  out.timings = t;
-  job.output = std::move(out);
+  if (is_finished(job.state) || finish_unproved(job, outcome)) return;
+  job.output = pipeline_output(outcome.value(), vk_bytes, m.t, job.submitted_at);
   finish(job, JobState::kDone, std::nullopt);
 }
 

@@ -259,38 +259,13 @@ asio::awaitable<void> Engine::join_snap(FilecoinBatch* batch, BatchDoor* door, B
 void Engine::finish_filecoin(FilecoinMember& m, const std::vector<std::uint8_t>& vk_bytes, const Result<PipelineOutcome>& outcome) {
   Job& job = *m.job;
   if (is_finished(job.state)) return;
-  if (!outcome) {
-    if (outcome.error().kind == ErrorKind::kCancelled || job.cancel_requested) {
-      finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job.stage});
-    } else {
-      finish(job, JobState::kFailed, outcome.error());
-    }
+  if (finish_unproved(job, outcome)) {
     m.work.reset();
     return;
   }
   const PipelineOutcome& o = outcome.value();
-  Timings t = m.t;
-  double synthesis_ms = 0, prove_ms = 0, verify_ms = 0;
-  for (const PartitionTiming& pt : o.timings) {
-    synthesis_ms += pt.synthesis_ms;
-    prove_ms += pt.device_wait_ms + pt.prove_ms;
-    verify_ms += pt.verify_ms;
-  }
-  t.synthesis_ms += static_cast<std::uint64_t>(synthesis_ms);
-  t.prove_ms = static_cast<std::uint64_t>(prove_ms);
-  t.verify_ms = static_cast<std::uint64_t>(verify_ms);
-  ProofOutput out;
-  out.proof = groth16::encode_proofs(o.proofs);
-  for (const std::vector<ff::Fr>& inputs : o.public_inputs) {
-    for (const ff::Fr& x : inputs) {
-      std::array<std::uint8_t, 32> le{};
-      x.to_bytes_le(le);
-      out.public_inputs.push_back(le);
-    }
-  }
-  out.vk_bytes = vk_bytes;
-  t.total_ms = ms_between(job.submitted_at, steady_clock::now());
-  out.timings = t;
+  ProofOutput out = pipeline_output(o, vk_bytes, m.t, job.submitted_at);
+  const Timings& t = out.timings;
   log_.info("filecoin proof", {{"job", job.id},
                                {"kind", to_string(job.request.kind)},
                                {"what", m.work->description},
@@ -298,9 +273,9 @@ void Engine::finish_filecoin(FilecoinMember& m, const std::vector<std::uint8_t>&
                                {"wall_ms", ms_between(job.started_at, steady_clock::now())},
                                {"params_ms", t.params_ms},
                                {"pipeline_ms", ms_between(m.pipeline_started, steady_clock::now())},
-                               {"synthesis_ms_sum", synthesis_ms},
-                               {"prove_ms_sum", prove_ms},
-                               {"verify_ms_sum", verify_ms},
+                               {"synthesis_ms_sum", t.synthesis_ms - m.t.synthesis_ms},
+                               {"prove_ms_sum", t.prove_ms},
+                               {"verify_ms_sum", t.verify_ms},
                                {"cpu_retries", o.cpu_retries},
                                {"rss_bytes", resident_bytes()}});
   // The parsed request (a 32 GiB SnapDeals job's challenges and paths) goes

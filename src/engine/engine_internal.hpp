@@ -143,6 +143,13 @@ void Engine::fail_members(Members& members, const Error& e) {
   members.clear();
 }
 
+// A member's answer from its pipeline outcome: its partitions' proofs and the
+// public inputs each was verified against, in partition order, and `t` with
+// the partitions' synthesis (added), device-wait-plus-prove and verify
+// times summed; total_ms from `submitted_at` to now (engine.cpp).
+ProofOutput pipeline_output(const PipelineOutcome& o, const std::vector<std::uint8_t>& vk_bytes, Timings t,
+                            std::chrono::steady_clock::time_point submitted_at);
+
 // A C2 failure caused by the C1 content is the caller's (do not retry); one
 // caused by parameters or our own prover is internal.
 inline ErrorKind porep_error_kind(fc::PorepC2ErrorKind k) {
