@@ -102,16 +102,28 @@ int main(int argc, char** argv) {
   }
   if (argc > 2 && std::string(argv[1]) == "--post")
     return post_partition(argv[2], argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1);
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_synthesis C1_JSON [PARTITION] [THREADS] [REPEAT] [INPUTS AUX]\n");
+  if (argc < 2 || std::string(argv[1]).starts_with("-")) {
+    std::fprintf(stderr,
+                 "usage: bench_synthesis [--reuse] C1_JSON [PARTITION] [THREADS] [REPEAT] [INPUTS AUX]\n"
+                 "       bench_synthesis --post DIR [THREADS]\n");
     return 2;
   }
   const std::size_t partition = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
   const std::size_t threads = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1;
   const int repeat = argc > 4 ? std::atoi(argv[4]) : 1;
   std::ifstream in(argv[1], std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "bench_synthesis: cannot read %s\n", argv[1]);
+    return 2;
+  }
   const std::string json((std::istreambuf_iterator<char>(in)), {});
-  const circuits::filecoin::C1Output c1 = circuits::filecoin::parse_c1(json);
+  circuits::filecoin::C1Output c1;
+  try {
+    c1 = circuits::filecoin::parse_c1(json);
+  } catch (const circuits::filecoin::C1Error& e) {
+    std::fprintf(stderr, "bench_synthesis: %s: %s\n", argv[1], e.what());
+    return 2;
+  }
   ThreadPool pool(threads);
   groth16::WitnessShape shape;
   if (argc > 6) shape = {std::strtoul(argv[5], nullptr, 10), std::strtoul(argv[6], nullptr, 10)};

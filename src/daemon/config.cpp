@@ -246,6 +246,10 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     if (*v > 7 * 24 * 3600) r.fail("srs.min_idle_s", "must be in [0, 604800]");
     c.engine.srs_min_idle = std::chrono::seconds(*v);
   }
+  if (auto v = r.get<std::uint64_t>("srs", "reload_mib_per_s")) {
+    if (*v > 1'000'000) r.fail("srs.reload_mib_per_s", "must be in [0, 1000000]");
+    c.engine.srs_reload_bytes_per_s = *v << 20;
+  }
   if (auto v = r.get<std::string>("srs", "max_host_bytes")) {
     if (*v == "unlimited") {
       c.engine.srs_max_host_bytes = UINT64_MAX;

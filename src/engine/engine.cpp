@@ -99,6 +99,7 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
   }
   policy::SrsConfig srs_config;
   srs_config.eviction_min_idle = config_.srs_min_idle;
+  srs_config.reload_bytes_per_s = config_.srs_reload_bytes_per_s;
   srs_ = std::make_unique<policy::SrsManager>(srs_config, memory_->budget(), *srs_clock);
   const std::size_t cores = std::max<std::size_t>(1, std::thread::hardware_concurrency());
   const std::size_t threads = config_.porep_synthesis_threads;

@@ -99,13 +99,15 @@ struct EngineConfig {
   std::size_t porep_max_partitions_in_flight = 0;  // reserved and not yet proved; 0: lanes + 1
   bool porep_check_satisfaction = true;            // R1cs satisfaction check of each witness before proving
   // Parameter-set residency (policy::SrsManager, "SRS residency" in
-  // engine.cpp). A set nobody uses for srs_min_idle is evicted from host
-  // memory, least recently used first, while the sets held exceed
+  // engine.cpp). A set nobody uses for as long as reloading it would take
+  // (its bytes at srs_reload_bytes_per_s; 0: no such rule), and at most
+  // srs_min_idle, is evicted from host memory, least recently used first, while the sets held exceed
   // srs_max_host_bytes or host-memory requests wait; UINT64_MAX: kept
   // until explicitly evicted or memory is short. Checked every
   // srs_sweep_period. srs_clock: the manager's clock (tests inject a
   // policy::FakeClock); null: a steady clock owned by the engine.
   std::chrono::milliseconds srs_min_idle{std::chrono::minutes(5)};
+  std::uint64_t srs_reload_bytes_per_s = std::uint64_t{954} << 20;  // ~1.0 GB/s: one NVMe read
   std::uint64_t srs_max_host_bytes = UINT64_MAX;
   std::chrono::milliseconds srs_sweep_period{std::chrono::seconds(5)};
   const policy::Clock* srs_clock = nullptr;
@@ -298,7 +300,7 @@ class Engine {
   // when `proving`, else a preload's); empty without a budget.
   ParamsAdmit params_admit(bool proving);
   void apply_srs_actions(const std::vector<policy::SrsAction>& actions);
-  void sweep_idle_srs();  // LRU eviction of sets idle past srs_min_idle
+  void sweep_idle_srs();  // LRU eviction of sets idle long enough (SrsManager)
   asio::awaitable<void> release_idle_stagings();
   asio::awaitable<void> release_device_srs(DeviceSet::Slot& slot, std::string srs_id);
   asio::awaitable<void> srs_sweep_loop();

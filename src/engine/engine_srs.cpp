@@ -115,11 +115,9 @@ asio::awaitable<void> Engine::release_device_srs(DeviceSet::Slot& slot, std::str
 }
 
 void Engine::sweep_idle_srs() {
-  const std::uint64_t min_idle_ms = static_cast<std::uint64_t>(config_.srs_min_idle.count());
   std::vector<policy::SrsEntryView> idle;
   for (policy::SrsEntryView& v : srs_->entries()) {
-    if (v.pinned == policy::Residency::kResident && v.pinned_refs == 0 && v.idle_ms >= min_idle_ms)
-      idle.push_back(std::move(v));
+    if (v.evictable) idle.push_back(std::move(v));
   }
   // Least recently used first.
   std::sort(idle.begin(), idle.end(), [](const auto& a, const auto& b) {

@@ -132,7 +132,9 @@ asio::awaitable<void> lane(Ctx c) {
       // circuit's transient values); once done, the witness alone.
       c.stage(k, "memory");
       groth16::Witness storage;
+      const auto t_memory = steady_clock::now();
       Result<policy::Reservation> r = co_await reserve_synthesis(c, m, storage);
+      const double memory_wait_ms = ms_since(t_memory);
       if (st.next >= st.partitions) st.spares.clear();  // nothing left to reuse them
       if (!r) {
         if (r.error().kind != ErrorKind::kCancelled) c.fail(k, r.error());
@@ -142,6 +144,7 @@ asio::awaitable<void> lane(Ctx c) {
       Item item;
       item.k = k;
       item.timing.partition = c.local(k);
+      item.timing.memory_wait_ms = memory_wait_ms + (k == 0 ? st.start_memory_wait_ms : 0.0);
       c.stage(k, "synthesis");
       // The member's own callbacks are read on the pool: pointers taken here,
       // on the loop (members are never erased, and a deque does not move
@@ -378,6 +381,7 @@ void log_proved(Ctx c, const Item& item) {
                                        {"device", t.device},
                                        {"synthesis_ms", t.synthesis_ms},
                                        {"check_ms", t.check_ms},
+                                       {"memory_wait_ms", t.memory_wait_ms},
                                        {"device_wait_ms", t.device_wait_ms},
                                        {"prove_ms", t.prove_ms},
                                        {"evaluate_ms", b.evaluate_ms},
@@ -524,7 +528,9 @@ asio::awaitable<void> prove_item(Ctx c, Item item) {
     // The staged prove's host step first (engine/staged_prove.hpp), holding
     // a working set and a staging slot but no device: this partition
     // prepares while another is on the device.
+    const auto t_work = steady_clock::now();
     work_set = co_await take_work_set(c, m);
+    item.timing.memory_wait_ms += ms_since(t_work);
     if (!work_set || st.stopped(m)) co_return done();
     if (std::optional<Error> e = co_await prepare_item(c, item)) {
       st.fail(m, Error{e->kind, "partition " + std::to_string(item.timing.partition) + ": " + e->message});
@@ -697,9 +703,11 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
   // One prover working set before any witness (see the top of the header).
   // A lone job's cancel ends this wait; a batch's members wait together.
   const std::atomic<bool> never{false};
+  const auto t_work = steady_clock::now();
   Result<policy::Reservation> work = co_await deps.memory.reserve(
       deps.devices.host_bytes_per_prove(*plan.r1cs), plan.priority, members.size() == 1 ? *members[0].cancel : never);
   if (!work) co_return all(work.error());
+  st.start_memory_wait_ms = ms_since(t_work);
   for (PlanMember& pm : members) {
     st.members.push_back(make_member(std::move(pm), st.partitions));
     st.partitions += st.members.back().count;

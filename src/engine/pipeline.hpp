@@ -242,6 +242,10 @@ struct PartitionTiming {
   std::uint32_t partition = 0;
   std::string device;
   double synthesis_ms = 0, check_ms = 0, device_wait_ms = 0, prove_ms = 0, verify_ms = 0;
+  // Waiting for the host-memory budget: the synthesis reservation, the
+  // prover working set, and for a run's first partition the run's first
+  // working set.
+  double memory_wait_ms = 0;
   ProveBreakdown breakdown;
   bool retried_on_cpu = false;
 };

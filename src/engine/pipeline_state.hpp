@@ -115,6 +115,7 @@ struct State {
   std::vector<Spare> spares;
   std::size_t max_spares = 0;
   std::size_t memory_waits = 0;  // lanes waiting for their reservation
+  double start_memory_wait_ms = 0;  // the run's first working set (the first partition reports it)
   runtime::Notifier changed;  // anything above changed
 
   std::uint32_t member_of(std::uint32_t k) const {

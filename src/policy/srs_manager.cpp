@@ -90,7 +90,7 @@ void SrsLease::release() {
 // ---- SrsManager -------------------------------------------------------------------
 
 SrsManager::SrsManager(SrsConfig config, MemoryBudget& budget, const Clock& clock)
-    : min_idle_(config.eviction_min_idle), budget_(budget), clock_(clock) {
+    : min_idle_(config.eviction_min_idle), reload_bytes_per_s_(config.reload_bytes_per_s), budget_(budget), clock_(clock) {
   for (std::uint64_t cap : config.device_capacity_bytes) devices_.push_back(Device{cap, 0, 0});
 }
 
@@ -110,8 +110,15 @@ bool SrsManager::register_srs(const SrsKey& key, SrsSizes sizes) {
   return true;
 }
 
-bool SrsManager::evictable(const Slot& s, Millis now) const {
-  return s.state == Residency::kResident && s.refs == 0 && now - s.last_used >= min_idle_;
+Millis SrsManager::min_idle_for(std::uint64_t bytes) const {
+  if (reload_bytes_per_s_ == 0) return min_idle_;
+  // Rounded up: a reload never costs 0 ms.
+  const std::uint64_t reload_ms = bytes / reload_bytes_per_s_ * 1000 + (bytes % reload_bytes_per_s_) * 1000 / reload_bytes_per_s_ + 1;
+  return std::min(min_idle_, Millis(static_cast<Millis::rep>(std::min<std::uint64_t>(reload_ms, INT64_MAX / 2))));
+}
+
+bool SrsManager::evictable(const Slot& s, std::uint64_t bytes, Millis now) const {
+  return s.state == Residency::kResident && s.refs == 0 && now - s.last_used >= min_idle_for(bytes);
 }
 
 bool SrsManager::budget_queue_ahead(Priority p) const {
@@ -126,7 +133,7 @@ std::vector<SrsKey> SrsManager::pinned_victims(std::uint64_t need, const SrsKey&
   Millis now = clock_.now();
   std::vector<std::tuple<Millis, const SrsKey*, std::uint64_t>> idle;
   for (const auto& [key, e] : entries_) {
-    if (key == keep || e.sizes.pinned_bytes == 0 || !evictable(e.pinned, now)) continue;
+    if (key == keep || e.sizes.pinned_bytes == 0 || !evictable(e.pinned, e.sizes.pinned_bytes, now)) continue;
     idle.emplace_back(e.pinned.last_used, &key, e.pinned_charge.bytes());
   }
   // Least recently used first; the key breaks ties so the choice is deterministic.
@@ -149,7 +156,7 @@ std::vector<SrsKey> SrsManager::device_victims(std::uint32_t device, std::uint64
   std::vector<std::tuple<Millis, const SrsKey*, std::uint64_t>> idle;
   for (const auto& [key, e] : entries_) {
     auto d = e.devices.find(device);
-    if (key == keep || d == e.devices.end() || !evictable(d->second, now)) continue;
+    if (key == keep || d == e.devices.end() || !evictable(d->second, e.sizes.device_bytes, now)) continue;
     idle.emplace_back(d->second.last_used, &key, e.sizes.device_bytes);
   }
   std::sort(idle.begin(), idle.end(),
@@ -419,6 +426,7 @@ std::vector<SrsEntryView> SrsManager::entries() const {
     v.pinned = e.pinned.state;
     v.pinned_refs = e.pinned.refs;
     v.idle_ms = e.pinned.refs != 0 ? 0 : static_cast<std::uint64_t>(std::max<long long>(0, (now - e.pinned.last_used).count()));
+    v.evictable = evictable(e.pinned, e.sizes.pinned_bytes, now);
     for (const auto& [d, s] : e.devices) {
       if (s.state != Residency::kAbsent) v.devices.emplace(d, s.state);
     }

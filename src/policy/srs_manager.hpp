@@ -12,8 +12,12 @@
 //
 // In-use entries (a live SrsLease) are never evicted. Under pressure, idle
 // entries are evicted least recently used first, and only once they have been
-// idle for eviction_min_idle (reloading a 44 GiB PoRep SRS costs 30-60 s;
-// mm.md). Explicit eviction ignores the idle time but refuses in-use entries
+// idle as long as reloading them would take (bytes at reload_bytes_per_s:
+// rent or buy, never more than twice the cost of the best choice made
+// knowing the future) and at most eviction_min_idle. Reloading a 44 GiB PoRep
+// SRS costs 30-60 s, a 242 MB WinningPoSt set 0.44 s: a fixed 5-minute guard
+// made a WindowPoSt job wait 5 minutes behind an idle WinningPoSt set
+// (H100, 2026-12-06). Explicit eviction ignores the idle time but refuses in-use entries
 // with kBusy and unknown or non-resident ones with kNotFound (the peer's
 // EvictSRS returned success and did nothing).
 //
@@ -88,6 +92,8 @@ std::string to_string(const SrsAction& a);
 struct SrsConfig {
   std::vector<std::uint64_t> device_capacity_bytes;  // per GPU ordinal: VRAM set aside for SRS
   Millis eviction_min_idle{5 * 60 * 1000};
+  // 0: every entry waits eviction_min_idle.
+  std::uint64_t reload_bytes_per_s = std::uint64_t{954} << 20;  // ~1.0 GB/s
 };
 
 class SrsManager;
@@ -131,6 +137,7 @@ struct SrsEntryView {
   Residency pinned = Residency::kAbsent;
   std::uint32_t pinned_refs = 0;
   std::uint64_t idle_ms = 0;  // since last use (0 while in use)
+  bool evictable = false;     // resident in host memory, unused, idle long enough (see above)
   std::map<std::uint32_t, Residency> devices;  // present copies only
 };
 
@@ -195,7 +202,9 @@ class SrsManager {
   };
 
   void unref(const SrsKey& key, std::optional<std::uint32_t> device);
-  bool evictable(const Slot& s, Millis now) const;
+  // Idle time after which an unused copy of `bytes` may be evicted.
+  Millis min_idle_for(std::uint64_t bytes) const;
+  bool evictable(const Slot& s, std::uint64_t bytes, Millis now) const;
   // Idle victims to free `need` bytes, LRU first, excluding `keep`; empty
   // if they would not suffice.
   std::vector<SrsKey> pinned_victims(std::uint64_t need, const SrsKey& keep) const;
@@ -206,6 +215,7 @@ class SrsManager {
 
   std::vector<Device> devices_;
   Millis min_idle_;
+  std::uint64_t reload_bytes_per_s_;
   MemoryBudget& budget_;
   const Clock& clock_;
   std::map<SrsKey, Entry> entries_;

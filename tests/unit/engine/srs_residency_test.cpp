@@ -30,7 +30,8 @@ struct Rig : testing::EngineRig {
     cfg.drain_timeout = 10s;
     cfg.batch_max_size = 1;
     cfg.srs_min_idle = 60s;
-    cfg.srs_max_host_bytes = 0;  // keep no idle set past min_idle
+    cfg.srs_reload_bytes_per_s = 0;  // demo sets of a few MB wait min_idle too
+    cfg.srs_max_host_bytes = 0;      // keep no idle set past min_idle
     cfg.srs_sweep_period = 2ms;
     cfg.srs_clock = &clock;
     make_engine(cfg);
@@ -251,8 +252,12 @@ TEST(EngineSrs, ConfigKeys) {
       daemon::load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
   EXPECT_EQ(example.engine.srs_min_idle, d.engine.srs_min_idle);
   EXPECT_EQ(example.engine.srs_max_host_bytes, d.engine.srs_max_host_bytes);
-  daemon::Config c = daemon::parse_config("[srs]\nmin_idle_s = 30\nmax_host_bytes = \"8GiB\"\n", "test");
+  EXPECT_EQ(example.engine.srs_reload_bytes_per_s, d.engine.srs_reload_bytes_per_s);
+  daemon::Config c = daemon::parse_config(
+      "[srs]\nmin_idle_s = 30\nmax_host_bytes = \"8GiB\"\nreload_mib_per_s = 500\n", "test");
   EXPECT_EQ(c.engine.srs_min_idle, 30s);
+  EXPECT_EQ(c.engine.srs_reload_bytes_per_s, 500ull << 20);
+  EXPECT_ANY_THROW(daemon::parse_config("[srs]\nreload_mib_per_s = 2000000\n", "test"));
   EXPECT_EQ(c.engine.srs_max_host_bytes, 8ull << 30);
   EXPECT_ANY_THROW(daemon::parse_config("[srs]\nmax_host_bytes = \"lots\"\n", "test"));
 }

@@ -15,10 +15,12 @@ using Op = SrsAction::Op;
 
 SrsKey params(std::string name) { return SrsKey{"/params/" + std::move(name), SrsKind::kGroth16Params}; }
 
-SrsConfig config(std::vector<std::uint64_t> devices, Millis min_idle = 5min) {
+// reload_bytes_per_s 0: entries of a few bytes wait min_idle like large ones.
+SrsConfig config(std::vector<std::uint64_t> devices, Millis min_idle = 5min, std::uint64_t reload_bytes_per_s = 0) {
   SrsConfig c;
   c.device_capacity_bytes = std::move(devices);
   c.eviction_min_idle = min_idle;
+  c.reload_bytes_per_s = reload_bytes_per_s;
   return c;
 }
 
@@ -111,6 +113,61 @@ TEST(SrsManager, InUseEntriesAreNeverEvicted) {
                                                  {Op::kLoadDevice, params("b"), 0u, 60}}));
   EXPECT_EQ(budget.reserved_bytes(), 60u);
   EXPECT_EQ(m.residency(params("a"), std::nullopt), Residency::kAbsent);
+}
+
+// An idle entry may go once it has been idle as long as reloading it would
+// take (bytes at reload_bytes_per_s), and at the latest after min_idle: a
+// small set does not hold a large job back for min_idle.
+TEST(SrsManager, SmallEntriesBecomeEvictableAfterTheirReloadTime) {
+  FakeClock clock;
+  MemoryBudget budget({10'000, 8});
+  SrsManager m(config({}, 5min, /*reload_bytes_per_s=*/100), budget, clock);
+  ASSERT_TRUE(m.register_srs(params("small"), {200, 0}));   // reload 2 s
+  ASSERT_TRUE(m.register_srs(params("large"), {9'000, 0}));  // reload 90 s
+  ASSERT_TRUE(m.register_srs(params("huge"), {9'500, 0}));   // reload 95 s
+  for (const char* n : {"small", "large"}) {
+    auto l = m.acquire(params(n), std::nullopt, Priority::kNormal);
+    ASSERT_TRUE(l);
+    perform(m, l->actions);
+  }
+  auto evictable = [&m](const char* n) {
+    for (const SrsEntryView& v : m.entries()) {
+      if (v.key == params(n)) return v.evictable;
+    }
+    ADD_FAILURE() << n << " not listed";
+    return false;
+  };
+  clock.advance(1999ms);
+  EXPECT_FALSE(evictable("small"));
+  clock.advance(2ms);
+  EXPECT_TRUE(evictable("small"));
+  EXPECT_FALSE(evictable("large"));
+  // huge needs large gone: refused until large has been idle 90 s.
+  EXPECT_EQ(m.acquire(params("huge"), std::nullopt, Priority::kNormal).error().kind, SrsErrorKind::kNoRoom);
+  clock.advance(88s);
+  EXPECT_TRUE(evictable("large"));
+  auto h = m.acquire(params("huge"), std::nullopt, Priority::kNormal);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->actions, (std::vector<SrsAction>{{Op::kEvictPinned, params("large"), std::nullopt, 9'000},
+                                                {Op::kLoadPinned, params("huge"), std::nullopt, 9'500}}));
+  perform(m, h->actions);
+}
+
+// min_idle caps the rule: an entry whose reload would take longer than
+// min_idle is evictable after min_idle.
+TEST(SrsManager, MinIdleCapsTheReloadTime) {
+  FakeClock clock;
+  MemoryBudget budget({100'000, 8});
+  SrsManager m(config({}, 1min, /*reload_bytes_per_s=*/1), budget, clock);
+  ASSERT_TRUE(m.register_srs(params("a"), {90'000, 0}));  // reload 25 h
+  auto l = m.acquire(params("a"), std::nullopt, Priority::kNormal);
+  ASSERT_TRUE(l);
+  perform(m, l->actions);
+  l->lease.release();
+  clock.advance(59s);
+  EXPECT_FALSE(m.entries().front().evictable);
+  clock.advance(1s);
+  EXPECT_TRUE(m.entries().front().evictable);
 }
 
 TEST(SrsManager, LoadingEntriesAreBusy) {
