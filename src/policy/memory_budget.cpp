@@ -194,7 +194,9 @@ void MemoryBudget::Reservation::absorb(Reservation&& other) {
 // ---- MemoryBudget ----------------------------------------------------------------
 
 MemoryBudget::MemoryBudget(BudgetConfig config)
-    : total_bytes_(config.total_bytes), max_waiters_(config.max_waiters) {
+    : total_bytes_(config.total_bytes),
+      max_waiters_(config.max_waiters),
+      critical_reserve_bytes_(config.critical_reserve_bytes) {
   CUZK_POLICY_CHECK(total_bytes_ > 0, "a memory budget of 0 bytes");
 }
 
@@ -214,6 +216,13 @@ void MemoryBudget::give_back(std::uint64_t bytes) {
   pump();
 }
 
+bool MemoryBudget::fits_now(std::uint64_t bytes, Priority priority) const {
+  const std::uint64_t available = available_bytes();
+  if (bytes > available) return false;
+  if (priority == Priority::kCritical || reserved_bytes_ == 0) return true;
+  return available - bytes >= critical_reserve_bytes_;
+}
+
 bool MemoryBudget::waiter_at_or_above(Priority p) const {
   for (int i = static_cast<int>(p); i < kNumPriorities; ++i) {
     if (!waiting_[i].empty()) return true;
@@ -230,7 +239,7 @@ Expected<MemoryBudget::Reservation, Refusal> MemoryBudget::try_reserve(std::uint
   if (bytes > total_bytes_) return unexpected(refuse(RefusalKind::kTooLarge, bytes));
   // Zero bytes always fit and take nothing from anyone; the reservation is
   // still bound to the budget so that settle() can charge the real size.
-  if (bytes != 0 && (bytes > available_bytes() || waiter_at_or_above(priority))) {
+  if (bytes != 0 && (!fits_now(bytes, priority) || waiter_at_or_above(priority))) {
     return unexpected(refuse(RefusalKind::kWouldWait, bytes));
   }
   charge(bytes);
@@ -241,7 +250,7 @@ Expected<MemoryBudget::Reservation, Refusal> MemoryBudget::try_reserve(std::uint
 
 Expected<MemoryBudget::Admission, Refusal> MemoryBudget::reserve(std::uint64_t bytes, Priority priority) {
   if (bytes > total_bytes_) return unexpected(refuse(RefusalKind::kTooLarge, bytes));
-  if (bytes == 0 || (bytes <= available_bytes() && !waiter_at_or_above(priority))) {
+  if (bytes == 0 || (fits_now(bytes, priority) && !waiter_at_or_above(priority))) {
     charge(bytes);
     ++live_reservations_;
     ++granted_total_;
@@ -316,7 +325,7 @@ std::vector<MemoryBudget::WaitId> MemoryBudget::grant_waiters() {
       auto head = queue.begin();
       // Strict head-of-line: if the first in line does not fit, nobody
       // behind it (same or lower priority) is served either.
-      if (head->second > available_bytes()) return granted;
+      if (!fits_now(head->second, static_cast<Priority>(p))) return granted;
       charge(head->second);
       ++granted_total_;
       ready_.emplace(head->first, Ready{std::nullopt, head->second});

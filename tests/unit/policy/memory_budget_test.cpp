@@ -159,6 +159,37 @@ TEST(MemoryBudget, GrantsWaitersInPriorityThenFifoOrder) {
   EXPECT_EQ(b.reserved_bytes(), 0u);
 }
 
+// The critical reserve: other priorities stop short of it (now and from the
+// wait queue), CRITICAL requests use it, and an empty budget serves any
+// request up to the total.
+TEST(MemoryBudget, CriticalReserveStaysFreeForCriticalRequests) {
+  MemoryBudget b({100, 64, /*critical_reserve_bytes=*/10});
+  auto whole = b.try_reserve(100, Priority::kNormal);  // nothing reserved: the total
+  ASSERT_TRUE(whole);
+  whole->release();
+  auto a = b.try_reserve(60, Priority::kNormal);
+  ASSERT_TRUE(a);
+  // 40 free: 30 leaves the reserve, 31 would eat into it.
+  EXPECT_EQ(b.try_reserve(31, Priority::kHigh).error().kind, RefusalKind::kWouldWait);
+  auto c = b.try_reserve(30, Priority::kHigh);
+  ASSERT_TRUE(c);
+  // 10 free, all of it the reserve: a NORMAL request waits, a CRITICAL one is served.
+  auto waiting = b.reserve(5, Priority::kNormal);
+  ASSERT_TRUE(waiting);
+  ASSERT_TRUE(std::holds_alternative<Wait>(*waiting));
+  auto crit = b.try_reserve(10, Priority::kCritical);
+  ASSERT_TRUE(crit);
+  EXPECT_EQ(b.available_bytes(), 0u);
+  crit->release();
+  // 10 free again: the NORMAL waiter (5) would leave 5 < 10 free: still waiting.
+  EXPECT_FALSE(b.claim(std::get<Wait>(*waiting)).has_value());
+  c->release();  // 40 free: served (35 left)
+  auto got = b.claim(std::get<Wait>(*waiting));
+  ASSERT_TRUE(got.has_value());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(b.reserved_bytes(), 65u);
+}
+
 // A large CRITICAL request is not starved by a stream of small LOW requests,
 // and a new request never jumps a waiter of the same or higher priority.
 TEST(MemoryBudget, NoStarvationOfTheHighestPriority) {
