@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Long-running health of one cuzkd: rounds of mixed jobs (demo circuits of
 # several sizes and priorities, a 2 KiB WindowPoSt and WinningPoSt per round
-# through `cuzkctl prove`, PoRep C2 when a C1 is given) through ONE
+# and a 2 KiB SnapDeals update every SOAK_SNAP_EVERY rounds (default 4, 0:
+# none) through `cuzkctl prove`, PoRep C2 when a C1 is given) through ONE
 # daemon, with cancels of queued and running jobs and clients that
 # disconnect while awaiting mixed in; the daemon's RSS, open file
 # descriptors, threads, the host-memory budget's reservation, resident SRS
@@ -60,6 +61,13 @@ for kind in window winning; do
   "$bin/cuzkctl" post gen --kind $kind --sector-size 2KiB --sectors $sectors --seed 5 --out "$work/$kind" >/dev/null ||
     { echo "post gen $kind failed"; exit 1; }
 done
+# A genuine 2 KiB SnapDeals update of a natively sealed sector.
+snap_every=${SOAK_SNAP_EVERY:-4}
+snap_proofs=0
+if (( snap_every > 0 )); then
+  "$bin/cuzkctl" update gen --sector-size 2KiB --sealed --seed 3 --out "$work/snap" >/dev/null ||
+    { echo "update gen failed"; exit 1; }
+fi
 post_failures=0
 round=0
 finished=0
@@ -75,6 +83,11 @@ while (( finished < jobs_target )); do
     "$bin/cuzkctl" --addr "$addr" prove --$kind-post "$work/$kind" >/dev/null 2>>"$out/post.err" ||
       { post_failures=$((post_failures + 1)); echo "round $round: $kind-post failed" | tee -a "$out/report.txt"; }
   done
+  if (( snap_every > 0 && (round - 1) % snap_every == 0 )); then
+    snap_proofs=$((snap_proofs + 1))
+    "$bin/cuzkctl" --addr "$addr" prove --snap-deals "$work/snap" >/dev/null 2>>"$out/post.err" ||
+      { post_failures=$((post_failures + 1)); echo "round $round: snap-deals failed" | tee -a "$out/report.txt"; }
+  fi
   # Cancels: jobs submitted behind a queue of others, then cancelled (queued
   # or running by then).
   for i in 1 2 3; do
@@ -112,7 +125,7 @@ dedup=$(metric cuzk_jobs_deduplicated_total "$m")
 failed_n=$(metric 'cuzk_jobs_finished_total{outcome="failed"}' "$m")
 queued=$(scrape | awk '$1 ~ /^cuzk_queue_depth[{]/ {s += $2} END {print s + 0}')
 {
-  echo "soak: $round rounds, $finished jobs finished ($submitted admitted, $dedup deduplicated), $cancels cancels, $disconnects disconnected awaits, $((2 * round)) PoSt proofs ($post_failures not verified), $failed_n failed"
+  echo "soak: $round rounds, $finished jobs finished ($submitted admitted, $dedup deduplicated), $cancels cancels, $disconnects disconnected awaits, $((2 * round)) PoSt and $snap_proofs SnapDeals proofs ($post_failures not verified), $failed_n failed"
   # Least-squares slope per 100 finished jobs of each column after the first quarter of the rounds.
   awk -F, -v skip=$((round / 4)) 'NR > 1 && NR - 1 > skip {
       n++; x = $2; sx += x; sxx += x * x
@@ -128,7 +141,7 @@ queued=$(scrape | awk '$1 ~ /^cuzk_queue_depth[{]/ {s += $2} END {print s + 0}')
 } | tee -a "$out/report.txt"
 lost=0
 (( failed_n == 0 )) || { echo "FAIL: $failed_n jobs failed" | tee -a "$out/report.txt"; lost=1; }
-(( post_failures == 0 )) || { echo "FAIL: $post_failures PoSt proofs failed" | tee -a "$out/report.txt"; lost=1; }
+(( post_failures == 0 )) || { echo "FAIL: $post_failures PoSt or SnapDeals proofs failed" | tee -a "$out/report.txt"; lost=1; }
 (( ${queued:-0} == 0 )) || { echo "FAIL: $queued jobs still queued at the end" | tee -a "$out/report.txt"; lost=1; }
 kill -TERM "$pid"; wait "$pid"; rc=$?; pid=
 (( rc == 0 )) || { echo "FAIL: cuzkd exited $rc after SIGTERM" | tee -a "$out/report.txt"; lost=1; }
