@@ -207,10 +207,10 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     if (!s) r.fail("memory.total_budget", s.error().message);
     c.memory_total_budget = *v;
   }
-  if (auto v = r.get<std::string>("memory", "critical_reserve")) {
+  if (auto v = r.get<std::string>("memory", "critical_overdraft")) {
     auto b = policy::parse_size_bytes(*v);
-    if (!b) r.fail("memory.critical_reserve", b.error().message);
-    else c.engine.memory_critical_reserve_bytes = b.value();
+    if (!b) r.fail("memory.critical_overdraft", b.error().message);
+    else c.engine.memory_critical_overdraft_bytes = b.value();
   }
   if (auto v = r.get<std::string>("memory", "auto_margin")) {
     auto b = policy::parse_size_bytes(*v);

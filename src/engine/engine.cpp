@@ -88,7 +88,7 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
   if (config_.max_concurrent_jobs == 0) config_.max_concurrent_jobs = 1;
   memory_ = std::make_unique<MemoryGate>(
       loop_, config_.memory_budget_bytes != 0 ? config_.memory_budget_bytes : std::numeric_limits<std::uint64_t>::max() / 2,
-      config_.memory_budget_bytes != 0 ? std::min(config_.memory_critical_reserve_bytes, config_.memory_budget_bytes / 16)
+      config_.memory_budget_bytes != 0 ? std::min(config_.memory_critical_overdraft_bytes, config_.memory_budget_bytes / 16)
                                        : 0);
   devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_),
                                          std::vector<std::shared_ptr<DeviceBackend>>{});

@@ -83,11 +83,11 @@ struct EngineConfig {
   // Host-memory budget (bytes) for partition witnesses, prover working sets
   // and loaded parameters; 0: unlimited. The daemon resolves "auto".
   std::uint64_t memory_budget_bytes = 0;
-  // Kept free for critical jobs (WinningPoSt) while other work fills the
-  // budget, at most a 16th of it (policy::BudgetConfig): a WinningPoSt's
-  // working set (~0.1 GB at 32 GiB) never waits for a PoRep or SnapDeals
-  // partition to be proved (it waited ~1.7 s during a SnapDeals job, H100).
-  std::uint64_t memory_critical_reserve_bytes = std::uint64_t{1} << 30;
+  // Critical jobs (WinningPoSt) may take the budget this far past its total
+  // (at most a 16th of it; policy::BudgetConfig): a WinningPoSt's working set
+  // (~0.1 GB at 32 GiB) never waits for a PoRep or SnapDeals partition to be
+  // proved (it waited ~1.7 s during a SnapDeals job on an H100).
+  std::uint64_t memory_critical_overdraft_bytes = std::uint64_t{1} << 30;
   // PoRep C2 per-partition pipeline (engine/pipeline.hpp).
   // Threads that synthesize one partition's challenges in parallel, a pool
   // per lane that also runs the partition's checks; 0 or 1: each lane

@@ -75,8 +75,8 @@ inline constexpr std::chrono::milliseconds kPipelinePollPeriod{100};
 // policy::MemoryBudget on the loop, with waiting as a co_await.
 class MemoryGate {
  public:
-  // critical_reserve_bytes: see policy::BudgetConfig.
-  MemoryGate(asio::any_io_executor loop, std::uint64_t total_bytes, std::uint64_t critical_reserve_bytes = 0);
+  // critical_overdraft_bytes: see policy::BudgetConfig.
+  MemoryGate(asio::any_io_executor loop, std::uint64_t total_bytes, std::uint64_t critical_overdraft_bytes = 0);
   ~MemoryGate();  // every reservation must be gone
   MemoryGate(const MemoryGate&) = delete;
   MemoryGate& operator=(const MemoryGate&) = delete;

@@ -24,8 +24,8 @@ Error refusal_error(const policy::Refusal& r) {
 // ---------------------------------------------------------------------------
 // MemoryGate
 
-MemoryGate::MemoryGate(asio::any_io_executor loop, std::uint64_t total_bytes, std::uint64_t critical_reserve_bytes)
-    : budget_(policy::BudgetConfig{total_bytes, 1024, critical_reserve_bytes}), ready_(std::move(loop)) {
+MemoryGate::MemoryGate(asio::any_io_executor loop, std::uint64_t total_bytes, std::uint64_t critical_overdraft_bytes)
+    : budget_(policy::BudgetConfig{total_bytes, 1024, critical_overdraft_bytes}), ready_(std::move(loop)) {
   // Called inside whichever loop-thread call freed memory: wake the waiters,
   // who claim (claim() polls, so a wake-up cannot be lost).
   budget_.set_ready_callback([this](policy::MemoryBudget::WaitId) { ready_.notify_all(); });

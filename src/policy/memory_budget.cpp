@@ -196,7 +196,7 @@ void MemoryBudget::Reservation::absorb(Reservation&& other) {
 MemoryBudget::MemoryBudget(BudgetConfig config)
     : total_bytes_(config.total_bytes),
       max_waiters_(config.max_waiters),
-      critical_reserve_bytes_(config.critical_reserve_bytes) {
+      critical_overdraft_bytes_(config.critical_overdraft_bytes) {
   CUZK_POLICY_CHECK(total_bytes_ > 0, "a memory budget of 0 bytes");
 }
 
@@ -217,10 +217,10 @@ void MemoryBudget::give_back(std::uint64_t bytes) {
 }
 
 bool MemoryBudget::fits_now(std::uint64_t bytes, Priority priority) const {
-  const std::uint64_t available = available_bytes();
-  if (bytes > available) return false;
-  if (priority == Priority::kCritical || reserved_bytes_ == 0) return true;
-  return available - bytes >= critical_reserve_bytes_;
+  if (bytes <= available_bytes()) return true;
+  if (priority != Priority::kCritical) return false;
+  // bytes <= total (checked on entry) and both sums far below 2^64.
+  return reserved_bytes_ + bytes <= total_bytes_ + critical_overdraft_bytes_;
 }
 
 bool MemoryBudget::waiter_at_or_above(Priority p) const {

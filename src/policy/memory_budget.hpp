@@ -110,11 +110,13 @@ struct BudgetStats {
 struct BudgetConfig {
   std::uint64_t total_bytes = 0;
   std::size_t max_waiters = 1024;  // bound on the wait queue (all priorities)
-  // Kept free for CRITICAL requests: others are served only while this much
-  // stays available after them (or when nothing at all is reserved, so that
-  // every request up to the total can be served). A WinningPoSt then never
-  // waits for a running job's partition to give memory back.
-  std::uint64_t critical_reserve_bytes = 0;
+  // CRITICAL requests may take the budget this far past its total: a
+  // WinningPoSt's small working set then never waits for a running job's
+  // partition to give memory back. Others are not affected, except that they
+  // wait while the overdraft is in use (a reserve held free for CRITICAL
+  // requests instead could leave a job that fits the total waiting for
+  // memory that nothing will give back).
+  std::uint64_t critical_overdraft_bytes = 0;
 };
 
 class MemoryBudget {
@@ -203,7 +205,7 @@ class MemoryBudget {
 
   void give_back(std::uint64_t bytes);
   void charge(std::uint64_t bytes);
-  // Whether `bytes` may be granted to `priority` now (critical reserve applied).
+  // Whether `bytes` may be granted to `priority` now (the critical overdraft included).
   bool fits_now(std::uint64_t bytes, Priority priority) const;
   bool waiter_at_or_above(Priority p) const;
   Refusal refuse(RefusalKind kind, std::uint64_t bytes);
@@ -214,7 +216,7 @@ class MemoryBudget {
 
   std::uint64_t total_bytes_;
   std::size_t max_waiters_;
-  std::uint64_t critical_reserve_bytes_;
+  std::uint64_t critical_overdraft_bytes_;
   std::uint64_t reserved_bytes_ = 0;
   std::uint64_t peak_reserved_bytes_ = 0;
   std::size_t live_reservations_ = 0;

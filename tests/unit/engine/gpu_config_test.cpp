@@ -16,7 +16,7 @@ TEST(GpuConfig, Defaults) {
   EXPECT_FALSE(c.gpu_srs_device_budget_bytes.has_value());
   EXPECT_EQ(c.memory_total_budget, "auto");
   EXPECT_EQ(c.memory_auto_margin_bytes, 12ull << 30);
-  EXPECT_EQ(c.engine.memory_critical_reserve_bytes, 1ull << 30);
+  EXPECT_EQ(c.engine.memory_critical_overdraft_bytes, 1ull << 30);
   EXPECT_EQ(c.engine.porep_synthesis_threads, 1u);
   EXPECT_EQ(c.engine.porep_synthesis_lanes, 0u);
   EXPECT_EQ(c.engine.porep_max_partitions_in_flight, 0u);
@@ -34,7 +34,7 @@ srs_device_budget = "20GiB"
 [memory]
 total_budget = "96GiB"
 auto_margin = "4GiB"
-critical_reserve = "2GiB"
+critical_overdraft = "2GiB"
 [porep]
 synthesis_threads = 6
 synthesis_concurrency = 3
@@ -55,7 +55,7 @@ check_satisfaction = false
   EXPECT_EQ(c.memory_total_budget, "96GiB");
   EXPECT_TRUE(parse_config("[gpu]\nabc_on_device = true\n", "t").gpu_abc_on_device);
   EXPECT_EQ(c.memory_auto_margin_bytes, 4ull << 30);
-  EXPECT_EQ(c.engine.memory_critical_reserve_bytes, 2ull << 30);
+  EXPECT_EQ(c.engine.memory_critical_overdraft_bytes, 2ull << 30);
   EXPECT_EQ(c.engine.porep_synthesis_threads, 6u);
   EXPECT_EQ(c.engine.porep_synthesis_lanes, 3u);
   EXPECT_EQ(c.engine.porep_max_partitions_in_flight, 5u);
@@ -86,7 +86,7 @@ TEST(GpuConfig, ErrorsNameTheKey) {
   fails_with("[gpu]\nsrs_device_budget = 0\n", "gpu.srs_device_budget");
   fails_with("[memory]\ntotal_budget = \"lots\"\n", "memory.total_budget");
   fails_with("[memory]\nauto_margin = \"-1GiB\"\n", "memory.auto_margin");
-  fails_with("[memory]\ncritical_reserve = \"some\"\n", "memory.critical_reserve");
+  fails_with("[memory]\ncritical_overdraft = \"some\"\n", "memory.critical_overdraft");
   fails_with("[porep]\nsynthesis_concurrency = 65\n", "porep.synthesis_concurrency");
   fails_with("[porep]\nsynthesis_threads = 1025\n", "porep.synthesis_threads");
   fails_with("[porep]\ncheck_satisfaction = 1\n", "porep.check_satisfaction");
@@ -102,7 +102,7 @@ TEST(GpuConfig, ExampleFileHasTheDefaults) {
   EXPECT_EQ(example.gpu_srs_device_budget_bytes, d.gpu_srs_device_budget_bytes);
   EXPECT_EQ(example.memory_total_budget, d.memory_total_budget);
   EXPECT_EQ(example.memory_auto_margin_bytes, d.memory_auto_margin_bytes);
-  EXPECT_EQ(example.engine.memory_critical_reserve_bytes, d.engine.memory_critical_reserve_bytes);
+  EXPECT_EQ(example.engine.memory_critical_overdraft_bytes, d.engine.memory_critical_overdraft_bytes);
   EXPECT_EQ(example.engine.porep_synthesis_threads, d.engine.porep_synthesis_threads);
   EXPECT_EQ(example.engine.porep_synthesis_lanes, d.engine.porep_synthesis_lanes);
   EXPECT_EQ(example.engine.porep_max_partitions_in_flight, d.engine.porep_max_partitions_in_flight);

@@ -159,35 +159,34 @@ TEST(MemoryBudget, GrantsWaitersInPriorityThenFifoOrder) {
   EXPECT_EQ(b.reserved_bytes(), 0u);
 }
 
-// The critical reserve: other priorities stop short of it (now and from the
-// wait queue), CRITICAL requests use it, and an empty budget serves any
-// request up to the total.
-TEST(MemoryBudget, CriticalReserveStaysFreeForCriticalRequests) {
-  MemoryBudget b({100, 64, /*critical_reserve_bytes=*/10});
-  auto whole = b.try_reserve(100, Priority::kNormal);  // nothing reserved: the total
-  ASSERT_TRUE(whole);
-  whole->release();
-  auto a = b.try_reserve(60, Priority::kNormal);
-  ASSERT_TRUE(a);
-  // 40 free: 30 leaves the reserve, 31 would eat into it.
-  EXPECT_EQ(b.try_reserve(31, Priority::kHigh).error().kind, RefusalKind::kWouldWait);
-  auto c = b.try_reserve(30, Priority::kHigh);
-  ASSERT_TRUE(c);
-  // 10 free, all of it the reserve: a NORMAL request waits, a CRITICAL one is served.
+// The critical overdraft: CRITICAL requests may go past the total by that
+// much, others wait until the books are back under the total.
+TEST(MemoryBudget, CriticalRequestsMayOverdrawTheBudget) {
+  MemoryBudget b({100, 64, /*critical_overdraft_bytes=*/10});
+  auto normal = b.try_reserve(95, Priority::kNormal);
+  ASSERT_TRUE(normal);
+  EXPECT_EQ(b.try_reserve(10, Priority::kHigh).error().kind, RefusalKind::kWouldWait);
+  auto crit = b.try_reserve(10, Priority::kCritical);  // 105 of 100: within the overdraft
+  ASSERT_TRUE(crit);
+  EXPECT_EQ(b.reserved_bytes(), 105u);
+  EXPECT_EQ(b.available_bytes(), 0u);
+  EXPECT_EQ(b.try_reserve(6, Priority::kCritical).error().kind, RefusalKind::kWouldWait);  // 111 > 110
+  auto crit2 = b.reserve(6, Priority::kCritical);
+  ASSERT_TRUE(crit2);
+  ASSERT_TRUE(std::holds_alternative<Wait>(*crit2));
   auto waiting = b.reserve(5, Priority::kNormal);
   ASSERT_TRUE(waiting);
   ASSERT_TRUE(std::holds_alternative<Wait>(*waiting));
-  auto crit = b.try_reserve(10, Priority::kCritical);
-  ASSERT_TRUE(crit);
-  EXPECT_EQ(b.available_bytes(), 0u);
-  crit->release();
-  // 10 free again: the NORMAL waiter (5) would leave 5 < 10 free: still waiting.
-  EXPECT_FALSE(b.claim(std::get<Wait>(*waiting)).has_value());
-  c->release();  // 40 free: served (35 left)
-  auto got = b.claim(std::get<Wait>(*waiting));
+  crit->release();  // 95: the CRITICAL waiter (6) overdraws to 101; the NORMAL one (5) still waits
+  auto got = b.claim(std::get<Wait>(*crit2));
   ASSERT_TRUE(got.has_value());
   ASSERT_TRUE(got->has_value());
-  EXPECT_EQ(b.reserved_bytes(), 65u);
+  EXPECT_FALSE(b.claim(std::get<Wait>(*waiting)).has_value());
+  got.reset();  // 95 again: 5 fit the total
+  auto n = b.claim(std::get<Wait>(*waiting));
+  ASSERT_TRUE(n.has_value());
+  ASSERT_TRUE(n->has_value());
+  EXPECT_EQ(b.reserved_bytes(), 100u);
 }
 
 // A large CRITICAL request is not starved by a stream of small LOW requests,
