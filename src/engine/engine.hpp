@@ -106,8 +106,9 @@ struct EngineConfig {
   // Parameter-set residency (policy::SrsManager, "SRS residency" in
   // engine.cpp). A set nobody uses for as long as reloading it would take
   // (its bytes at srs_reload_bytes_per_s; 0: no such rule), and at most
-  // srs_min_idle, is evicted from host memory, least recently used first, while the sets held exceed
-  // srs_max_host_bytes or host-memory requests wait; UINT64_MAX: kept
+  // srs_min_idle, is evicted from host memory, least recently used first,
+  // while the sets held exceed srs_max_host_bytes or host-memory requests
+  // wait; UINT64_MAX: kept
   // until explicitly evicted or memory is short. Checked every
   // srs_sweep_period. srs_clock: the manager's clock (tests inject a
   // policy::FakeClock); null: a steady clock owned by the engine.

@@ -112,9 +112,10 @@ bool SrsManager::register_srs(const SrsKey& key, SrsSizes sizes) {
 
 Millis SrsManager::min_idle_for(std::uint64_t bytes) const {
   if (reload_bytes_per_s_ == 0) return min_idle_;
-  // Rounded up: a reload never costs 0 ms.
-  const std::uint64_t reload_ms = bytes / reload_bytes_per_s_ * 1000 + (bytes % reload_bytes_per_s_) * 1000 / reload_bytes_per_s_ + 1;
-  return std::min(min_idle_, Millis(static_cast<Millis::rep>(std::min<std::uint64_t>(reload_ms, INT64_MAX / 2))));
+  // Rounded up (a reload never costs 0 ms); 128 bits: bytes * 1000 may not fit 64.
+  const auto reload_ms = (static_cast<unsigned __int128>(bytes) * 1000 + reload_bytes_per_s_ - 1) / reload_bytes_per_s_;
+  if (reload_ms >= static_cast<unsigned __int128>(min_idle_.count())) return min_idle_;
+  return Millis(static_cast<Millis::rep>(reload_ms));
 }
 
 bool SrsManager::evictable(const Slot& s, std::uint64_t bytes, Millis now) const {
