@@ -13,12 +13,18 @@
 #   bench/porep-e2e.sh wait   BIN_DIR WORK_DIR [MAX_WAIT_S]   (exit 0 done, 3 still running)
 #   bench/porep-e2e.sh report BIN_DIR WORK_DIR OUT_DIR         (copies logs and a summary)
 #   bench/porep-e2e.sh warm   BIN_DIR WORK_DIR N [MAX_WAIT_S]  (after wait: N more jobs at once)
+#   bench/porep-e2e.sh reload BIN_DIR WORK_DIR                 (restart cuzkd, preload the set cold)
 # The warm phase measures the steady state with parameters resident: N jobs
 # submitted together, then proofs per hour, seconds between proofs, GPU busy
 # fraction (device time of the partitions over the wall time), the daemon's
 # CPU seconds per partition (every thread: synthesis, staging, verification),
 # its peak RSS, and the cold job's parameter read rate beside
 # `dd iflag=direct` on the same file, all in WORK_DIR/warm-N.txt.
+# The reload phase measures a cold parameter load: cuzkd restarted on the
+# same state dir, `cuzkctl preload --srs porep-SIZE` timed, the daemon's
+# "parameter file read" lines (rate per file) beside `dd iflag=direct` on
+# the .params file just after, in WORK_DIR/reload.txt; a warm phase may
+# follow on the restarted daemon.
 # BIN_DIR holds cuzkd, cuzkctl and cuzk-bench. WORK_DIR gets c1.json, the
 # state dir, the socket, logs and the proof.
 set -uo pipefail
@@ -129,7 +135,7 @@ report)
   [[ -f $work/nvsmi.pid ]] && kill "$(cat "$work/nvsmi.pid")" 2>/dev/null
   # One archive: a device run brings back at most 8 files.
   (cd "$work" && tar czf "$out/porep-e2e.tgz" cuzkd.log $(ls rss.log gpu.log prove*.json prove*.err warm-*.txt \
-    winning*.json 2>/dev/null))
+    winning*.json reload.txt cuzkd.first.log 2>/dev/null))
   cat "$work"/warm-*.txt 2>/dev/null
   df -h "$work" | tail -n 1
   ls -la "$work/state" "$work/state/params" 2>/dev/null | head -n 20
@@ -211,7 +217,33 @@ warm)
     grep -o 'msg="parameter file read".*' "$work/cuzkd.log" | grep -o 'path=[^ ]*\|mib_per_s=[0-9.]*' | paste -sd' '
     [[ -n $dd_mib_s ]] && echo "dd iflag=direct on $(basename "$params"): ${dd_mib_s} MiB/s"
     [[ -n $winning_delay ]] && echo "winning_post_32g during the warm jobs (submitted ${winning_delay}s after them): request to proof ${winning_ms} ms"
-  } | tee "$work/warm-$n.txt"
+  } | tee "$work/warm-$n$([[ -f $work/warm-$n.txt ]] && echo .b).txt"
+  ;;
+reload)
+  read -r size _ <"$work/size"
+  pid=$(cat "$work/cuzkd.pid")
+  kill -TERM "$pid" 2>/dev/null
+  for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  [[ -f $work/nvsmi.pid ]] && kill "$(cat "$work/nvsmi.pid")" 2>/dev/null
+  mv "$work/cuzkd.log" "$work/cuzkd.first.log"
+  # E2E_RELOAD_TOML is appended to the config before the restart (a later
+  # warm phase then runs under it, e.g. $'[porep]\nsynthesis_concurrency = 3').
+  if [[ -n ${E2E_RELOAD_TOML:-} ]]; then printf '%s\n' "$E2E_RELOAD_TOML" >>"$work/cuzkd.toml"; fi
+  start_cuzkd "$bin" "$work" "$sock" || exit 1
+  t0=$(date +%s.%N)
+  CUZK_ADDR="unix://$sock" "$bin/cuzkctl" preload --srs "porep-$size" >"$work/preload.out" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  params=$(find "$work/state/params" -name "*.params" | head -n 1)
+  {
+    echo "reload: cuzkctl preload --srs porep-$size rc=$rc wall_s $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
+    grep -o 'msg="parameter file read".*' "$work/cuzkd.log" | grep -o 'path=[^ ]*\|bytes=[0-9]*\|mib_per_s=[0-9.]*\|wall_s=[0-9.]*' |
+      paste -sd' '
+    if [[ -n $params ]]; then
+      echo "dd iflag=direct on $(basename "$params"): $(dd if="$params" of=/dev/null bs=16M iflag=direct 2>&1 | tail -n 1)"
+    fi
+    grep -E "VmHWM|VmRSS" "/proc/$(cat "$work/cuzkd.pid")/status"
+  } | tee "$work/reload.txt"
   ;;
 *)
   echo "unknown phase $phase" >&2

@@ -117,6 +117,13 @@ void GpuBackend::note_resident_srs() {
   srs_split_ = srs ? engine::ResidentSrsSplit{srs->device_bytes(), srs->pinned_bytes()} : engine::ResidentSrsSplit{};
   srs_params_ = srs ? &srs->params() : nullptr;
   srs_total_bytes_ = srs ? srs->bytes() : 0;
+  const gpu::ResidentSrs* side = state_->prover.side_srs();
+  side_srs_params_ = side ? &side->params() : nullptr;
+}
+
+bool GpuBackend::holds_srs(const groth16::Parameters& params) const {
+  std::lock_guard lock(srs_mu_);
+  return srs_params_ == &params || side_srs_params_ == &params;
 }
 
 void GpuBackend::note_abc_matrices() {
@@ -193,7 +200,16 @@ void GpuBackend::start(engine::InstanceStaging& staging, std::function<void(std:
   GpuStaging& g = as_gpu(staging);
   if (g.params == nullptr) std::abort();  // not prepared
   const std::size_t uploads_before = state_->prover.srs_uploads();
-  const gpu::ResidentSrs& srs = state_->prover.cache_srs(*g.params, g.r1cs);
+  const gpu::ResidentSrs* cached = nullptr;
+  try {
+    cached = &state_->prover.cache_srs(*g.params, g.r1cs);
+  } catch (...) {
+    // A failed upload may have dropped the SRS cached before: holds_srs must
+    // not report it (the engine then keeps or reads back the host copy).
+    note_resident_srs();
+    throw;
+  }
+  const gpu::ResidentSrs& srs = *cached;
   g.srs_uploaded = state_->prover.srs_uploads() != uploads_before;
   note_resident_srs();
   const gpu::Fence fence = state_->prover.enqueue(srs, g.staging);
@@ -275,7 +291,13 @@ std::vector<groth16::Proof> GpuBackend::prove(const groth16::Parameters& params,
       b.stage_.reset();
     }
   } clear_stage{*this};
-  std::vector<groth16::Proof> proofs = state_->prover.prove(params, r1cs, witnesses, blinding);
+  std::vector<groth16::Proof> proofs;
+  try {
+    proofs = state_->prover.prove(params, r1cs, witnesses, blinding);
+  } catch (...) {
+    note_resident_srs();  // a failed upload may have dropped the cached SRS (holds_srs)
+    throw;
+  }
   note_resident_srs();
   note_abc_matrices();
   note_msm_scratch();

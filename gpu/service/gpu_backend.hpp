@@ -76,6 +76,7 @@ class GpuBackend final : public engine::DeviceBackend {
   std::uint64_t srs_device_bytes(const groth16::Parameters& params) const override;
   // Cached on the device thread after each prove / start / release.
   engine::ResidentSrsSplit resident_srs_split() const override;
+  bool holds_srs(const groth16::Parameters& params) const override;
   // One staging's page-locked bytes: gpu::ProveStaging::host_bytes_bound
   // for the path prepare() takes now (the witness with abc_on_device, a, b,
   // c without, or once the R1cs's matrices did not fit this device).
@@ -142,6 +143,7 @@ class GpuBackend final : public engine::DeviceBackend {
   mutable std::mutex srs_mu_;
   engine::ResidentSrsSplit srs_split_;                // guarded by srs_mu_
   const groth16::Parameters* srs_params_ = nullptr;  // guarded by srs_mu_
+  const groth16::Parameters* side_srs_params_ = nullptr;  // guarded by srs_mu_: the small one beside
   std::uint64_t srs_total_bytes_ = 0;                 // guarded by srs_mu_: both tiers
   std::atomic<std::uint64_t> clean_free_bytes_{0};   // free device memory with no SRS or workspace held
   std::uint64_t msm_scratch_limit_bytes_ = 0;         // the device's MSM tuning, read at open

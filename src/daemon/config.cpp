@@ -255,6 +255,7 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     if (*v > 1'000'000) r.fail("srs.reload_mib_per_s", "must be in [0, 1000000]");
     c.engine.srs_reload_bytes_per_s = *v << 20;
   }
+  if (auto v = r.get<bool>("srs", "release_host_copy")) c.engine.srs_release_host_copy = *v;
   if (auto v = r.get<std::string>("srs", "max_host_bytes")) {
     if (*v == "unlimited") {
       c.engine.srs_max_host_bytes = UINT64_MAX;

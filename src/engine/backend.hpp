@@ -106,6 +106,13 @@ class DeviceBackend {
   // start). Thread-safe (a cached value: the device thread may be busy); the
   // default reports nothing resident.
   virtual ResidentSrsSplit resident_srs_split() const { return {}; }
+  // Whether the bases of `params` (this very object) are kept by the back
+  // end, so that proving with them reads nothing of their host copy (a GPU:
+  // its cached or side SRS, as left by the last start or release). The
+  // engine may release the host copy of a set every GPU holds
+  // (engine/host_srs.hpp). Thread-safe (a cached value); the default, and
+  // the CPU's: false.
+  virtual bool holds_srs(const groth16::Parameters& /*params*/) const { return false; }
   // Device bytes of the R1CS matrices (A, B, C in CSR) kept resident beside
   // the SRS for evaluating a, b, c on the device (a GPU back end with [gpu]
   // abc_on_device: 7.34 GB per GPU for a 32 GiB PoRep). Status only: they

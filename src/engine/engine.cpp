@@ -83,7 +83,8 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
       sets_(std::make_unique<ParamSets>(
           params.dir(),
           [&params](const std::filesystem::path& path, ThreadPool& pool) { return params.read_params_file(path, pool); },
-          [&params](const std::filesystem::path& path) { return params.read_r1cs_file(path); })),
+          [&params](const std::filesystem::path& path) { return params.read_r1cs_file(path); }, math,
+          config.srs_release_host_copy)),
       tasks_(loop) {
   if (config_.max_concurrent_jobs == 0) config_.max_concurrent_jobs = 1;
   memory_ = std::make_unique<MemoryGate>(

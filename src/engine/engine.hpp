@@ -115,6 +115,12 @@ struct EngineConfig {
   std::chrono::milliseconds srs_min_idle{std::chrono::minutes(5)};
   std::uint64_t srs_reload_bytes_per_s = std::uint64_t{954} << 20;  // ~1.0 GB/s: one NVMe read
   std::uint64_t srs_max_host_bytes = UINT64_MAX;
+  // The host copy of a large set's bases (>= 1 GiB, read from a file) is
+  // released while every GPU holds them in device memory and read back from
+  // the file when a back end needs them again (engine/host_srs.hpp): a warm
+  // 32 GiB PoRep daemon holds 51 GB less. False: always kept (a host whose
+  // GPUs alternate large sets would read them back at every switch).
+  bool srs_release_host_copy = true;
   std::chrono::milliseconds srs_sweep_period{std::chrono::seconds(5)};
   const policy::Clock* srs_clock = nullptr;
   // Batching of demo jobs of one size (they share parameters and R1cs): up to
@@ -302,6 +308,9 @@ class Engine {
   // evictions the manager decides (apply_srs_actions).
   // Inactive (untracked, logged) if the manager refuses.
   policy::SrsLease lease_srs(const std::string& srs_id, std::uint64_t host_bytes, Priority priority);
+  // PartitionPlan::on_host_copy for a set charged `host_bytes`: the set's
+  // charge follows its host copy's releases and read-backs (loop thread).
+  std::function<void(std::uint64_t)> host_copy_books(const std::string& srs_id, std::uint64_t host_bytes);
   // The memory-budget check of a parameter set before it is loaded (a job's
   // when `proving`, else a preload's); empty without a budget.
   ParamsAdmit params_admit(bool proving);

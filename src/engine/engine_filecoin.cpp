@@ -107,8 +107,8 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
       const ParamSets::Ready& r = *ready.value();
       const Priority priority = members.front().job->priority;
       // Held until the batch ends: the set cannot be evicted under it.
-      policy::SrsLease srs_lease =
-          lease_srs(spec.id, params_host_bytes(r.loaded.params) + r.r1cs->memory_bytes(), priority);
+      const std::uint64_t set_bytes = params_host_bytes(r.loaded.params) + r.r1cs->memory_bytes();
+      policy::SrsLease srs_lease = lease_srs(spec.id, set_bytes, priority);
 
       PartitionPlan plan;
       plan.job = members.front().job->id;
@@ -123,6 +123,8 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
       plan.synthesis_lanes = std::min<std::size_t>(synthesis_lanes_, plan.partitions);
       plan.max_in_flight = std::min<std::size_t>(plan.synthesis_lanes + 1, plan.partitions);
       plan.params = &r.loaded.params;
+      plan.host_copy = r.host_copy.get();
+      plan.on_host_copy = host_copy_books(spec.id, set_bytes);
       plan.r1cs = r.r1cs.get();
       plan.pvk = &r.pvk;
       plan.satisfaction =

@@ -17,6 +17,7 @@
 #include "circuits/filecoin/porep_c2.hpp"
 #include "engine/engine.hpp"
 #include "engine/filecoin_work.hpp"
+#include "engine/host_srs.hpp"
 #include "groth16/proof.hpp"
 #include "groth16/verifier.hpp"
 #include "policy/journal.hpp"
@@ -195,14 +196,25 @@ Result<T> porep_call(F&& f) {
 // waits for a PoRep set's minutes of loading), and ready_mu (never held
 // across a load) lets the loop drop a set at once.
 struct Engine::ParamSets {
-  ParamSets(std::filesystem::path params_dir, fc::ParamsReader reader, fc::R1csReader r1cs_reader)
-      : dir(params_dir), read(std::move(reader)), read_r1cs(r1cs_reader), shapes(std::move(params_dir), r1cs_reader) {}
+  // `read_back_pool` decodes a released set read back (HostSrsCopy);
+  // `release_host_copies`: [srs] release_host_copy.
+  ParamSets(std::filesystem::path params_dir, fc::ParamsReader reader, fc::R1csReader r1cs_reader,
+            ThreadPool& read_back_pool, bool release_host_copies)
+      : dir(params_dir),
+        read(std::move(reader)),
+        read_r1cs(r1cs_reader),
+        read_pool(read_back_pool),
+        release_host(release_host_copies),
+        shapes(std::move(params_dir), r1cs_reader) {}
 
   struct Ready {
     std::shared_ptr<const groth16::R1cs> r1cs;
     fc::LoadedParams loaded;
     groth16::PreparedVerifyingKey pvk;
     std::vector<std::uint8_t> vk_bytes;  // bellperson .vk encoding
+    // Released while every GPU holds the bases (engine/host_srs.hpp); null:
+    // kept. Declared after `loaded`: destroyed (pages restored) first.
+    std::unique_ptr<HostSrsCopy> host_copy;
   };
 
   std::shared_ptr<const Ready> find(const std::string& key) {
@@ -262,6 +274,14 @@ struct Engine::ParamSets {
       if (std::optional<Error> refused = admit(*r->r1cs)) throw ParamsRefused(std::move(*refused));
     }
     r->loaded = ensure(*r->r1cs);
+    if (release_host && r->loaded.persisted &&
+        HostSrsCopy::bases_bytes_of(r->loaded.params) >= HostSrsCopy::kMinBytes) {
+      r->host_copy = std::make_unique<HostSrsCopy>(
+          r->loaded.params, r->loaded.params_path,
+          [read = read, &pool = read_pool](const std::filesystem::path& file) {
+            return read ? read(file, pool) : groth16::read_params(file, pool);
+          });
+    }
     r->pvk = groth16::prepare_verifying_key(r->loaded.params.vk);
     r->vk_bytes = groth16::encode_vk(r->loaded.params.vk);  // the .vk file's bytes, also when not persisted
     std::lock_guard ready_lock(ready_mu);
@@ -272,6 +292,8 @@ struct Engine::ParamSets {
   std::filesystem::path dir;
   fc::ParamsReader read;       // the ParamStore's io_uring loader
   fc::R1csReader read_r1cs;    // the same reads for the compiled shapes' cache files
+  ThreadPool& read_pool;       // decodes a released set read back (the math pool)
+  bool release_host = true;    // large sets get a HostSrsCopy
   fc::PorepC2 shapes;  // thread-safe (its own lock across a compile)
   std::mutex ready_mu;  // guards ready and load_mus; never held across a load
   std::map<std::string, std::shared_ptr<const Ready>> ready;        // by set id

@@ -130,8 +130,8 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
       const ParamSets::Ready& r = *ready.value();
       // Held until the batch ends. Charged: the parameters and the R1cs (the
       // compiled shape itself stays cached in PorepC2 after an eviction).
-      policy::SrsLease srs_lease =
-          lease_srs(srs_key, params_host_bytes(r.loaded.params) + r.r1cs->memory_bytes(), members.front().job->priority);
+      const std::uint64_t set_bytes = params_host_bytes(r.loaded.params) + r.r1cs->memory_bytes();
+      policy::SrsLease srs_lease = lease_srs(srs_key, set_bytes, members.front().job->priority);
 
       // The verifier's public inputs, from public data only (replica_id,
       // comm_d, comm_r, seed), never from the witness.
@@ -161,6 +161,8 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
         plan.max_in_flight = config_.porep_max_partitions_in_flight != 0 ? config_.porep_max_partitions_in_flight
                                                                           : synthesis_lanes_ + 1;
         plan.params = &r.loaded.params;
+        plan.host_copy = r.host_copy.get();
+        plan.on_host_copy = host_copy_books(srs_key, set_bytes);
         plan.r1cs = r.r1cs.get();
         plan.pvk = &r.pvk;
         plan.satisfaction = config_.porep_check_satisfaction ? groth16::SatisfactionCheck::kCheck

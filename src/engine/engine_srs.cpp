@@ -88,6 +88,12 @@ policy::SrsLease Engine::lease_srs(const std::string& srs_id, std::uint64_t host
   return std::move(acquired->lease);
 }
 
+std::function<void(std::uint64_t)> Engine::host_copy_books(const std::string& srs_id, std::uint64_t host_bytes) {
+  return [this, key = policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params}, host_bytes](std::uint64_t released) {
+    srs_->resize_pinned(key, host_bytes - std::min(released, host_bytes));
+  };
+}
+
 void Engine::apply_srs_actions(const std::vector<policy::SrsAction>& actions) {
   for (const policy::SrsAction& a : actions) {
     if (a.op != policy::SrsAction::Op::kEvictPinned) continue;  // loads: done by the caller

@@ -211,6 +211,49 @@ asio::awaitable<void> lane(Ctx c) {
   st.changed.notify_all();
 }
 
+// The host copy of the set's bases for a back end about to read them
+// (engine/host_srs.hpp): a user counted until the caller's HostSrsUse ends;
+// read back from the set's file first when released (blocking a worker).
+asio::awaitable<std::optional<Error>> use_host_copy(Ctx c, std::uint32_t k, DeviceBackend& backend) {
+  HostSrsCopy* copy = c.plan.host_copy;
+  const bool released = copy->released();
+  if (released) c.stage(k, "parameters read back");
+  const auto t0 = steady_clock::now();
+  std::optional<Error> e = co_await runtime::run_on(c.deps.cpu, [copy] { return copy->acquire(); });
+  if (e) {
+    c.deps.log.error("parameters could not be read back", {{"srs", c.plan.srs_key}, {"error", e->message}});
+  } else if (released) {
+    if (c.plan.on_host_copy) c.plan.on_host_copy(0);
+    c.deps.log.info("parameters read back", {{"srs", c.plan.srs_key},
+                                             {"device", backend.name()},
+                                             {"bytes", copy->bases_bytes()},
+                                             {"ms", ms_since(t0)}});
+  }
+  co_return e;
+}
+
+asio::awaitable<void> release_host_copy(Ctx c, HostSrsCopy* copy) {
+  const auto t0 = steady_clock::now();
+  const std::uint64_t bytes = co_await runtime::run_on(c.deps.cpu, [copy] { return copy->release_if_unused(); });
+  if (bytes != 0) {
+    if (c.plan.on_host_copy) c.plan.on_host_copy(bytes);
+    c.deps.log.info("host copy of parameters released (held by every GPU)",
+                    {{"srs", c.plan.srs_key}, {"bytes", bytes}, {"ms", ms_since(t0)}});
+  }
+}
+
+// Once every GPU holds the set's bases and no back end reads the host copy,
+// its pages go (a task of the pipeline: releasing 51 GB takes a moment).
+void maybe_release_host_copy(Ctx c) {
+  HostSrsCopy* copy = c.plan.host_copy;
+  DeviceSet& devices = c.deps.devices;
+  if (copy == nullptr || copy->released() || !devices.has_gpu()) return;
+  for (std::size_t i = 0; i < devices.gpu_count(); ++i) {
+    if (!devices.gpu(i).backend->holds_srs(*c.plan.params)) return;
+  }
+  c.tasks.spawn(release_host_copy(c, copy));
+}
+
 // Proves item on the locked device and verifies the proof; nullopt (and
 // `why`) when the back end threw (`threw` set) or the proof does not verify.
 asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock lock, Item& item, std::string& why,
@@ -250,11 +293,27 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
     }
   }
   item.prepared.by = nullptr;  // the device step consumes the staging
+  // A back end that does not hold the set's bases reads their host copy in
+  // its device step: read back from the file first when it was released.
+  HostSrsUse host_use;
+  if (plan.host_copy != nullptr && !backend.holds_srs(*plan.params)) {
+    std::optional<Error> e = co_await use_host_copy(c, item.k, backend);
+    if (e) {
+      slot.job.reset();
+      slot.partition.reset();
+      slot.stage = "idle";
+      threw = true;
+      why = e->message;
+      co_return std::nullopt;
+    }
+    host_use = HostSrsUse(plan.host_copy);
+  }
   // The device step: queued by the back end's thread, resumed here when the
   // device is done (no thread waits for it).
   t0 = steady_clock::now();
   std::optional<Error> device_error = co_await run_device_step(backend, *staging);
   t.prove_ms = ms_since(t0);
+  host_use = HostSrsUse();  // the bases are on the device (or the CPU is done with them)
   t.device = backend.name();
   slot.job.reset();
   slot.partition.reset();
@@ -271,6 +330,7 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
   }
   if (backend.keeps_srs_resident()) note_resident_srs(slot, plan.srs_key, *plan.params, c.deps.memory);
   lock.unlock();  // the next partition may use the device while this one finishes and verifies
+  maybe_release_host_copy(c);
 
   t0 = steady_clock::now();
   Result<groth16::Proof> finished = co_await finish_instance(c.deps.cpu, backend, *staging, &t.breakdown);

@@ -58,6 +58,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/dispatch.hpp"
+#include "engine/host_srs.hpp"
 #include "engine/types.hpp"
 #include "engine/views.hpp"
 #include "groth16/verifier.hpp"
@@ -262,6 +263,13 @@ struct PartitionPlan {
   const groth16::Parameters* params = nullptr;
   const groth16::R1cs* r1cs = nullptr;
   const groth16::PreparedVerifyingKey* pvk = nullptr;
+  // The host copy of params' bases, released while every GPU holds them and
+  // read back before a back end that does not (engine/host_srs.hpp); null:
+  // always kept (small sets, sets not on disk, the CPU-only daemon).
+  HostSrsCopy* host_copy = nullptr;
+  // On the loop when the host copy changes: `released_bytes` given back to
+  // the kernel (0: read back whole), for the memory budget's books.
+  std::function<void(std::uint64_t released_bytes)> on_host_copy;
   // Per partition, ONE excluded, derived from public data (PoRep). Empty:
   // each proof is verified against its own witness's inputs (demo circuit).
   std::vector<std::vector<ff::Fr>> public_inputs;

@@ -372,6 +372,18 @@ void SrsManager::load_failed(const SrsKey& key, std::optional<std::uint32_t> dev
   e.pinned_charge.release();
 }
 
+bool SrsManager::resize_pinned(const SrsKey& key, std::uint64_t bytes) {
+  auto it = entries_.find(key);
+  if (it == entries_.end() || it->second.pinned.state != Residency::kResident) return false;
+  Entry& e = it->second;
+  if (!e.pinned_charge.holds_budget()) return false;
+  // sizes stay: a later load after an eviction reads the whole set again.
+  pinned_bytes_ -= e.pinned_charge.bytes();
+  e.pinned_charge.settle(bytes);
+  pinned_bytes_ += e.pinned_charge.bytes();
+  return true;
+}
+
 Residency SrsManager::residency(const SrsKey& key, std::optional<std::uint32_t> device) const {
   auto it = entries_.find(key);
   if (it == entries_.end()) return Residency::kAbsent;

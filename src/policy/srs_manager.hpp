@@ -169,6 +169,12 @@ class SrsManager {
   // failure returns it to absent and gives its memory back.
   void loaded(const SrsKey& key, std::optional<std::uint32_t> device);
   void load_failed(const SrsKey& key, std::optional<std::uint32_t> device);
+  // A resident host copy now occupies `bytes` (part of it given back to the
+  // kernel, or read back): its charge follows, growing even past the
+  // budget's total (the memory is in use); its sizes stay (a load after an
+  // eviction reads the whole set). False when the entry's host copy is not
+  // resident or not charged (nothing changes).
+  bool resize_pinned(const SrsKey& key, std::uint64_t bytes);
 
   // Device for a job needing `key`, among `candidates` (all devices if empty).
   std::optional<std::uint32_t> choose_device(const SrsKey& key, std::span<const std::uint32_t> candidates = {}) const;

@@ -74,6 +74,20 @@ class FakeBackend final : public DeviceBackend {
     ++srs_releases;
     std::lock_guard lock(mu_);
     split_ = {};
+    device_srs_.reset();
+    device_srs_for_ = nullptr;
+  }
+  // With models_device_srs, the fake keeps a copy of the parameters it last
+  // proved with as its "device memory" (read from the host copy on the first
+  // use of a Parameters object, as a GPU uploads) and proves from that copy,
+  // so proving with a set it holds reads nothing of the host copy, and one
+  // it does not hold reads all of it (faulting when the engine released it:
+  // engine/host_srs.hpp). holds_srs reports it.
+  std::atomic<bool> models_device_srs{false};
+  std::atomic<int> srs_uploads{0};
+  bool holds_srs(const groth16::Parameters& params) const override {
+    std::lock_guard lock(mu_);
+    return models_device_srs.load() && device_srs_for_ == &params;
   }
   // The part of each SRS it keeps that lies in "pinned host memory" (as a GPU
   // back end's streamed SRS), reported by resident_srs_split after a prove
@@ -106,7 +120,7 @@ class FakeBackend final : public DeviceBackend {
       throw std::runtime_error("fake device failure");
     }
     groth16::CpuProver prover(math_);
-    std::vector<groth16::Proof> proofs = prover.prove(params, r1cs, witnesses, blinding);
+    std::vector<groth16::Proof> proofs = prover.prove(device_params(params), r1cs, witnesses, blinding);
     note_resident(params);
     if (!proofs.empty() && take(corrupt_next)) proofs[0].c = proofs[0].a;
     if (breakdown) *breakdown = ProveBreakdown{};
@@ -223,7 +237,7 @@ class FakeBackend final : public DeviceBackend {
       } else {
         groth16::CpuProver prover(math_);
         std::vector<groth16::Proof> proofs =
-            prover.prove(*s.params, *s.r1cs, std::span(s.witness, 1), std::span(&s.blinding, 1));
+            prover.prove(device_params(*s.params), *s.r1cs, std::span(s.witness, 1), std::span(&s.blinding, 1));
         note_resident(*s.params);
         if (take(corrupt_next)) proofs[0].c = proofs[0].a;
         s.proof = proofs[0];
@@ -265,6 +279,18 @@ class FakeBackend final : public DeviceBackend {
     std::lock_guard lock(mu_);
     calls_.push_back(call);
   }
+  // What the "device" proves with (models_device_srs: its own copy, taken
+  // from the host copy when `params` is not the set it holds).
+  const groth16::Parameters& device_params(const groth16::Parameters& params) {
+    if (!models_device_srs.load()) return params;
+    std::lock_guard lock(mu_);
+    if (device_srs_for_ != &params) {
+      device_srs_ = std::make_unique<groth16::Parameters>(params);  // the "upload"
+      device_srs_for_ = &params;
+      ++srs_uploads;
+    }
+    return *device_srs_;
+  }
   // The SRS of `params` stays "resident" (as a GPU's cache_srs keeps it).
   void note_resident(const groth16::Parameters& params) {
     const ResidentSrsSplit split{srs_device_bytes(params), srs_pinned_bytes.load()};
@@ -287,6 +313,8 @@ class FakeBackend final : public DeviceBackend {
   std::vector<Call> calls_;
   std::optional<ProverStage> stage_report_;
   ResidentSrsSplit split_;  // guarded by mu_
+  std::unique_ptr<groth16::Parameters> device_srs_;          // guarded by mu_ (models_device_srs)
+  const groth16::Parameters* device_srs_for_ = nullptr;      // guarded by mu_
   std::vector<Call> prepares_;
   int staged_ = 0, staged_max_ = 0;
   runtime::WorkerPool device_{1};  // the "device"; last: joined first

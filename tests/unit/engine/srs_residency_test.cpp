@@ -253,8 +253,12 @@ TEST(EngineSrs, ConfigKeys) {
   EXPECT_EQ(example.engine.srs_min_idle, d.engine.srs_min_idle);
   EXPECT_EQ(example.engine.srs_max_host_bytes, d.engine.srs_max_host_bytes);
   EXPECT_EQ(example.engine.srs_reload_bytes_per_s, d.engine.srs_reload_bytes_per_s);
+  EXPECT_EQ(example.engine.srs_release_host_copy, d.engine.srs_release_host_copy);
+  EXPECT_TRUE(d.engine.srs_release_host_copy);
   daemon::Config c = daemon::parse_config(
-      "[srs]\nmin_idle_s = 30\nmax_host_bytes = \"8GiB\"\nreload_mib_per_s = 500\n", "test");
+      "[srs]\nmin_idle_s = 30\nmax_host_bytes = \"8GiB\"\nreload_mib_per_s = 500\nrelease_host_copy = false\n", "test");
+  EXPECT_FALSE(c.engine.srs_release_host_copy);
+  EXPECT_ANY_THROW(daemon::parse_config("[srs]\nrelease_host_copy = 3\n", "test"));
   EXPECT_EQ(c.engine.srs_min_idle, 30s);
   EXPECT_EQ(c.engine.srs_reload_bytes_per_s, 500ull << 20);
   EXPECT_ANY_THROW(daemon::parse_config("[srs]\nreload_mib_per_s = 2000000\n", "test"));
