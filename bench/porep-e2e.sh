@@ -214,6 +214,11 @@ warm)
         }
       }'
     grep -E "VmHWM" "/proc/$pid/status"
+    # VmHWM counts the daemon's whole life (the cold load included): the
+    # warm run's own peak is the largest 1 s VmRSS sample inside it.
+    awk -v a="$t0" -v b="$t1" '$1 >= int(a) && $1 <= b + 1 {
+        for (i = 2; i < NF; i++) if ($i == "VmRSS:" && $(i + 1) > m) m = $(i + 1) }
+      END { printf "peak VmRSS during the warm run (1 s samples): %.1f GB\n", m * 1024 / 1e9 }' "$work/rss.log"
     grep -o 'msg="parameter file read".*' "$work/cuzkd.log" | grep -o 'path=[^ ]*\|mib_per_s=[0-9.]*' | paste -sd' '
     [[ -n $dd_mib_s ]] && echo "dd iflag=direct on $(basename "$params"): ${dd_mib_s} MiB/s"
     [[ -n $winning_delay ]] && echo "winning_post_32g during the warm jobs (submitted ${winning_delay}s after them): request to proof ${winning_ms} ms"
