@@ -708,6 +708,80 @@ void RecordingCs::add_constraint(const Name&, LinearCombination a, LinearCombina
 
 void RecordingCs::count_constraint() { die("RecordingCs::count_constraint called"); }
 
+namespace {
+
+// Column `col` of a part starting at (in0, aux0) moved by (din, daux);
+// nullopt when it is not ONE and not the part's own (an earlier variable).
+std::optional<std::uint32_t> moved_column(std::uint32_t col, std::size_t in0, std::size_t aux0, std::uint64_t din,
+                                          std::uint64_t daux) {
+  if (col & kAuxTag) {
+    const std::uint32_t k = col & ~kAuxTag;
+    if (k < aux0) return std::nullopt;
+    return kAuxTag | std::uint32_t(k + daux);
+  }
+  if (col == 0) return 0;  // ONE
+  if (col < in0) return std::nullopt;
+  return std::uint32_t(col + din);
+}
+
+}  // namespace
+
+bool RecordingCs::repeats(const Mark& first, const Mark& second, const Mark& end) const {
+  if (!(first.rows <= second.rows && second.rows <= end.rows && end.rows <= a_.rows())) return false;
+  const std::size_t rows = second.rows - first.rows, din = second.inputs - first.inputs, daux = second.aux - first.aux;
+  if (end.rows - second.rows != rows || end.inputs - second.inputs != din || end.aux - second.aux != daux) return false;
+  for (const CsrMatrix* m : {&a_, &b_, &c_}) {
+    const std::uint64_t e0 = m->row_start[first.rows], e1 = m->row_start[second.rows];
+    if (m->row_start[end.rows] - e1 != e1 - e0) return false;
+    for (std::size_t r = 0; r <= rows; ++r) {
+      if (m->row_start[second.rows + r] - e1 != m->row_start[first.rows + r] - e0) return false;
+    }
+    for (std::uint64_t e = 0; e < e1 - e0; ++e) {
+      if (m->coeff_id[e1 + e] != m->coeff_id[e0 + e]) return false;
+      const std::optional<std::uint32_t> want = moved_column(m->col[e0 + e], first.inputs, first.aux, din, daux);
+      // The second part may use only ONE and its own variables too.
+      if (!want || !moved_column(m->col[e1 + e], second.inputs, second.aux, 0, 0) || *want != m->col[e1 + e]) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool RecordingCs::repeat_last(const Mark& from, std::size_t times) {
+  if (finished_) die("RecordingCs used after finish()");
+  if (values_ != Values::kShapeOnly) die("RecordingCs::repeat_last collects no witness");
+  const Mark end = mark();
+  if (!(from.rows <= end.rows && from.inputs <= end.inputs && from.aux <= end.aux)) return false;
+  const std::uint64_t din = end.inputs - from.inputs, daux = end.aux - from.aux;
+  const std::uint64_t inputs = num_inputs_ + din * times, aux = num_aux_ + daux * times;
+  if (inputs >= kAuxTag || aux >= kAuxTag || inputs + aux >= 0xffffffffull) return false;
+  // Checked first: nothing is recorded when the part is not self-contained.
+  for (const CsrMatrix* m : {&a_, &b_, &c_}) {
+    for (std::uint64_t e = m->row_start[from.rows]; e < m->col.size(); ++e) {
+      if (!moved_column(m->col[e], from.inputs, from.aux, 0, 0)) return false;
+    }
+  }
+  const std::size_t rows = end.rows - from.rows;
+  for (CsrMatrix* m : {&a_, &b_, &c_}) {
+    const std::uint64_t e0 = m->row_start[from.rows], part = m->col.size() - e0;
+    m->col.reserve(m->col.size() + part * times);
+    m->coeff_id.reserve(m->coeff_id.size() + part * times);
+    m->row_start.reserve(m->row_start.size() + rows * times);
+    for (std::size_t t = 1; t <= times; ++t) {
+      const std::uint64_t base = m->col.size();
+      for (std::uint64_t e = 0; e < part; ++e) {
+        m->col.push_back(*moved_column(m->col[e0 + e], from.inputs, from.aux, din * t, daux * t));
+        m->coeff_id.push_back(m->coeff_id[e0 + e]);
+      }
+      for (std::size_t r = 1; r <= rows; ++r) m->row_start.push_back(base + (m->row_start[from.rows + r] - e0));
+    }
+  }
+  num_inputs_ = inputs;
+  num_aux_ = aux;
+  return true;
+}
+
 R1cs RecordingCs::finish() {
   if (finished_) die("RecordingCs::finish called twice");
   if (depth_ != 0) die("RecordingCs::finish inside a namespace");

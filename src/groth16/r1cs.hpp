@@ -242,6 +242,27 @@ class RecordingCs final : public ConstraintSystem {
   std::size_t num_aux() const override { return num_aux_; }
   std::size_t num_constraints() const override { return a_.rows(); }
 
+  // What has been recorded so far: rows, inputs (ONE included), aux.
+  struct Mark {
+    std::size_t rows = 0, inputs = 0, aux = 0;
+    bool operator==(const Mark&) const = default;
+  };
+  Mark mark() const { return Mark{a_.rows(), num_inputs_, num_aux_}; }
+  // Repetition of identical parts (a circuit's slots that share only ONE,
+  // such as FallbackPoSt's sectors): a compile records a few parts and
+  // copies the last one instead of synthesizing the rest.
+  // Whether the part recorded in [second, end) equals the part in
+  // [first, second) with each variable of the first part replaced by the
+  // corresponding one of the second (same rows, coefficients, counts), and
+  // references only ONE and its own variables.
+  bool repeats(const Mark& first, const Mark& second, const Mark& end) const;
+  // Appends `times` copies of the part recorded in [from, mark()), each with
+  // its own fresh inputs and aux, exactly as `times` more syntheses of a
+  // part equal to it would record them. Shape-only (Values::kShapeOnly).
+  // False, recording nothing, when the part references a variable other
+  // than ONE from before `from` or the index space would overflow.
+  bool repeat_last(const Mark& from, std::size_t times);
+
   // Appends the input constraints and returns the immutable R1cs. Call once;
   // afterwards only take_witness() may be used.
   R1cs finish();

@@ -35,8 +35,23 @@ ParamFileNames post_dev_param_names(PostProof proof) {
   return {stem + ".params", stem + ".vk"};
 }
 
-groth16::R1cs compile_post_shape(PostProof proof) {
-  return groth16::compile(FallbackPostCircuit::blank(post_shape(proof)));
+groth16::R1cs compile_post_shape(PostProof proof) { return compile_post_shape(post_shape(proof)); }
+
+groth16::R1cs compile_post_shape(const PostShape& shape) {
+  if (shape.sectors <= 3) return groth16::compile(FallbackPostCircuit::blank(shape));
+  // Slots share only ONE, and every blank slot after the first records the
+  // same rows over its own variables: three are synthesized, the third is
+  // checked against the second and copied for the rest (the 32 GiB
+  // WindowPoSt's 2349 slots took ~7 min to synthesize on a 16-core host).
+  PostShape three = shape;
+  three.sectors = 3;
+  groth16::RecordingCs cs;
+  std::vector<groth16::RecordingCs::Mark> marks{cs.mark()};
+  FallbackPostCircuit::blank(three).synthesize_parts(cs, [&](std::size_t) { marks.push_back(cs.mark()); });
+  if (marks.size() != 4 || !cs.repeats(marks[1], marks[2], marks[3]) || !cs.repeat_last(marks[2], shape.sectors - 3)) {
+    return groth16::compile(FallbackPostCircuit::blank(shape));  // not repetitive: every slot synthesized
+  }
+  return cs.finish();
 }
 
 LoadedParams ensure_post_dev_params(PostProof proof, const std::filesystem::path& dir, const groth16::R1cs& r1cs,

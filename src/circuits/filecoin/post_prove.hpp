@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "circuits/filecoin/porep_c2.hpp"
+#include "circuits/filecoin/post_circuit.hpp"
 #include "circuits/filecoin/post_inputs.hpp"
 #include "groth16/params.hpp"
 #include "groth16/prover.hpp"
@@ -34,8 +35,13 @@ std::string post_params_identifier(PostProof proof);
 ParamFileNames post_official_param_names(PostProof proof);
 ParamFileNames post_dev_param_names(PostProof proof);
 
-// The partition R1cs (compiled from the blank circuit; 2 KiB Window 0.1 s).
+// The partition R1cs, compiled from the blank circuit (2 KiB Window 0.1 s).
+// With more than three sectors, three slots are synthesized and the third,
+// checked to repeat the second over its own variables, is copied for the
+// others (groth16::RecordingCs::repeat_last): the same R1cs as synthesizing
+// every slot (tested), without the minutes of a 2349-sector WindowPoSt.
 groth16::R1cs compile_post_shape(PostProof proof);
+groth16::R1cs compile_post_shape(const PostShape& shape);
 
 // ensure_dev_params (porep_c2.hpp) under the PoSt file names: in `dir` the
 // official parameters when present, else the "-dev" ones, else freshly

@@ -312,3 +312,66 @@ TEST_F(R1csFile, ChecksummedHugeVariableCountsAreMalformed) {
 
 }  // namespace
 }  // namespace cuzk::groth16
+
+namespace cuzk::groth16 {
+namespace {
+
+// Slots of one input and a few aux over ONE and their own variables, after
+// a prologue (as FallbackPoSt's sectors follow its outer namespace);
+// `leak` makes slot 2 and later also use the first slot's aux.
+struct SlotCircuit {
+  std::size_t slots = 5;
+  bool leak = false;
+  void synthesize_slot(ConstraintSystem& cs, std::size_t i, Variable first_aux) const {
+    Variable in = cs.alloc_input("in", Fr::from_u64(i + 2));
+    Variable a = cs.alloc("a", Fr::from_u64(3));
+    Variable b = cs.alloc("b", Fr::from_u64(5));
+    Variable c = cs.alloc("c", Fr::from_u64(15));
+    cs.enforce("ab", LinearCombination(a) + in, Fr::from_u64(7) * b, c);
+    cs.enforce("one", LinearCombination(c) - cs.one(), cs.one(), LinearCombination(a) + b + (leak && i >= 2 ? first_aux : a));
+  }
+  template <class After>
+  void synthesize_parts(ConstraintSystem& cs, After after) const {
+    Variable pro = cs.alloc("prologue", Fr::from_u64(9));
+    cs.enforce("pro", pro, pro, Fr::from_u64(81) * cs.one());
+    Variable first_aux = pro;
+    for (std::size_t i = 0; i < slots; ++i) {
+      synthesize_slot(cs, i, first_aux);
+      after(i);
+    }
+  }
+  void synthesize(ConstraintSystem& cs) const {
+    synthesize_parts(cs, [](std::size_t) {});
+  }
+};
+
+TEST(RecordingCs, RepeatingTheLastSlotEqualsSynthesizingEverySlot) {
+  for (std::size_t n : {3u, 4u, 9u}) {
+    const R1cs full = compile(SlotCircuit{n, false});
+    RecordingCs cs;
+    std::vector<RecordingCs::Mark> marks{cs.mark()};
+    SlotCircuit{3, false}.synthesize_parts(cs, [&](std::size_t) { marks.push_back(cs.mark()); });
+    ASSERT_TRUE(cs.repeats(marks[1], marks[2], marks[3]));
+    ASSERT_TRUE(cs.repeat_last(marks[2], n - 3));
+    const R1cs repeated = cs.finish();
+    EXPECT_TRUE(repeated == full) << n << " slots";
+    EXPECT_EQ(repeated.fingerprint(), full.fingerprint());
+    EXPECT_EQ(repeated.num_inputs(), 1 + n);
+  }
+}
+
+TEST(RecordingCs, ASlotUsingAnEarlierVariableIsNotRepeated) {
+  RecordingCs cs;
+  std::vector<RecordingCs::Mark> marks{cs.mark()};
+  SlotCircuit{3, true}.synthesize_parts(cs, [&](std::size_t) { marks.push_back(cs.mark()); });
+  // Slot 2 uses the prologue's variable where slot 1 used its own.
+  EXPECT_FALSE(cs.repeats(marks[1], marks[2], marks[3]));
+  const RecordingCs::Mark before = cs.mark();
+  EXPECT_FALSE(cs.repeat_last(marks[2], 4));
+  EXPECT_EQ(cs.mark(), before);  // nothing recorded
+  // Different part sizes never repeat.
+  EXPECT_FALSE(cs.repeats(marks[0], marks[1], marks[3]));
+}
+
+}  // namespace
+}  // namespace cuzk::groth16

@@ -10,7 +10,9 @@
 //   density_*                          variables the prover's A/B MSMs touch
 //   fingerprint                        TestCs::hash / R1cs::fingerprint,
 //                                      hashed while synthesizing; null for the
-//                                      32/64 GiB partitions unless --fingerprint
+//                                      32/64 GiB partitions unless --fingerprint;
+//                                      PoSt with --compiled: R1cs::fingerprint of
+//                                      the daemon's compile (compile_post_shape)
 //
 // The 32/64 GiB partitions are counted from the global part and two
 // challenges (stacked_shape_stats; --full synthesizes all 18); PoSt shapes
@@ -25,6 +27,7 @@
 
 #include "circuits/demo.hpp"
 #include "circuits/filecoin/post_circuit.hpp"
+#include "circuits/filecoin/post_prove.hpp"
 #include "circuits/filecoin/stacked_circuit.hpp"
 #include "circuits/filecoin/update_circuit.hpp"
 #include "circuits/gadgets/boolean.hpp"
@@ -145,7 +148,7 @@ bool is_large(const std::string& name) {
 }
 
 void circuit_info(Context& ctx, const std::string& name, unsigned size, bool full,
-                  bool force_fingerprint) {
+                  bool force_fingerprint, bool compiled) {
   ShapeStats s;
   std::optional<std::string> fingerprint;
   const bool want_fingerprint = !is_large(name) || force_fingerprint;
@@ -170,7 +173,12 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
   } else if (auto post = filecoin::post_shape_by_name(name)) {
     s = filecoin::post_shape_stats(
         *post, full ? filecoin::CountMode::kFull : filecoin::CountMode::kExtrapolate);
-    if (want_fingerprint) fingerprint = stream_fingerprint(filecoin::FallbackPostCircuit::blank(*post), s);
+    if (compiled) {
+      // The R1cs the daemon proves with (slots after the third copied), hashed.
+      fingerprint = filecoin::compile_post_shape(*post).fingerprint();
+    } else if (want_fingerprint) {
+      fingerprint = stream_fingerprint(filecoin::FallbackPostCircuit::blank(*post), s);
+    }
   } else {
     std::unique_ptr<groth16::Circuit> c;
     try {
@@ -236,7 +244,7 @@ void register_circuit(CLI::App& app, Context& ctx) {
       "info", "shape of a built-in circuit (counts, nnz, densities, fingerprint)");
   static std::string name;
   static unsigned size = 10;
-  static bool full = false, fingerprint = false;
+  static bool full = false, fingerprint = false, compiled = false;
   info->add_option(
           "name", name,
           "circuit name (demo, sha256-*, poseidon-*, insertion-*, por-*, stacked-*, porep-*, "
@@ -247,7 +255,10 @@ void register_circuit(CLI::App& app, Context& ctx) {
                  "porep-32g/64g, update-8m and up: synthesize all challenges instead of "
                  "extrapolating");
   info->add_flag("--fingerprint", fingerprint, "porep-32g/64g: also hash the whole R1CS (minutes)");
-  info->callback([&ctx] { circuit_info(ctx, name, size, full, fingerprint); });
+  info->add_flag("--compiled", compiled,
+                 "PoSt shapes: the fingerprint of the R1CS the daemon compiles (repeated slots), to compare "
+                 "with --fingerprint's full synthesis");
+  info->callback([&ctx] { circuit_info(ctx, name, size, full, fingerprint, compiled); });
 }
 
 }  // namespace cuzkctl

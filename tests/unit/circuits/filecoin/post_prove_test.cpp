@@ -50,6 +50,22 @@ TEST(PostParamNames, OfficialNamesAreInParametersJson) {
             "FallbackPoSt::PublicParams{sector_size: 34359738368, challenge_count: 10, sector_count: 2349}");
 }
 
+// More than three sectors: three slots synthesized, the third copied for the
+// rest; the R1cs equals the one synthesizing every slot.
+TEST(PostProve, CompiledShapeWithRepeatedSlotsEqualsTheFullCompile) {
+  const PostShape shapes[] = {
+      {64, gadgets::TreeShape{8, 0, 0}, 5, 5},
+      {64 * 4, gadgets::TreeShape{8, 4, 0}, 4, 2},
+      {64 * 8, gadgets::TreeShape{8, 4, 2}, 7, 3},
+  };
+  for (const PostShape& shape : shapes) {
+    const groth16::R1cs full = groth16::compile(FallbackPostCircuit::blank(shape));
+    const groth16::R1cs fast = compile_post_shape(shape);
+    EXPECT_TRUE(fast == full) << shape.sectors << " sectors";
+    EXPECT_EQ(fast.fingerprint(), full.fingerprint());
+  }
+}
+
 TEST(PostProve, Window2KiBGenuinePartitionProvesAndVerifies) {
   PostGenOptions o;
   o.proof = PostProof::Window2KiBV1_2;
