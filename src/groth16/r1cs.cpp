@@ -765,9 +765,12 @@ bool RecordingCs::repeat_last(const Mark& from, std::size_t times) {
   const std::size_t rows = end.rows - from.rows;
   for (CsrMatrix* m : {&a_, &b_, &c_}) {
     const std::uint64_t e0 = m->row_start[from.rows], part = m->col.size() - e0;
-    m->col.reserve(m->col.size() + part * times);
-    m->coeff_id.reserve(m->coeff_id.size() + part * times);
-    m->row_start.reserve(m->row_start.size() + rows * times);
+    // With room for finish()'s input constraints (one A entry and one row
+    // per input): growing a vector of 10^8 entries later copies all of it.
+    const std::uint64_t input_rows = inputs, input_entries = m == &a_ ? inputs : 0;
+    m->col.reserve(m->col.size() + part * times + input_entries);
+    m->coeff_id.reserve(m->coeff_id.size() + part * times + input_entries);
+    m->row_start.reserve(m->row_start.size() + rows * times + input_rows);
     for (std::size_t t = 1; t <= times; ++t) {
       const std::uint64_t base = m->col.size();
       for (std::uint64_t e = 0; e < part; ++e) {

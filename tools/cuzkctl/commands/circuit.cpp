@@ -18,6 +18,7 @@
 // challenges (stacked_shape_stats; --full synthesizes all 18); PoSt shapes
 // from three sector slots (post_shape_stats; --full synthesizes all).
 #include <bit>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -151,6 +152,7 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
                   bool force_fingerprint, bool compiled) {
   ShapeStats s;
   std::optional<std::string> fingerprint;
+  std::optional<double> compile_s;  // --compiled: wall seconds of the compile
   const bool want_fingerprint = !is_large(name) || force_fingerprint;
   std::uint64_t update_nodes = 0;
   filecoin::UpdateVariant update_variant{};
@@ -175,7 +177,10 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
         *post, full ? filecoin::CountMode::kFull : filecoin::CountMode::kExtrapolate);
     if (compiled) {
       // The R1cs the daemon proves with (slots after the third copied), hashed.
-      fingerprint = filecoin::compile_post_shape(*post).fingerprint();
+      const auto t0 = std::chrono::steady_clock::now();
+      const groth16::R1cs r1cs = filecoin::compile_post_shape(*post);
+      compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      fingerprint = r1cs.fingerprint();
     } else if (want_fingerprint) {
       fingerprint = stream_fingerprint(filecoin::FallbackPostCircuit::blank(*post), s);
     }
@@ -215,6 +220,7 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
         {"density_b_aux", s.density_b_aux},
         {"fingerprint",
          fingerprint ? nlohmann::ordered_json(*fingerprint) : nlohmann::ordered_json(nullptr)}};
+    if (compile_s) j["compile_s"] = *compile_s;
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -233,6 +239,7 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
   std::printf("density b_aux      %llu\n", static_cast<unsigned long long>(s.density_b_aux));
   std::printf("fingerprint        %s\n",
               fingerprint ? fingerprint->c_str() : "null (use --fingerprint)");
+  if (compile_s) std::printf("compile            %.1f s\n", *compile_s);
 }
 
 }  // namespace
