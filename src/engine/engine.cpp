@@ -117,6 +117,10 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
   set_dev_params_generator({});
 }
 
+std::size_t Engine::pipeline_lanes() const {
+  return engine::pipeline_lanes(config_.porep_synthesis_lanes, synthesis_lanes_, devices_->gpu_count());
+}
+
 void Engine::set_gpu_backends(std::vector<std::shared_ptr<DeviceBackend>> gpus) {
   devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_), std::move(gpus));
   stagings_ = std::make_unique<StagingPool>(loop_, staging_slots(*devices_));

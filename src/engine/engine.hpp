@@ -99,7 +99,8 @@ struct EngineConfig {
   // CPU-bound at ~5 s per partition (75-76 s for 10, bench/RESULTS.md).
   std::size_t porep_synthesis_threads = 1;
   // Partitions synthesized at once; 0: cores / synthesis threads (>= 1), or
-  // cores / 2 when synthesis is sequential.
+  // cores / 2 when synthesis is sequential, and with GPUs at most two per
+  // GPU plus two (Engine::pipeline_lanes).
   std::size_t porep_synthesis_lanes = 0;
   std::size_t porep_max_partitions_in_flight = 0;  // reserved and not yet proved; 0: lanes + 1
   bool porep_check_satisfaction = true;            // R1cs satisfaction check of each witness before proving
@@ -425,7 +426,10 @@ class Engine {
   // What PoRep's ensure_dev_params calls: dev_params_ (or the CPU setup) with
   // fresh toxic waste and progress logging.
   std::function<groth16::Parameters(const groth16::R1cs&, ThreadPool&)> porep_generator_;
-  std::size_t synthesis_lanes_ = 1;
+  std::size_t synthesis_lanes_ = 1;  // the synthesis pool's lanes per worker
+  // Lanes of a Filecoin partition pipeline (PoRep, PoSt, SnapDeals):
+  // engine::pipeline_lanes (policy.hpp) for the GPUs there are.
+  std::size_t pipeline_lanes() const;
   // Residency of every parameter set the engine loads (demo "demo-<n>",
   // PoRep "porep-<sector size>"). The policy's "pinned" tier is the engine's
   // in-memory copy (ParamStore / ParamSets; ordinary pageable memory today),

@@ -120,7 +120,7 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
       // A WinningPoSt that finds every GPU busy is proved on the CPU too,
       // the first proof answering (PartitionPlan::race_on_cpu).
       plan.race_on_cpu = config_.winning_post_cpu_race && members.front().job->request.kind == ProofKind::kWinningPost;
-      plan.synthesis_lanes = std::min<std::size_t>(synthesis_lanes_, plan.partitions);
+      plan.synthesis_lanes = std::min<std::size_t>(pipeline_lanes(), plan.partitions);
       plan.max_in_flight = std::min<std::size_t>(plan.synthesis_lanes + 1, plan.partitions);
       plan.params = &r.loaded.params;
       plan.host_copy = r.host_copy.get();

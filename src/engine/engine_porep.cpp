@@ -157,9 +157,9 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
         plan.priority = members.front().job->priority;
         plan.srs_key = srs_key;
         plan.witness_bytes = witness_bytes(*r.r1cs);
-        plan.synthesis_lanes = synthesis_lanes_;
+        plan.synthesis_lanes = pipeline_lanes();
         plan.max_in_flight = config_.porep_max_partitions_in_flight != 0 ? config_.porep_max_partitions_in_flight
-                                                                          : synthesis_lanes_ + 1;
+                                                                          : plan.synthesis_lanes + 1;
         plan.params = &r.loaded.params;
         plan.host_copy = r.host_copy.get();
         plan.on_host_copy = host_copy_books(srs_key, set_bytes);

@@ -174,4 +174,17 @@ class JobBook {
   std::multimap<Clock::time_point, JobId> expiry_;
 };
 
+// Synthesis lanes of a Filecoin partition pipeline: `configured` when set
+// ([porep] synthesis_concurrency), else `pool_lanes` (the synthesis pool's,
+// from the cores), at most two per GPU plus two when there are GPUs. A 32 GiB
+// PoRep partition's witness takes 1.1-1.8 s on one core (16 at once on 16
+// cores, bench/RESULTS.md) and its proof 1.1 s of GPU, so four lanes stay
+// ahead of one GPU with room; each lane's partition holds a witness (4.2 GB)
+// until proved, and eight lanes on a 16-core host kept nine in flight (~43 GB).
+inline std::size_t pipeline_lanes(std::size_t configured, std::size_t pool_lanes, std::size_t gpus) {
+  if (configured != 0) return configured;
+  const std::size_t lanes = std::max<std::size_t>(1, pool_lanes);
+  return gpus == 0 ? lanes : std::min<std::size_t>(lanes, 2 + 2 * gpus);
+}
+
 }  // namespace cuzk::engine

@@ -260,5 +260,16 @@ TEST(JoinPolicy, AWaitingJobThatCannotJoinStopsFurtherJoining) {
   EXPECT_EQ(q.front(), std::optional<JobId>(2));  // the demo job is served next, then job 3
 }
 
+TEST(PipelineLanes, ConfiguredWinsElseThePoolsCappedByTheGpus) {
+  EXPECT_EQ(pipeline_lanes(3, 8, 1), 3u);    // [porep] synthesis_concurrency
+  EXPECT_EQ(pipeline_lanes(12, 8, 1), 12u);
+  EXPECT_EQ(pipeline_lanes(0, 8, 0), 8u);    // CPU only: the pool's
+  EXPECT_EQ(pipeline_lanes(0, 8, 1), 4u);    // one GPU: 2 + 2
+  EXPECT_EQ(pipeline_lanes(0, 16, 2), 6u);   // two GPUs
+  EXPECT_EQ(pipeline_lanes(0, 8, 4), 8u);    // capped by the pool
+  EXPECT_EQ(pipeline_lanes(0, 1, 1), 1u);    // a 2-core host
+  EXPECT_EQ(pipeline_lanes(0, 0, 1), 1u);
+}
+
 }  // namespace
 }  // namespace cuzk::engine
