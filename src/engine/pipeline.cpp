@@ -265,6 +265,11 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
   slot.job = c.job_of(item.k);
   slot.partition = c.local(item.k);
   slot.stage = "prove";
+  auto slot_idle = [&slot] {
+    slot.job.reset();
+    slot.partition.reset();
+    slot.stage = "idle";
+  };
   c.stage(item.k, slot.backend->ordinal() ? "prove (gpu)" : "prove (cpu)");
   DeviceBackend& backend = *slot.backend;
   // Normally prepared before the device wait (prove_item). Not for this kind
@@ -283,9 +288,7 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
     std::optional<Error> e = co_await prepare_instance(c.deps.cpu, backend, *staging, *plan.params, *plan.r1cs,
                                                        item.witness, item.prepared.blinding, plan.satisfaction);
     if (e) {
-      slot.job.reset();
-      slot.partition.reset();
-      slot.stage = "idle";
+      slot_idle();
       threw = true;
       why = e->message;
       if (e->kind == ErrorKind::kInvalidInput) item.input_fault = *e;
@@ -299,9 +302,7 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
   if (plan.host_copy != nullptr && !backend.holds_srs(*plan.params)) {
     std::optional<Error> e = co_await use_host_copy(c, item.k, backend);
     if (e) {
-      slot.job.reset();
-      slot.partition.reset();
-      slot.stage = "idle";
+      slot_idle();
       threw = true;
       why = e->message;
       co_return std::nullopt;
@@ -315,9 +316,7 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
   t.prove_ms = ms_since(t0);
   host_use = HostSrsUse();  // the bases are on the device (or the CPU is done with them)
   t.device = backend.name();
-  slot.job.reset();
-  slot.partition.reset();
-  slot.stage = "idle";
+  slot_idle();
   if (device_error) {
     threw = true;
     why = device_error->message;

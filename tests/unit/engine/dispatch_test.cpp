@@ -216,19 +216,7 @@ struct MultiRig : testing::PipelineRig {
 
   PartitionPlan demo_plan(std::uint32_t n) { return plan(n, 20ms); }
 
-  Result<PipelineOutcome> run(const PartitionPlan& p) {
-    std::atomic<bool> cancel{false};
-    std::optional<Result<PipelineOutcome>> result;
-    runtime::TaskSet tasks(loop.executor());
-    tasks.spawn([](MultiRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
-                   std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
-      out.emplace(
-          co_await run_partition_pipeline(r.deps(), plan, c));
-    }(*this, p, cancel, result));
-    loop.run();
-    EXPECT_EQ(tasks.size(), 0u);
-    return std::move(*result);
-  }
+  Result<PipelineOutcome> run(const PartitionPlan& p) { return run_plan(p); }
 
   std::array<std::uint32_t, 4> max_jobs_seen{};
   int fail_synthesis_of = -1;

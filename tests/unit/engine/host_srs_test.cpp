@@ -70,18 +70,7 @@ struct Rig : testing::PipelineRig {
     p.synthesize = [](std::uint32_t k, groth16::Witness) -> Result<groth16::Witness> { return witness(300 + k); };
     return p;
   }
-  Result<PipelineOutcome> run(const PartitionPlan& p) {
-    std::atomic<bool> cancel{false};
-    std::optional<Result<PipelineOutcome>> result;
-    loop.io().restart();
-    runtime::TaskSet tasks(loop.executor());
-    tasks.spawn([](Rig& r, const PartitionPlan& plan, std::atomic<bool>& c,
-                   std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
-      out.emplace(co_await run_partition_pipeline(r.deps(), plan, c));
-    }(*this, p, cancel, result));
-    loop.run();
-    return std::move(*result);
-  }
+  Result<PipelineOutcome> run(const PartitionPlan& p) { return run_plan(p); }
   void expect_all_verify(const Result<PipelineOutcome>& out, std::uint32_t n) const {
     ASSERT_TRUE(out.ok()) << out.error().message;
     ASSERT_EQ(out.value().proofs.size(), n);

@@ -5,8 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "engine/param_store.hpp"
 #include "engine/pipeline.hpp"
 #include "groth16/r1cs.hpp"
+#include "runtime/task_set.hpp"
 #include "unit/engine/engine_fixture.hpp"
 #include "unit/engine/fake_backend.hpp"
 
@@ -50,6 +53,27 @@ struct PipelineRig {
   PipelineRig& operator=(const PipelineRig&) = delete;
 
   PipelineDeps deps() { return PipelineDeps{synthesis, cpu, *devices, memory, log}; }
+
+  // Runs the plan's pipeline on the loop to its end (`cancel` may be set
+  // meanwhile); every task it started has ended when this returns.
+  Result<PipelineOutcome> run_plan(const PartitionPlan& p, std::atomic<bool>& cancel) {
+    std::optional<Result<PipelineOutcome>> result;
+    loop.io().restart();  // a loop that ran out of work before
+    {
+      runtime::TaskSet tasks(loop.executor());
+      tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
+                     std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
+        out.emplace(co_await run_partition_pipeline(r.deps(), plan, c));
+      }(*this, p, cancel, result));
+      loop.run();
+      EXPECT_EQ(tasks.size(), 0u);
+    }
+    return std::move(*result);
+  }
+  Result<PipelineOutcome> run_plan(const PartitionPlan& p) {
+    std::atomic<bool> cancel{false};
+    return run_plan(p, cancel);
+  }
 
   // The demo-5 witness of `seed` (a partition's stand-in).
   static groth16::Witness demo_witness(std::uint64_t seed) {

@@ -52,20 +52,7 @@ struct Rig : testing::PipelineRig {
     return p;
   }
 
-  Result<PipelineOutcome> run(const PartitionPlan& p) {
-    std::atomic<bool> cancel{false};
-    std::optional<Result<PipelineOutcome>> result;
-    loop.io().restart();
-    {
-      runtime::TaskSet tasks(loop.executor());
-      tasks.spawn([](Rig& r, const PartitionPlan& plan, std::atomic<bool>& c,
-                     std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
-        out.emplace(co_await run_partition_pipeline(r.deps(), plan, c));
-      }(*this, p, cancel, result));
-      loop.run();
-    }
-    return std::move(*result);
-  }
+  Result<PipelineOutcome> run(const PartitionPlan& p) { return run_plan(p); }
 
   // The row the witness of partition `k` with aux[bad_aux] corrupted breaks first.
   std::size_t first_bad_row(std::uint32_t k, std::size_t bad_aux) {

@@ -49,18 +49,7 @@ struct Rig : testing::PipelineRig {
     return p;
   }
 
-  Result<PipelineOutcome> run(const PartitionPlan& p) {
-    std::atomic<bool> cancel{false};
-    std::optional<Result<PipelineOutcome>> result;
-    on_loop(loop, [&]() -> asio::awaitable<void> {
-      return [](Rig& r, const PartitionPlan& plan, std::atomic<bool>& c,
-                std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
-        out.emplace(co_await run_partition_pipeline(r.deps(),
-                                                    plan, c));
-      }(*this, p, cancel, result);
-    });
-    return std::move(*result);
-  }
+  Result<PipelineOutcome> run(const PartitionPlan& p) { return run_plan(p); }
 
 };
 
