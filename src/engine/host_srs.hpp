@@ -65,7 +65,6 @@ class HostSrsCopy {
   std::uint64_t bases_bytes() const { return bases_bytes_; }
   std::uint64_t releases() const { return releases_.load(); }
   std::uint64_t reloads() const { return reloads_.load(); }
-  const std::filesystem::path& file() const { return file_; }
 
   // The bases' bytes of `params` (h, l, a, b_g1, b_g2).
   static std::uint64_t bases_bytes_of(const groth16::Parameters& params);

@@ -23,25 +23,14 @@
 #include "unit/engine/engine_fixture.hpp"
 #include "unit/engine/fake_backend.hpp"
 #include "unit/engine/pipeline_rig.hpp"
+#include "unit/util/resident_pages.hpp"
 
 namespace cuzk::engine {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Resident whole pages inside [p, p + bytes), by mincore.
-std::size_t resident_pages(const void* p, std::size_t bytes) {
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto start = reinterpret_cast<std::uintptr_t>(p);
-  const std::uintptr_t begin = (start + page - 1) & ~(page - 1);
-  const std::uintptr_t end = (start + bytes) & ~(page - 1);
-  if (end <= begin) return 0;
-  std::vector<unsigned char> v((end - begin) / page);
-  EXPECT_EQ(mincore(reinterpret_cast<void*>(begin), end - begin, v.data()), 0);
-  std::size_t n = 0;
-  for (unsigned char c : v) n += c & 1;
-  return n;
-}
+using cuzk::testing::resident_pages;
 
 struct Rig : testing::PipelineRig {
   explicit Rig(std::size_t gpus) : PipelineRig("cuzk-host-srs-test", {gpus, 1ull << 40, 3, 4, runtime::LogLevel::kWarn}) {

@@ -8,21 +8,12 @@
 #include <numeric>
 #include <vector>
 
+#include "unit/util/resident_pages.hpp"
+
 namespace cuzk {
 namespace {
 
-// Resident pages of [p, p + bytes) by mincore (whole pages inside only).
-std::size_t resident_pages(const void* p, std::size_t bytes) {
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto start = reinterpret_cast<std::uintptr_t>(p);
-  const std::uintptr_t begin = (start + page - 1) & ~(page - 1);
-  const std::uintptr_t end = (start + bytes) & ~(page - 1);
-  std::vector<unsigned char> v((end - begin) / page);
-  EXPECT_EQ(mincore(reinterpret_cast<void*>(begin), end - begin, v.data()), 0);
-  std::size_t n = 0;
-  for (unsigned char c : v) n += c & 1;
-  return n;
-}
+using cuzk::testing::resident_pages;
 
 TEST(ReleasedPages, GivesTheInteriorPagesBackAndKeepsTheEdges) {
   const std::size_t n = (std::size_t{32} << 20) / sizeof(std::uint64_t) + 3;  // not page-aligned at the end
