@@ -275,6 +275,8 @@ int run(const Config& config, runtime::Logger& log, ConfigReloader reload, std::
                                {"physical_bytes", physical.value_or(0)},
                                {"setting", config.memory_total_budget}});
   }
+  runtime::SteadyLoopClock clock;  // every decision in time the engine makes
+  engine_config.clock = &clock;
   engine::Engine engine(loop.executor(), pipeline, math, params, log, engine_config);
   // Proving back ends: the GPUs of [gpu] devices when this binary has the
   // GPU service, else (or with none found) the CPU.

@@ -67,7 +67,10 @@ std::uint64_t resident_bytes() {
 
 Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool& math, ParamStore& params,
                runtime::Logger& log, EngineConfig config)
-    : loop_(loop),
+    : own_clock_(config.clock ? nullptr : std::make_unique<runtime::SteadyLoopClock>()),
+      clock_(config.clock ? config.clock : own_clock_.get()),
+      policy_clock_(*clock_),
+      loop_(loop),
       cpu_(cpu),
       math_(math),
       params_(params),
@@ -76,10 +79,10 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
       started_at_(steady_clock::now()),
       queue_(config.admission),
       book_(config.result_ttl),
-      work_available_(loop),
-      critical_available_(loop),
-      job_finished_(loop),
-      stop_(loop),
+      work_available_(loop, clock_),
+      critical_available_(loop, clock_),
+      job_finished_(loop, clock_),
+      stop_(loop, clock_),
       sets_(std::make_unique<ParamSets>(
           params.dir(),
           [&params](const std::filesystem::path& path, ThreadPool& pool) { return params.read_params_file(path, pool); },
@@ -94,15 +97,10 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
   devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_),
                                          std::vector<std::shared_ptr<DeviceBackend>>{});
   stagings_ = std::make_unique<StagingPool>(loop_, staging_slots(*devices_));
-  const policy::Clock* srs_clock = config_.srs_clock;
-  if (!srs_clock) {
-    own_srs_clock_ = std::make_unique<policy::SteadyClock>();
-    srs_clock = own_srs_clock_.get();
-  }
   policy::SrsConfig srs_config;
   srs_config.eviction_min_idle = config_.srs_min_idle;
   srs_config.reload_bytes_per_s = config_.srs_reload_bytes_per_s;
-  srs_ = std::make_unique<policy::SrsManager>(srs_config, memory_->budget(), *srs_clock);
+  srs_ = std::make_unique<policy::SrsManager>(srs_config, memory_->budget(), policy_clock_);
   const std::size_t cores = std::max<std::size_t>(1, std::thread::hardware_concurrency());
   const std::size_t threads = config_.porep_synthesis_threads;
   synthesis_lanes_ = config_.porep_synthesis_lanes;
@@ -193,10 +191,10 @@ void Engine::restore_journaled_jobs() {
   jc.before_write = config_.journal_before_write;
   JobJournal::Opened opened = JobJournal::open(jc, log_);
   journal_ = std::move(opened.journal);
-  const auto now = steady_clock::now();
+  const auto now = clock_->now();
   auto restore = [&](RecoveredJob& r) {
     book_.restore(r.id, r.request_id);
-    auto job = std::make_shared<Job>(loop_);
+    auto job = std::make_shared<Job>(loop_, clock_);
     job->id = r.id;
     job->request_id = book_.request_id(r.id);
     job->request = std::move(r.request);
@@ -282,7 +280,7 @@ std::optional<Result<JobView>> Engine::screen(const JobRequest& request, Priorit
 }
 
 Engine::JobPtr Engine::make_job(JobId id, JobRequest request, Priority priority) {
-  auto job = std::make_shared<Job>(loop_);
+  auto job = std::make_shared<Job>(loop_, clock_);
   job->id = id;
   job->request_id = book_.request_id(id);
   job->request = std::move(request);
@@ -305,6 +303,7 @@ void Engine::enqueue(const JobPtr& job) {
   emit(*job);
   work_available_.notify_one();
   if (job->priority == Priority::kCritical) critical_available_.notify_one();
+  queue_changed_.emit();
 }
 
 Result<JobView> Engine::submit(JobRequest request) {
@@ -444,10 +443,8 @@ asio::awaitable<Result<JobOutcome>> Engine::await(JobKey key, milliseconds timeo
   if (!is_finished(job->state)) {
     // Saturating: now + a timeout of years (10^13 ms, INT64_MAX ms) would
     // overflow the clock's nanoseconds into the past and time out at once.
-    const auto now = steady_clock::now();
-    auto deadline = steady_clock::time_point::max();
-    if (timeout.count() > 0 && timeout < duration_cast<milliseconds>(steady_clock::time_point::max() - now))
-      deadline = now + timeout;
+    // 0: no timeout.
+    const auto deadline = timeout.count() > 0 ? clock_->after(timeout) : steady_clock::time_point::max();
     // Several wakeups are possible only if notified spuriously; loop on state.
     while (!is_finished(job->state) && !job->left_queued) {
       bool notified = co_await job->done.wait_until(deadline);
@@ -469,9 +466,10 @@ Result<JobView> Engine::cancel(const JobKey& key) {
   if (!job) return Error{ErrorKind::kNotFound, "no such job (unknown, or its result expired)"};
   if (job->state == JobState::kQueued) {
     queue_.remove(job->id);
+    queue_changed_.emit();
     finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while queued"});
-  } else if (job->state == JobState::kRunning && !job->cancel_requested) {
-    job->cancel_requested = true;
+  } else if (job->state == JobState::kRunning && !job->cancel.requested()) {
+    job->cancel.request();
     log_.info("job cancel requested", {{"job", job->id}, {"stage", job->stage}});
   }
   return view(*job);
@@ -491,8 +489,10 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
   job.state = state;
   job.stage = std::string(to_string(state));
   job.error = std::move(error);
-  auto now = steady_clock::now();
-  book_.finished(job.id, now);
+  const auto now = steady_clock::now();  // the job's wall time (below)
+  const bool first_expiry = !book_.next_expiry();
+  book_.finished(job.id, clock_->now());
+  if (first_expiry) stop_.notify_all();  // the expiry loop sleeps without a deadline
   if (journal_) {
     // Kept for `await` after a restart. A job the shutdown stopped stays
     // accepted in the journal and runs again at the next start.
@@ -566,6 +566,7 @@ void Engine::leave_queued(Job& job) {
 }
 
 void Engine::emit(const Job& job) {
+  changed_.emit();
   if (subscribers_.empty()) return;
   JobEvent ev{job.id, job.request_id, job.state, job.stage, ms_between(job.submitted_at, steady_clock::now()),
               job.error};
@@ -597,6 +598,7 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
     }
     JobPtr job = jobs_.at(*id);
     workers_[index].job = job->id;  // before collecting: a drain waits for this worker
+    changed_.emit();
     std::vector<JobPtr> batch{job};
     if (config_.batch_max_size > 1 && job->request.kind == ProofKind::kGroth16Demo)
       co_await collect_batch(batch, config_.batch_max_size, config_.batch_max_wait);
@@ -611,6 +613,7 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
     // drain() counts busy workers: a batch's pipeline may return well after
     // its last member finished (its reservations and tasks unwind first).
     job_finished_.notify_all();
+    changed_.emit();
     if (queue_.empty() && std::none_of(workers_.begin(), workers_.end(), [](const WorkerView& w) { return w.job; })) {
       co_await release_idle_stagings();
     }
@@ -627,6 +630,7 @@ asio::awaitable<void> Engine::release_idle_stagings() {
   std::vector<std::unique_ptr<InstanceStaging>> idle = stagings_->take_idle();
   if (idle.empty()) co_return;
   co_await runtime::run_on(cpu_, [&idle] { idle.clear(); });  // cudaFreeHost off the loop
+  changed_.emit();
 }
 
 // One job, or a batch collected by the worker (jobs of one kind and set).
@@ -659,7 +663,7 @@ bool Engine::finish_from_exception(Job& job, const std::exception& e) {
 
 bool Engine::finish_unproved(Job& job, const Result<PipelineOutcome>& outcome) {
   if (outcome) return false;
-  if (outcome.error().kind == ErrorKind::kCancelled || job.cancel_requested) {
+  if (outcome.error().kind == ErrorKind::kCancelled || job.cancel.requested()) {
     finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job.stage});
   } else {
     finish(job, JobState::kFailed, outcome.error());
@@ -696,21 +700,21 @@ ProofOutput pipeline_output(const PipelineOutcome& o, const std::vector<std::uin
 asio::awaitable<void> Engine::expiry_loop() {
   using namespace std::chrono_literals;
   while (!stopping_) {
-    for (JobId id : book_.expire(steady_clock::now())) jobs_.erase(id);
-    auto next = book_.next_expiry().value_or(steady_clock::time_point::max());
-    // Re-check at least every second: jobs finishing meanwhile add earlier expiries.
-    co_await stop_.wait_until(std::min(next, steady_clock::now() + 1s));
+    for (JobId id : book_.expire(clock_->now())) jobs_.erase(id);
+    // A job finishing later expires later (one retention for all), so only
+    // the first expiry after none needs a wake-up (finish()).
+    co_await stop_.wait_until(book_.next_expiry().value_or(steady_clock::time_point::max()));
   }
 }
 
 void Engine::cancel_running() {
   for (const WorkerView& w : workers_) {
     if (!w.job) continue;
-    jobs_.at(*w.job)->cancel_requested = true;
+    jobs_.at(*w.job)->cancel.request();
     stopped_by_shutdown_.insert(*w.job);
   }
   for (JobId id : batch_members_) {
-    jobs_.at(id)->cancel_requested = true;
+    jobs_.at(id)->cancel.request();
     stopped_by_shutdown_.insert(id);
   }
 }
@@ -718,6 +722,7 @@ void Engine::cancel_running() {
 asio::awaitable<void> Engine::drain() {
   if (draining_) co_return;
   draining_ = true;
+  queue_changed_.emit();
   log_.info("engine draining", {{"queued", queue_.size()}, {"drain_timeout_ms", config_.drain_timeout.count()}});
   while (auto id = queue_.pop()) {
     if (journal_) {
@@ -735,7 +740,7 @@ asio::awaitable<void> Engine::drain() {
     for (const WorkerView& w : workers_) n += w.job ? 1 : 0;
     return n;
   };
-  auto deadline = steady_clock::now() + config_.drain_timeout;
+  const auto deadline = clock_->after(config_.drain_timeout);
   // No co_await inside `&&`: gcc 12 evaluated the awaited operand even when
   // the left one was false (a 30 s drain with nothing running).
   while (running() > 0) {
@@ -753,6 +758,7 @@ asio::awaitable<void> Engine::drain() {
   work_available_.notify_all();
   critical_available_.notify_all();
   stop_.notify_all();
+  queue_changed_.emit();
   co_await tasks_.join();
   // The journal's last records (the finishes above) on disk before we report drained.
   if (journal_writer_) co_await runtime::run_on(*journal_writer_, [] {});

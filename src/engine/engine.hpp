@@ -52,7 +52,9 @@
 #include "policy/srs_manager.hpp"
 #include "runtime/event_loop.hpp"
 #include "runtime/log.hpp"
+#include "runtime/loop_clock.hpp"
 #include "runtime/notifier.hpp"
+#include "runtime/signal.hpp"
 #include "runtime/task_set.hpp"
 #include "util/thread_pool.hpp"
 #include "util/thread_pool_set.hpp"
@@ -111,8 +113,7 @@ struct EngineConfig {
   // while the sets held exceed srs_max_host_bytes or host-memory requests
   // wait; UINT64_MAX: kept
   // until explicitly evicted or memory is short. Checked every
-  // srs_sweep_period. srs_clock: the manager's clock (tests inject a
-  // policy::FakeClock); null: a steady clock owned by the engine.
+  // srs_sweep_period (on `clock`, below).
   std::chrono::milliseconds srs_min_idle{std::chrono::minutes(5)};
   std::uint64_t srs_reload_bytes_per_s = std::uint64_t{954} << 20;  // ~1.0 GB/s: one NVMe read
   std::uint64_t srs_max_host_bytes = UINT64_MAX;
@@ -123,7 +124,10 @@ struct EngineConfig {
   // GPUs alternate large sets would read them back at every switch).
   bool srs_release_host_copy = true;
   std::chrono::milliseconds srs_sweep_period{std::chrono::seconds(5)};
-  const policy::Clock* srs_clock = nullptr;
+  // The clock of every decision in time (await and drain deadlines, batch
+  // windows, result expiry, SRS idle time and sweeps); tests inject a
+  // runtime::ManualLoopClock. Null: a steady clock owned by the engine.
+  runtime::LoopClock* clock = nullptr;
   // Batching of demo jobs of one size (they share parameters and R1cs): up to
   // batch_max_size queued jobs of the head's priority share ONE partition
   // pipeline (the SRS stays on the device; one member's host step overlaps
@@ -213,6 +217,10 @@ class Engine {
   using Subscriber = std::function<void(const JobEvent&)>;
   std::uint64_t subscribe(Subscriber fn);
   void unsubscribe(std::uint64_t token);
+  // `fn` runs on the loop after anything status() shows may have changed: a
+  // job event, a worker going idle, a parameter set evicted or released from
+  // a device, an SRS sweep. For watchers that would otherwise poll status().
+  runtime::Signal::Subscription on_change(std::function<void()> fn) { return changed_.subscribe(std::move(fn)); }
 
   asio::awaitable<void> drain();
   bool draining() const { return draining_; }
@@ -343,6 +351,21 @@ class Engine {
   void emit(const Job& job);
   std::uint64_t now_ms_since(std::chrono::steady_clock::time_point t) const;
 
+  // The SRS manager's policy::Clock, read from the loop clock.
+  class PolicyClock final : public policy::Clock {
+   public:
+    explicit PolicyClock(const runtime::LoopClock& c) : c_(c) {}
+    policy::Millis now() const override {
+      return std::chrono::duration_cast<policy::Millis>(c_.now().time_since_epoch());
+    }
+
+   private:
+    const runtime::LoopClock& c_;
+  };
+
+  std::unique_ptr<runtime::SteadyLoopClock> own_clock_;
+  runtime::LoopClock* clock_;  // config_.clock or own_clock_
+  PolicyClock policy_clock_;
   asio::any_io_executor loop_;
   runtime::WorkerPool& cpu_;
   ThreadPool& math_;
@@ -358,7 +381,11 @@ class Engine {
   runtime::Notifier work_available_;  // workers park here
   runtime::Notifier critical_available_;  // critical-only workers park here
   runtime::Notifier job_finished_;    // drain waits here
-  runtime::Notifier stop_;            // expiry loop parks here
+  runtime::Notifier stop_;            // the expiry and SRS sweep loops park here
+  // The queue got a job, lost one to a cancel, or the engine began to drain
+  // or stop: batch collectors and joiner admission re-decide on it.
+  runtime::Signal queue_changed_;
+  runtime::Signal changed_;  // on_change()
   std::map<std::uint64_t, Subscriber> subscribers_;
   std::uint64_t next_subscriber_ = 1;
   bool draining_ = false;
@@ -436,7 +463,6 @@ class Engine {
   // charged to memory_ while resident. No device capacity is given to the
   // manager: the device copy follows the back end (DeviceSet) and is dropped
   // with the host copy. After memory_ (it holds reservations on it).
-  std::unique_ptr<policy::SteadyClock> own_srs_clock_;
   std::unique_ptr<policy::SrsManager> srs_;
   PipelineDeps pipeline_deps(Priority priority = Priority::kNormal);
 

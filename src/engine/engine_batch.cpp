@@ -55,7 +55,8 @@ void Engine::count_joiner(bool& counted, std::size_t initial_members) {
 // through `join` (its own preparation, then BatchDoor::add), with the
 // intake held open meanwhile.
 asio::awaitable<void> Engine::admit_joiners(RunningBatch shape, BatchDoor* door, JoinFn join) {
-  constexpr std::chrono::milliseconds kJoinPoll{50};
+  // Re-decided whenever the queue or the run changes, never on a timer.
+  runtime::Signal::Subscription on_queue = queue_changed_.subscribe([door] { door->wake(); });
   while (door->open() && !draining_ && !stopping_) {
     std::optional<QueueHead> head;
     JobPtr next;
@@ -72,7 +73,7 @@ asio::awaitable<void> Engine::admit_joiners(RunningBatch shape, BatchDoor* door,
       co_return;
     }
     if (decision == JoinDecision::kWait) {
-      co_await door->wait(kJoinPoll);
+      co_await door->wait();
       continue;
     }
     queue_.remove(next->id);
@@ -92,20 +93,26 @@ asio::awaitable<void> Engine::collect_batch(std::vector<JobPtr>& batch, std::siz
   take();
   // A CRITICAL job (a deadline) never waits for company.
   if (max_wait.count() <= 0 || head->priority == Priority::kCritical) co_return;
-  const auto deadline = steady_clock::now() + max_wait;
+  const auto deadline = clock_->after(max_wait);
   // Waits only while nothing else is queued: a job this batch cannot take (a
   // higher priority, another circuit) flushes it, so the wait never holds
   // other work, and a more urgent job runs right after this batch (or on
   // another idle worker, woken here).
+  runtime::Notifier arrived(loop_, clock_);
+  runtime::Signal::Subscription on_queue = queue_changed_.subscribe([&arrived] { arrived.notify_all(); });
+  std::uint64_t seen = submitted_total_;
   while (batch.size() < max_size && queue_.empty() && !draining_ && !stopping_) {
-    const auto now = steady_clock::now();
-    if (now >= deadline) break;
-    // Polled: submit() wakes one worker, which need not be this one.
-    co_await work_available_.wait_until(std::min(deadline, now + std::chrono::milliseconds(5)));
+    if (clock_->now() >= deadline) break;
+    co_await arrived.wait_until(deadline);
+    const std::size_t had = batch.size();
     take();
+    // A job arrived that this batch did not take (another circuit, a higher
+    // priority, or one an idle worker took first): it ends the wait, even
+    // when the queue is empty again by now.
+    if (submitted_total_ != seen && batch.size() == had) break;
+    seen = submitted_total_;
   }
-  // What is left may have consumed the wake-up meant for an idle worker.
-  if (!queue_.empty()) work_available_.notify_one();
+  if (!queue_.empty()) work_available_.notify_one();  // what is left, to an idle worker
 }
 
 }  // namespace cuzk::engine

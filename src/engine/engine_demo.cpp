@@ -87,7 +87,7 @@ PlanMember Engine::demo_plan_member(DemoMember& m, const CircuitParams& cp) {
   PlanMember pm;
   pm.job = m.job->id;
   pm.partitions = 1;
-  pm.cancel = &m.job->cancel_requested;
+  pm.cancel = &m.job->cancel;
   const std::uint32_t log_domain = m.job->request.demo_log_domain;
   const std::uint64_t seed = m.job->request.demo_seed;
   pm.synthesize = [log_domain, seed](std::uint32_t, groth16::Witness storage) -> Result<groth16::Witness> {

@@ -176,7 +176,7 @@ PlanMember Engine::filecoin_plan_member(FilecoinMember& m, const FilecoinBatch& 
   PlanMember pm;
   pm.job = m.job->id;
   pm.partitions = work->partitions;
-  pm.cancel = &m.job->cancel_requested;
+  pm.cancel = &m.job->cancel;
   pm.public_inputs = work->public_inputs;
   // One partition (PoSt) synthesizes its slots in parallel on math_: a
   // deadline-bound proof is worth the threads. Several (SnapDeals)
@@ -238,7 +238,7 @@ asio::awaitable<void> Engine::join_snap(FilecoinBatch* batch, BatchDoor* door, B
       batch->after.push_back(job);  // its vanilla proofs said another set: proved alone after the batch
       co_return;
     }
-    if (job->cancel_requested) {
+    if (job->cancel.requested()) {
       finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
       co_return;
     }

@@ -21,6 +21,7 @@
 #include "groth16/proof.hpp"
 #include "groth16/verifier.hpp"
 #include "policy/journal.hpp"
+#include "runtime/cancel_flag.hpp"
 #include "util/json_input.hpp"
 
 namespace cuzk::engine {
@@ -45,7 +46,7 @@ inline bool past_deadline(const JobRequest& r) {
 std::string porep_srs_id(fc::SealProof proof);
 
 struct Engine::Job {
-  Job(asio::any_io_executor ex) : done(std::move(ex)) {}
+  Job(asio::any_io_executor ex, runtime::LoopClock* clock) : done(std::move(ex), clock) {}
   JobId id = 0;
   std::string request_id;
   JobRequest request;
@@ -53,7 +54,7 @@ struct Engine::Job {
   JobState state = JobState::kQueued;
   std::string stage = "queued";
   std::chrono::steady_clock::time_point submitted_at, started_at;
-  std::atomic<bool> cancel_requested{false};  // written on the loop, read on the pool
+  runtime::CancelFlag cancel;  // requested on the loop; wakes the job's pipeline run
   std::optional<Error> error;
   ProofOutput output;
   runtime::Notifier done;  // awaiters park here; resubmits too while `accepting`
@@ -130,7 +131,7 @@ void Engine::stage_members(Members& members, const std::string& stage) {
 template <class Members>
 bool Engine::prune_members(Members& members) {
   for (auto& m : members) {
-    if (m.job->cancel_requested && !is_finished(m.job->state))
+    if (m.job->cancel.requested() && !is_finished(m.job->state))
       finish(*m.job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + m.job->stage});
   }
   std::erase_if(members, [](const auto& m) { return is_finished(m.job->state); });

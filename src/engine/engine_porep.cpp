@@ -214,7 +214,7 @@ PlanMember Engine::porep_plan_member(PorepMember& m, PorepBatch& b) {
   PlanMember pm;
   pm.job = m.job->id;
   pm.partitions = static_cast<std::uint32_t>(m.inputs.size());
-  pm.cancel = &m.job->cancel_requested;
+  pm.cancel = &m.job->cancel;
   pm.public_inputs = m.inputs;
   const fc::C1Output* c1 = m.c1.get();
   // The R1cs's counts: each witness is allocated once at its final size.
@@ -319,7 +319,7 @@ asio::awaitable<void> Engine::join_porep(PorepBatch* batch, BatchDoor* door, Bat
       co_return;
     }
     m.inputs = std::move(inputs.value());
-    if (job->cancel_requested) {
+    if (job->cancel.requested()) {
       finish(*job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job->stage});
       co_return;
     }
@@ -343,7 +343,7 @@ asio::awaitable<void> Engine::finish_porep(std::shared_ptr<PorepFinish> f) {
   if (is_finished(job.state)) co_return;
   try {
     if (!f->outcome) {
-      if (f->outcome.error().kind == ErrorKind::kCancelled || job.cancel_requested) {
+      if (f->outcome.error().kind == ErrorKind::kCancelled || job.cancel.requested()) {
         finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job.stage});
       } else {
         finish(job, JobState::kFailed, f->outcome.error());
@@ -370,7 +370,7 @@ asio::awaitable<void> Engine::finish_porep(std::shared_ptr<PorepFinish> f) {
     });
     t.verify_ms = ms_between(since, steady_clock::now());
     if (is_finished(job.state)) co_return;
-    if (job.cancel_requested) {
+    if (job.cancel.requested()) {
       finish(job, JobState::kCancelled, Error{ErrorKind::kCancelled, "cancelled while " + job.stage});
       co_return;
     }

@@ -107,6 +107,7 @@ void Engine::apply_srs_actions(const std::vector<policy::SrsAction>& actions) {
     }
     log_.info("parameters evicted", {{"srs", id}, {"bytes", a.bytes}, {"dropped", dropped}});
   }
+  changed_.emit();
 }
 
 asio::awaitable<void> Engine::release_device_srs(DeviceSet::Slot& slot, std::string srs_id) {
@@ -118,6 +119,7 @@ asio::awaitable<void> Engine::release_device_srs(DeviceSet::Slot& slot, std::str
     return true;
   });
   clear_resident_srs(slot);  // its pinned host part's charge too
+  changed_.emit();
 }
 
 void Engine::sweep_idle_srs() {
@@ -141,7 +143,8 @@ void Engine::sweep_idle_srs() {
 asio::awaitable<void> Engine::srs_sweep_loop() {
   while (!stopping_) {
     sweep_idle_srs();
-    co_await stop_.wait_until(steady_clock::now() + config_.srs_sweep_period);
+    changed_.emit();
+    co_await stop_.wait_until(clock_->after(config_.srs_sweep_period));
   }
 }
 

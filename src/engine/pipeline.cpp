@@ -26,8 +26,6 @@ double ms_since(steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(steady_clock::now() - t0).count();
 }
 
-constexpr auto kPollPeriod = kPipelinePollPeriod;
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -60,7 +58,10 @@ namespace {
 
 using namespace pipeline_detail;
 
-asio::awaitable<void> poll(State& st) { co_await st.changed.wait_until(steady_clock::now() + kPollPeriod); }
+// Every change a waiter of the run may be waiting for notifies st.changed:
+// the run's own steps, a member's cancel request and memory given back to
+// the budget (both subscribed for the run). No waiter polls.
+asio::awaitable<void> changed(State& st) { co_await st.changed.wait(); }
 
 // A synthesis's reservation (two witnesses), and a spare's witness memory
 // into `storage` when one is kept and the budget has the second witness now.
@@ -100,14 +101,14 @@ asio::awaitable<void> lane(Ctx c) {
       st.settle_stopped();
       skip_stopped();
       while (!st.all_stopped() && st.in_flight >= plan.max_in_flight && st.next < st.partitions) {
-        co_await poll(st);
+        co_await changed(st);
         skip_stopped();
       }
       if (st.all_stopped() || st.next >= st.partitions) {
         // Nothing to take: wait for a joiner while one may come, so that its
         // partitions find every lane; else the intake closes and the lane ends.
         if (st.more_may_come()) {
-          co_await poll(st);
+          co_await changed(st);
           continue;
         }
         st.close_intake();
@@ -415,7 +416,7 @@ asio::awaitable<std::optional<policy::Reservation>> take_work_set(Ctx c, std::ui
       co_return r;
     }
     if (st.stopped(m)) co_return std::nullopt;
-    co_await poll(st);
+    co_await changed(st);
   }
 }
 
@@ -549,7 +550,7 @@ asio::awaitable<bool> race_item(Ctx c, Item& item, DeviceSet::Request request, s
                   {{"job", st.members[m].job}, {"partition", race->gpu.timing.partition}});
   c.tasks.spawn(race_leg(c, m, race, std::move(request)));
   c.tasks.spawn(race_leg(c, m, race, std::nullopt));
-  while (race->running > 0) co_await poll(st);
+  while (race->running > 0) co_await changed(st);
   item = std::move(race->gpu);
   if (race->won) co_return true;
   if (!item.input_fault) item.input_fault = race->cpu.input_fault;
@@ -683,7 +684,7 @@ asio::awaitable<void> dispatcher(Ctx c) {
         c.tasks.spawn(prove_item(c, std::move(item)));
       }
       if (st.lanes_alive == 0 || (st.all_stopped() && !st.more_may_come())) break;
-      co_await poll(st);
+      co_await changed(st);
     }
   } catch (const std::system_error& e) {
     if (is_cancellation(e)) throw;
@@ -706,15 +707,14 @@ class Door final : public BatchDoor {
   bool add(PlanMember pm) override {
     if (!st_.intake_open || pm.partitions == 0 || !pm.cancel || !pm.synthesize) return false;
     if (!pm.public_inputs.empty() && pm.public_inputs.size() != pm.partitions) return false;
-    st_.members.push_back(make_member(std::move(pm), st_.partitions));
+    st_.members.push_back(make_member(std::move(pm), st_.partitions, st_.changed));
     st_.partitions += st_.members.back().count;
     st_.recount_undispatched();
     st_.changed.notify_all();
     return true;
   }
-  asio::awaitable<void> wait(std::chrono::milliseconds timeout) override {
-    co_await st_.changed.wait_until(steady_clock::now() + timeout);
-  }
+  asio::awaitable<void> wait() override { co_await st_.changed.wait(); }
+  void wake() override { st_.changed.notify_all(); }
 
  private:
   void take_hold() override { ++st_.joining; }
@@ -757,18 +757,19 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
   std::optional<StagingPool> own_stagings;
   if (!deps.stagings) deps.stagings = &own_stagings.emplace(ex, staging_slots(deps.devices));
   State st(ex);
+  runtime::Signal::Subscription on_freed = deps.memory.on_freed([&st] { st.changed.notify_all(); });
   for (const PlanMember& pm : members)
     if (pm.partitions == 0 || !pm.cancel) co_return all(Error{ErrorKind::kInternal, "partition pipeline: empty member"});
   // One prover working set before any witness (see the top of the header).
   // A lone job's cancel ends this wait; a batch's members wait together.
-  const std::atomic<bool> never{false};
+  const runtime::CancelFlag never;
   const auto t_work = steady_clock::now();
   Result<policy::Reservation> work = co_await deps.memory.reserve(
       deps.devices.host_bytes_per_prove(*plan.r1cs), plan.priority, members.size() == 1 ? *members[0].cancel : never);
   if (!work) co_return all(work.error());
   st.start_memory_wait_ms = ms_since(t_work);
   for (PlanMember& pm : members) {
-    st.members.push_back(make_member(std::move(pm), st.partitions));
+    st.members.push_back(make_member(std::move(pm), st.partitions, st.changed));
     st.partitions += st.members.back().count;
   }
   st.recount_undispatched();
@@ -810,7 +811,7 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
 }
 
 asio::awaitable<Result<PipelineOutcome>> run_partition_pipeline(PipelineDeps deps, const PartitionPlan& plan,
-                                                                const std::atomic<bool>& cancel) {
+                                                                const runtime::CancelFlag& cancel) {
   std::vector<PlanMember> one(1);
   one[0].job = plan.job;
   one[0].partitions = plan.partitions;

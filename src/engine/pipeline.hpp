@@ -64,14 +64,11 @@
 #include "groth16/verifier.hpp"
 #include "policy/memory_budget.hpp"
 #include "runtime/event_loop.hpp"
+#include "runtime/cancel_flag.hpp"
 #include "runtime/log.hpp"
 #include "runtime/notifier.hpp"
 
 namespace cuzk::engine {
-
-// Cancellation and budget waits are polled at this period (a cancel of a
-// job waiting for memory takes effect within it).
-inline constexpr std::chrono::milliseconds kPipelinePollPeriod{100};
 
 // policy::MemoryBudget on the loop, with waiting as a co_await.
 class MemoryGate {
@@ -85,9 +82,9 @@ class MemoryGate {
   // Waits, by priority, until `bytes` are reserved. Errors: kInternal when the
   // request exceeds the budget less what charge() holds for good (it could
   // only wait forever: a configuration error), kOverloaded when the wait
-  // queue is full, kCancelled when `cancel` was set meanwhile (polled).
+  // queue is full, kCancelled as soon as `cancel` is requested.
   asio::awaitable<Result<policy::Reservation>> reserve(std::uint64_t bytes, Priority priority,
-                                                      const std::atomic<bool>& cancel);
+                                                      const runtime::CancelFlag& cancel);
   // Charges memory that is already in use and stays (loaded parameters), at
   // once, even past the total. Empty (untracked) only when a CRITICAL waiter
   // is queued.
@@ -101,10 +98,14 @@ class MemoryGate {
   policy::MemoryBudget& budget() { return budget_; }
   policy::BudgetStats stats() const { return budget_.stats(); }
   std::uint64_t total_bytes() const { return budget_.total_bytes(); }
+  // Emitted whenever bytes go back to the budget (or it grows): a wait for
+  // try_reserve() to succeed subscribes instead of polling.
+  runtime::Signal::Subscription on_freed(std::function<void()> fn) { return freed_.subscribe(std::move(fn)); }
 
  private:
   policy::MemoryBudget budget_;
   runtime::Notifier ready_;
+  runtime::Signal freed_;
   std::uint64_t permanent_bytes_ = 0;  // charged by charge(): never given back while the engine runs
 };
 
@@ -215,6 +216,8 @@ class DeviceSet {
   std::uint64_t cpu_retries() const { return cpu_retries_; }
   void count_cpu_retry() { ++cpu_retries_; }
   std::size_t waiters() const { return waiters_.size(); }
+  // `fn` runs on the loop whenever a device is granted or given back.
+  runtime::Signal::Subscription on_change(std::function<void()> fn) { return changed_.subscribe(std::move(fn)); }
 
  private:
   struct Waiter {
@@ -236,6 +239,7 @@ class DeviceSet {
   std::list<Waiter> waiters_;  // service order
   std::uint64_t next_seq_ = 0;
   runtime::Notifier granted_;  // a waiter was granted a device
+  runtime::Signal changed_;    // on_change()
   std::map<std::string, DispatchEstimates> estimates_;  // by SRS key
 };
 
@@ -335,7 +339,7 @@ struct PipelineDeps {
 // budget, a proof invalid even on the CPU), or kCancelled once `cancel` is
 // set (checked between stages; every reservation is given back on return).
 asio::awaitable<Result<PipelineOutcome>> run_partition_pipeline(PipelineDeps deps, const PartitionPlan& plan,
-                                                                const std::atomic<bool>& cancel);
+                                                                const runtime::CancelFlag& cancel);
 
 // A batch: several jobs of one circuit sharing ONE pipeline (lanes, the
 // in-flight bound, the prover working sets), partitions taken member by
@@ -349,7 +353,7 @@ asio::awaitable<Result<PipelineOutcome>> run_partition_pipeline(PipelineDeps dep
 struct PlanMember {
   JobId job = 0;
   std::uint32_t partitions = 0;
-  const std::atomic<bool>* cancel = nullptr;  // the job's flag; outlives the run
+  const runtime::CancelFlag* cancel = nullptr;  // the job's flag; outlives the run
   // Called once, on the loop, as soon as the member's result is known (its
   // last partition proved, or it failed or was cancelled and nothing of it
   // is in flight): the batch's first job need not wait for the others. May
@@ -406,8 +410,10 @@ class BatchDoor {
   // sets. False when the intake is closed or m is malformed: m is not run.
   virtual bool add(PlanMember m) = 0;
   // Until the pipeline's state changes (a partition taken or proved, a
-  // member answered, the intake closed) or `timeout` passes.
-  virtual asio::awaitable<void> wait(std::chrono::milliseconds timeout) = 0;
+  // member answered, the intake closed) or wake() is called.
+  virtual asio::awaitable<void> wait() = 0;
+  // Wakes wait() (something outside the run changed: the job queue).
+  virtual void wake() = 0;
 
  protected:
   ~BatchDoor() = default;

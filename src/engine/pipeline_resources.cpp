@@ -9,9 +9,6 @@
 
 namespace cuzk::engine {
 
-using std::chrono::steady_clock;
-constexpr auto kPollPeriod = kPipelinePollPeriod;
-
 namespace {
 
 Error refusal_error(const policy::Refusal& r) {
@@ -29,12 +26,13 @@ MemoryGate::MemoryGate(asio::any_io_executor loop, std::uint64_t total_bytes, st
   // Called inside whichever loop-thread call freed memory: wake the waiters,
   // who claim (claim() polls, so a wake-up cannot be lost).
   budget_.set_ready_callback([this](policy::MemoryBudget::WaitId) { ready_.notify_all(); });
+  budget_.set_freed_callback([this] { freed_.emit(); });
 }
 
 MemoryGate::~MemoryGate() = default;
 
 asio::awaitable<Result<policy::Reservation>> MemoryGate::reserve(std::uint64_t bytes, Priority priority,
-                                                                 const std::atomic<bool>& cancel) {
+                                                                 const runtime::CancelFlag& cancel) {
   if (permanent_bytes_ < budget_.total_bytes() && bytes > budget_.total_bytes() - permanent_bytes_) {
     co_return Error{ErrorKind::kInternal,
                     "memory budget: requested " + std::to_string(bytes) + " B, but only " +
@@ -46,17 +44,19 @@ asio::awaitable<Result<policy::Reservation>> MemoryGate::reserve(std::uint64_t b
   if (!admission) co_return refusal_error(admission.error());
   if (auto* r = std::get_if<policy::Reservation>(&admission.value())) co_return std::move(*r);
   const policy::MemoryBudget::WaitId id = std::get<policy::MemoryBudget::WaitId>(admission.value());
+  // Woken by a grant (the ready callback) or by the cancel request, never by a timer.
+  runtime::Signal::Subscription on_cancel = cancel.on_request([this] { ready_.notify_all(); });
   for (;;) {
     auto claimed = budget_.claim(id);
     if (claimed) {
       if (!*claimed) co_return refusal_error(claimed->error());
       co_return std::move(claimed->value());
     }
-    if (cancel) {
+    if (cancel.requested()) {
       budget_.cancel(id);
       co_return Error{ErrorKind::kCancelled, "cancelled while waiting for memory"};
     }
-    co_await ready_.wait_until(steady_clock::now() + kPollPeriod);
+    co_await ready_.wait();
   }
 }
 
@@ -101,6 +101,7 @@ void DeviceSet::Lock::unlock() {
   slot_->proving_srs.clear();
   slot_ = nullptr;
   set_->dispatch();
+  set_->changed_.emit();
 }
 
 DeviceSet::DeviceSet(asio::any_io_executor loop, std::shared_ptr<DeviceBackend> cpu,
@@ -212,7 +213,10 @@ void DeviceSet::dispatch() {
       any = true;
     }
   }
-  if (any) granted_.notify_all();
+  if (any) {
+    granted_.notify_all();
+    changed_.emit();
+  }
 }
 
 void DeviceSet::record_prove(const std::string& srs_key, double prove_ms, bool uploaded) {

@@ -50,7 +50,8 @@ struct Item {
 struct Member {
   JobId job = 0;
   std::uint32_t first = 0, count = 0;  // its partitions: [first, first + count) of the plan
-  const std::atomic<bool>* cancel = nullptr;
+  const runtime::CancelFlag* cancel = nullptr;
+  runtime::Signal::Subscription on_cancel;  // wakes the run's waiters
   std::optional<Error> error;
   std::uint32_t dispatched = 0, proved = 0, cpu_retries = 0;
   std::uint32_t in_flight = 0;  // taken by a lane and not yet proved or dropped
@@ -68,12 +69,13 @@ struct Member {
   std::vector<std::vector<ff::Fr>> inputs;
 };
 
-inline Member make_member(PlanMember pm, std::uint32_t first) {
+inline Member make_member(PlanMember pm, std::uint32_t first, runtime::Notifier& changed) {
   Member m;
   m.job = pm.job;
   m.first = first;
   m.count = pm.partitions;
   m.cancel = pm.cancel;
+  m.on_cancel = pm.cancel->on_request([&changed] { changed.notify_all(); });
   m.on_done = std::move(pm.on_done);
   m.own = static_cast<bool>(pm.synthesize);
   m.synthesize = std::move(pm.synthesize);
@@ -123,7 +125,7 @@ struct State {
     while (k >= members[m].first + members[m].count) ++m;
     return m;
   }
-  bool stopped(std::uint32_t m) const { return members[m].error.has_value() || members[m].cancel->load(); }
+  bool stopped(std::uint32_t m) const { return members[m].error.has_value() || members[m].cancel->requested(); }
   bool all_stopped() const {
     for (std::uint32_t m = 0; m < members.size(); ++m)
       if (!stopped(m)) return false;

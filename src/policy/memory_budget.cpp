@@ -214,6 +214,7 @@ void MemoryBudget::give_back(std::uint64_t bytes) {
                     static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(reserved_bytes_));
   reserved_bytes_ -= bytes;
   pump();
+  if (freed_fn_) freed_fn_();
 }
 
 bool MemoryBudget::fits_now(std::uint64_t bytes, Priority priority) const {
@@ -315,6 +316,7 @@ void MemoryBudget::resize(std::uint64_t total_bytes) {
   std::vector<WaitId> granted = grant_waiters();
   became_ready.insert(became_ready.end(), granted.begin(), granted.end());
   notify(became_ready);
+  if (freed_fn_) freed_fn_();
 }
 
 std::vector<MemoryBudget::WaitId> MemoryBudget::grant_waiters() {

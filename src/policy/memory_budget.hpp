@@ -166,6 +166,10 @@ class MemoryBudget {
   MemoryBudget& operator=(const MemoryBudget&) = delete;
 
   void set_ready_callback(ReadyFn fn) { ready_fn_ = std::move(fn); }
+  // Called (like the ready callback) after bytes went back or the total was
+  // resized, once the waiters were served: for those who take memory only
+  // when it is free now (try_reserve) and wait for a chance to try again.
+  void set_freed_callback(std::function<void()> fn) { freed_fn_ = std::move(fn); }
 
   // Now or never: kTooLarge, or kWouldWait when the bytes are not free or a
   // waiter of the same or higher priority is ahead (no barging).
@@ -226,6 +230,7 @@ class MemoryBudget {
   std::map<WaitId, Ready> ready_;
   WaitId next_wait_id_ = 1;
   ReadyFn ready_fn_;
+  std::function<void()> freed_fn_;
   std::uint64_t granted_total_ = 0, waited_total_ = 0;
   std::array<std::uint64_t, 3> refused_total_{};
 };

@@ -237,10 +237,10 @@ engine::PartitionPlan demo_plan(const engine::CircuitParams& demo, engine::JobId
 std::optional<engine::Result<engine::PipelineOutcome>> run_pipeline(runtime::EventLoop& loop,
                                                                      engine::PipelineDeps deps,
                                                                      const engine::PartitionPlan& plan) {
-  std::atomic<bool> cancel{false};
+  runtime::CancelFlag cancel;
   std::optional<engine::Result<engine::PipelineOutcome>> result;
   runtime::TaskSet tasks(loop.executor());
-  tasks.spawn([](engine::PipelineDeps d, const engine::PartitionPlan& p, std::atomic<bool>& c,
+  tasks.spawn([](engine::PipelineDeps d, const engine::PartitionPlan& p, runtime::CancelFlag& c,
                  std::optional<engine::Result<engine::PipelineOutcome>>& out) -> asio::awaitable<void> {
     out.emplace(co_await engine::run_partition_pipeline(d, p, c));
   }(deps, plan, cancel, result));

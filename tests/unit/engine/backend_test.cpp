@@ -68,8 +68,7 @@ TEST(EngineBackends, JobsGoToTheDeviceBackend) {
     EXPECT_EQ(s.devices.at(1).proofs_done, 0u);
     EXPECT_EQ(s.cpu_retries_total, 0u);
     // Once idle, the engine gives the staging's (pinned, on a GPU) memory back.
-    for (int i = 0; i < 200 && rig.fakes[0]->live_stagings->load() != 0; ++i) co_await testing::sleep_for(5ms);
-    EXPECT_EQ(rig.fakes[0]->live_stagings->load(), 0);
+    EXPECT_TRUE(co_await testing::eventually(e, [&rig] { return rig.fakes[0]->live_stagings->load() == 0; }));
   });
   EXPECT_EQ(rig.fakes[0]->calls().size(), 1u);
 }
@@ -275,25 +274,23 @@ struct PipelineRig {
     return p;
   }
 
-  Result<PipelineOutcome> run(const PartitionPlan& p, std::atomic<bool>& cancel,
-                              std::function<void()> after_first_prove_starts = {}) {
+  // `on_first_prove` runs on the loop once the GPU holds the first partition.
+  Result<PipelineOutcome> run(const PartitionPlan& p, runtime::CancelFlag& cancel,
+                              std::function<void()> on_first_prove = {}) {
     std::optional<Result<PipelineOutcome>> result;
     runtime::TaskSet tasks(loop.executor());
-    tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
+    tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
                    std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
       out.emplace(
           co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan, c));
     }(*this, p, cancel, result));
-    if (after_first_prove_starts) {
-      std::thread watcher([this, &after_first_prove_starts] {
-        while (fake->calls().empty()) std::this_thread::sleep_for(1ms);
-        after_first_prove_starts();
-      });
-      loop.run();
-      watcher.join();
-    } else {
-      loop.run();
+    if (on_first_prove) {
+      tasks.spawn([](PipelineRig& r, std::function<void()> fn) -> asio::awaitable<void> {
+        EXPECT_TRUE(co_await testing::eventually(*r.devices, [&r] { return r.devices->gpu(0).busy; }));
+        fn();
+      }(*this, std::move(on_first_prove)));
     }
+    loop.run();
     EXPECT_EQ(tasks.size(), 0u);
     return std::move(*result);
   }
@@ -330,7 +327,7 @@ TEST(PartitionPipeline, SynthesisOfTheNextPartitionOverlapsProving) {
   PartitionPlan plan = rig.plan(4, 60ms, 1 << 20);
   plan.synthesis_lanes = 1;
   plan.max_in_flight = 2;
-  std::atomic<bool> cancel{false};
+  runtime::CancelFlag cancel;
   auto out = rig.run(plan, cancel);
   ASSERT_TRUE(out.ok()) << out.error().message;
   expect_valid(rig, out.value(), 4);
@@ -373,7 +370,7 @@ TEST(PartitionPipeline, ProvedWitnessMemoryIsReusedByALaterSynthesis) {
     made.push_back(w.aux.data());
     return w;
   };
-  std::atomic<bool> cancel{false};
+  runtime::CancelFlag cancel;
   auto out = rig.run(plan, cancel);
   ASSERT_TRUE(out.ok()) << out.error().message;
   expect_valid(rig, out.value(), 5);
@@ -398,7 +395,7 @@ TEST(PartitionPipeline, RacingPartitionIsAnsweredByTheCpuWhileTheGpuIsHeld) {
   b.job = 2;
   b.priority = Priority::kCritical;
   b.race_on_cpu = true;
-  std::atomic<bool> cancel_a{false}, cancel_b{false};
+  runtime::CancelFlag cancel_a, cancel_b;
   std::optional<Result<PipelineOutcome>> out_a, answered_b;
   // Should the race not answer, the GPU is let go after 120 s so that the
   // test ends (and fails below) instead of hanging.
@@ -410,13 +407,13 @@ TEST(PartitionPipeline, RacingPartitionIsAnsweredByTheCpuWhileTheGpuIsHeld) {
     rig.fake->release();
   });
   runtime::TaskSet tasks(rig.loop.executor());
-  tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
+  tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
                  std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
     out.emplace(co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan, c));
   }(rig, a, cancel_a, out_a));
-  tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
+  tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
                  std::optional<Result<PipelineOutcome>>& answered, asio::steady_timer& g) -> asio::awaitable<void> {
-    while (!r.devices->gpu(0).busy) co_await testing::sleep_for(1ms);  // a's partition holds the GPU
+    EXPECT_TRUE(co_await testing::eventually(*r.devices, [&r] { return r.devices->gpu(0).busy; }));  // a's partition holds the GPU
     PlanMember pm;
     pm.job = plan.job;
     pm.partitions = 1;
@@ -451,7 +448,7 @@ TEST(PartitionPipeline, RacingPartitionTakesAFreeGpu) {
   PipelineRig rig(1ull << 40);
   PartitionPlan plan = rig.plan(1, 0ms, 1 << 20);
   plan.race_on_cpu = true;
-  std::atomic<bool> cancel{false};
+  runtime::CancelFlag cancel;
   auto out = rig.run(plan, cancel);
   ASSERT_TRUE(out.ok()) << out.error().message;
   expect_valid(rig, out.value(), 1);
@@ -464,7 +461,7 @@ TEST(PartitionPipeline, InFlightBoundHoldsWithManyLanes) {
   PartitionPlan plan = rig.plan(6, 20ms, 1 << 20);
   plan.synthesis_lanes = 4;
   plan.max_in_flight = 2;
-  std::atomic<bool> cancel{false};
+  runtime::CancelFlag cancel;
   auto out = rig.run(plan, cancel);
   ASSERT_TRUE(out.ok()) << out.error().message;
   expect_valid(rig, out.value(), 6);
@@ -481,7 +478,7 @@ TEST(PartitionPipeline, MemoryBudgetBoundsPartitionsInMemory) {
   PartitionPlan plan = rig.plan(5, 30ms, kW);
   plan.synthesis_lanes = 3;
   plan.max_in_flight = 5;
-  std::atomic<bool> cancel{false};
+  runtime::CancelFlag cancel;
   auto out = rig.run(plan, cancel);
   ASSERT_TRUE(out.ok()) << out.error().message;
   expect_valid(rig, out.value(), 5);
@@ -495,7 +492,7 @@ TEST(PartitionPipeline, MemoryBudgetBoundsPartitionsInMemory) {
 TEST(PartitionPipeline, PartitionLargerThanTheBudgetFails) {
   PipelineRig rig(1 << 20);
   PartitionPlan plan = rig.plan(2, 0ms, 1 << 20);  // needs 2 MiB while synthesizing
-  std::atomic<bool> cancel{false};
+  runtime::CancelFlag cancel;
   auto out = rig.run(plan, cancel);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().kind, ErrorKind::kInternal);
@@ -510,13 +507,8 @@ TEST(PartitionPipeline, CancelFreesEveryReservation) {
   PartitionPlan plan = rig.plan(6, 20ms, kW);
   plan.synthesis_lanes = 2;
   plan.max_in_flight = 4;
-  std::atomic<bool> cancel{false};
-  auto out = rig.run(plan, cancel, [&] {
-    // On a helper thread once the first partition is on the device (the
-    // budget itself is read only after the run: it is loop-thread only).
-    std::this_thread::sleep_for(50ms);
-    cancel = true;
-  });
+  runtime::CancelFlag cancel;
+  auto out = rig.run(plan, cancel, [&cancel] { cancel.request(); });
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().kind, ErrorKind::kCancelled);
   EXPECT_LT(rig.fake->calls().size(), 6u);

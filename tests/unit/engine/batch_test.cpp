@@ -52,7 +52,9 @@ TEST(JobQueueBatch, TakesMatchingJobsOfOnePriorityInServiceOrder) {
 
 using testing::output_verifies;
 using testing::run_scenario;
-using testing::sleep_for;
+using testing::eventually;
+using testing::held_by_worker;
+using testing::nothing_queued;
 
 struct Rig : testing::EngineRig {
   explicit Rig(std::size_t batch_max_size, std::chrono::milliseconds batch_max_wait)
@@ -63,10 +65,13 @@ struct Rig : testing::EngineRig {
     cfg.drain_timeout = 10s;
     cfg.batch_max_size = batch_max_size;
     cfg.batch_max_wait = batch_max_wait;
+    cfg.clock = &clock;  // a batch window ends only by a flush or clock.advance()
     make_engine(cfg);
     fake = std::make_shared<FakeBackend>("fake:0", 0, math);
     engine->set_gpu_backends({fake});
   }
+  ~Rig() { engine.reset(); }  // the engine reads `clock`
+  runtime::ManualLoopClock clock;
   std::shared_ptr<FakeBackend> fake;
 };
 
@@ -80,6 +85,12 @@ JobRequest demo(std::uint32_t size, std::uint64_t seed, Priority p = Priority::k
 
 // Awaits a job and expects a verified proof (its own public inputs) and timings.
 asio::awaitable<void> expect_done(Engine& e, JobId id) {
+  // On the manual clock nothing times out: a job that never ends fails here.
+  EXPECT_TRUE(co_await eventually(e, [&e, id] {
+    for (const JobView& v : e.status().jobs)
+      if (v.id == id) return is_finished(v.state);
+    return false;
+  })) << "job " << id << " did not finish";
   auto out = co_await e.await(id, 0ms);
   EXPECT_TRUE(out.ok()) << "job " << id;
   if (!out.ok()) co_return;
@@ -172,18 +183,14 @@ TEST(EngineBatch, UrgentJobFlushesAWaitingBatch) {
   Rig rig(4, 5000ms);  // a batch would wait 5 s for more jobs
   run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
     EXPECT_TRUE((co_await e.preload("demo-5")).ok());
-    auto t0 = std::chrono::steady_clock::now();
     JobId normal = e.submit(demo(5, 1)).value().id;
-    co_await sleep_for(100ms);  // the worker took it and waits for more
+    EXPECT_TRUE(co_await eventually(e, [&] { return held_by_worker(e, normal); }));  // it waits for more
     EXPECT_EQ(e.status().jobs.at(0).state, JobState::kQueued);
     JobId critical = e.submit(demo(5, 2, Priority::kCritical)).value().id;
-    // Both well before the 5 s wait: the critical job ended the wait, and it
-    // did not join the NORMAL batch.
-    auto c = co_await e.await(critical, 4000ms);
-    EXPECT_TRUE(c.ok());
-    auto n = co_await e.await(normal, 4000ms);
-    EXPECT_TRUE(n.ok());
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 4000ms);
+    // Both end with the clock standing still: the critical job ended the
+    // 5 s wait, and it did not join the NORMAL batch.
+    co_await expect_done(e, critical);
+    co_await expect_done(e, normal);
   });
   auto calls = rig.fake->calls();
   ASSERT_EQ(calls.size(), 2u);
@@ -196,24 +203,17 @@ TEST(EngineBatch, WaitingBatchDoesNotHoldOtherWorkAndCriticalNeverWaits) {
   run_scenario(rig, [](Engine& e) -> asio::awaitable<void> {
     EXPECT_TRUE((co_await e.preload("demo-5")).ok());
     EXPECT_TRUE((co_await e.preload("demo-6")).ok());
-    auto t0 = std::chrono::steady_clock::now();
     JobId waiting = e.submit(demo(5, 1)).value().id;
-    co_await sleep_for(100ms);
+    EXPECT_TRUE(co_await eventually(e, [&] { return held_by_worker(e, waiting); }));
     JobId other = e.submit(demo(6, 2)).value().id;  // cannot join: flushes the demo-5 batch
-    EXPECT_TRUE((co_await e.await(waiting, 2000ms)).ok());
+    co_await expect_done(e, waiting);
     // Once a worker holds `other`, it heads its own waiting batch; a CRITICAL
-    // job flushes it and then runs without waiting for company.
-    auto collecting = [&e, other] {
-      for (const WorkerView& w : e.status().workers)
-        if (w.job == other) return true;
-      return false;
-    };
-    for (int i = 0; i < 1000 && !collecting(); ++i) co_await sleep_for(2ms);
-    EXPECT_TRUE(collecting());
+    // job flushes it and then runs without waiting for company. The clock
+    // never moves: no 5 s window ended on its own.
+    EXPECT_TRUE(co_await eventually(e, [&] { return held_by_worker(e, other); }));
     JobId critical = e.submit(demo(5, 3, Priority::kCritical)).value().id;
-    EXPECT_TRUE((co_await e.await(other, 2000ms)).ok());
-    EXPECT_TRUE((co_await e.await(critical, 2000ms)).ok());
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 4000ms);
+    co_await expect_done(e, other);
+    co_await expect_done(e, critical);
   });
   EXPECT_EQ(rig.fake->calls().size(), 3u);
 }
@@ -224,7 +224,8 @@ TEST(EngineBatch, CancelledMemberLeavesOnlyItself) {
     EXPECT_TRUE((co_await e.preload("demo-5")).ok());
     JobId a = e.submit(demo(5, 1)).value().id;
     JobId b = e.submit(demo(5, 2)).value().id;
-    co_await sleep_for(100ms);  // a and b collected, the batch waits for more
+    // a and b collected (a worker holds a, nothing is queued): the batch waits for more.
+    EXPECT_TRUE(co_await eventually(e, [&] { return held_by_worker(e, a) && nothing_queued(e); }));
     auto cancelled = e.cancel(b);
     EXPECT_TRUE(cancelled.ok());
     if (cancelled.ok()) {
@@ -255,12 +256,8 @@ TEST(EngineBatch, CancelDuringTheProveEndsOnlyThatMember) {
     // Wait until the device proves a member (the lanes synthesize the three
     // at once, so any may come first), then cancel another: it ends at its
     // next stage boundary, before its own device step.
-    std::optional<JobId> first;
-    for (int i = 0; i < 500 && !first; ++i) {
-      first = e.status().devices.at(0).job;
-      if (!first) co_await sleep_for(10ms);
-    }
-    EXPECT_TRUE(first.has_value());
+    EXPECT_TRUE(co_await eventually(e, [&e] { return e.status().devices.at(0).job.has_value(); }));
+    const std::optional<JobId> first = e.status().devices.at(0).job;
     if (!first) co_return;
     const JobId victim = *first == ids[1] ? ids[2] : ids[1];
     EXPECT_TRUE(e.cancel(victim).ok());

@@ -124,7 +124,7 @@ TEST(DeviceSetQueue, ABusyGpuGoesToTheMostUrgentWaiterFirst) {
     r.srs_key = "x";
     DeviceSet::Lock lock = co_await set.acquire(r);
     out.push_back(job);
-    co_await testing::sleep_for(5ms);
+    co_await testing::run_ready(1);  // holds the GPU over a turn of the loop
   };
   auto scenario = [](SetRig& rig, runtime::TaskSet& tasks, std::vector<JobId>& out,
                      decltype(waiter) w) -> asio::awaitable<void> {
@@ -137,7 +137,7 @@ TEST(DeviceSetQueue, ABusyGpuGoesToTheMostUrgentWaiterFirst) {
     tasks.spawn(w(*rig.set, 2, Priority::kLow, out));
     tasks.spawn(w(*rig.set, 3, Priority::kCritical, out));
     tasks.spawn(w(*rig.set, 4, Priority::kHigh, out));
-    co_await testing::sleep_for(20ms);
+    co_await testing::run_ready();  // each waiter starts and queues
     EXPECT_EQ(rig.set->waiters(), 4u);
     EXPECT_TRUE(out.empty());
     held.unlock();
@@ -326,17 +326,24 @@ TEST(MultiGpuPipeline, PartitionsOfAMoreUrgentJobTakeTheGpuFirst) {
   };
   const PartitionPlan low = plan_for(1, Priority::kLow, 6);
   const PartitionPlan critical = plan_for(2, Priority::kCritical, 2);
-  std::atomic<bool> cancel{false};
+  runtime::CancelFlag cancel;
   std::optional<Result<PipelineOutcome>> a, b;
   runtime::TaskSet tasks(rig.loop.executor());
-  auto run = [](MultiRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
-                std::optional<Result<PipelineOutcome>>& out, std::chrono::milliseconds after) -> asio::awaitable<void> {
-    co_await testing::sleep_for(after);
+  auto run = [](MultiRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
+                std::optional<Result<PipelineOutcome>>& out, std::function<bool()> start_when) -> asio::awaitable<void> {
+    if (start_when) {
+      EXPECT_TRUE(co_await testing::eventually(*r.devices, start_when));
+    }
     out.emplace(
         co_await run_partition_pipeline(r.deps(), plan, c));
   };
-  tasks.spawn(run(rig, low, cancel, a, 0ms));
-  tasks.spawn(run(rig, critical, cancel, b, 90ms));  // the LOW job is proving its second partition
+  tasks.spawn(run(rig, low, cancel, a, {}));
+  // The CRITICAL job comes while the LOW job proves its second partition.
+  tasks.spawn(run(rig, critical, cancel, b, [&events] {
+    int proving = 0;
+    for (const auto& [job, stage] : events) proving += job == 1 && stage.rfind("prove", 0) == 0;
+    return proving >= 2;
+  }));
   rig.loop.run();
   ASSERT_TRUE(a && a->ok());
   ASSERT_TRUE(b && b->ok());
@@ -388,7 +395,10 @@ TEST(MultiGpuEngine, ResidencyOnEveryDeviceAJobUsedAndEvictionReleasesAll) {
       return r;
     };
     auto a = e.submit(demo(1)), b = e.submit(demo(2));
-    co_await testing::sleep_for(150ms);  // both proving (300 ms each)
+    EXPECT_TRUE(co_await testing::eventually(e, [&e] {  // both proving (300 ms each)
+      EngineStatus st = e.status();
+      return st.devices.at(0).job.has_value() && st.devices.at(1).job.has_value();
+    }));
     EngineStatus mid = e.status();
     EXPECT_EQ(mid.devices.at(0).jobs_placed, 1u);
     EXPECT_EQ(mid.devices.at(1).jobs_placed, 1u);
@@ -405,8 +415,11 @@ TEST(MultiGpuEngine, ResidencyOnEveryDeviceAJobUsedAndEvictionReleasesAll) {
       EXPECT_EQ(s.devices.at(i).proofs_done, 1u);
     }
     EXPECT_TRUE(e.evict("demo-5").ok());
-    co_await testing::sleep_for(50ms);  // the releases run on each device's thread
-    for (const SrsResidencyView& v : e.status().srs) EXPECT_NE(v.tier, "device") << v.srs;
+    EXPECT_TRUE(co_await testing::eventually(e, [&e] {  // the releases run on each device's thread
+      for (const SrsResidencyView& v : e.status().srs)
+        if (v.tier == "device") return false;
+      return true;
+    }));
   });
   // Released on both devices (the drain joined the release tasks).
   EXPECT_EQ(rig.fakes[0]->srs_releases.load(), 1);
@@ -423,14 +436,14 @@ struct BatchRun {
 };
 
 BatchRun run_batch(MultiRig& rig, const PartitionPlan& plan, std::vector<std::uint32_t> sizes,
-                   std::vector<std::unique_ptr<std::atomic<bool>>>& cancels,
+                   std::vector<std::unique_ptr<runtime::CancelFlag>>& cancels,
                    std::function<void()> mid = {}) {
   BatchRun out;
   out.reported.resize(sizes.size());
   out.reported_at.resize(sizes.size());
   std::vector<PlanMember> members;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    cancels.push_back(std::make_unique<std::atomic<bool>>(false));
+    cancels.push_back(std::make_unique<runtime::CancelFlag>());
     PlanMember m;
     m.job = 10 + i;
     m.partitions = sizes[i];
@@ -467,7 +480,7 @@ TEST(BatchPipeline, MembersShareOnePipelineAndTheFirstIsAnsweredFirst) {
   // Six members (more than the pipeline's staging slots), 9 partitions.
   const std::vector<std::uint32_t> sizes{2, 1, 2, 1, 2, 1};
   PartitionPlan plan = rig.demo_plan(9);
-  std::vector<std::unique_ptr<std::atomic<bool>>> cancels;
+  std::vector<std::unique_ptr<runtime::CancelFlag>> cancels;
   BatchRun r = run_batch(rig, plan, sizes, cancels);
   ASSERT_EQ(r.returned.size(), sizes.size());
   std::uint64_t seed = 100;
@@ -500,10 +513,10 @@ TEST(BatchPipeline, AFailingMemberFailsAloneAndACancelledOneStops) {
   for (auto& f : rig.fakes) f->delay_ms = 40;
   PartitionPlan plan = rig.plan(8, 10ms);  // members of 2, 3 and 3 partitions
   rig.fail_synthesis_of = 3;               // the second member's second partition
-  std::vector<std::unique_ptr<std::atomic<bool>>> cancels;
+  std::vector<std::unique_ptr<runtime::CancelFlag>> cancels;
   cancels.reserve(3);
   // The third member is cancelled before it starts.
-  BatchRun r = run_batch(rig, plan, {2, 3, 3}, cancels, [&cancels] { cancels.at(2)->store(true); });
+  BatchRun r = run_batch(rig, plan, {2, 3, 3}, cancels, [&cancels] { cancels.at(2)->request(); });
   ASSERT_EQ(r.returned.size(), 3u);
   ASSERT_TRUE(r.returned[0].ok()) << r.returned[0].error().message;
   expect_valid(rig, r.returned[0].value(), 2);

@@ -14,7 +14,6 @@ namespace cuzk::engine {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::sleep_for;
 
 using testing::demo;
 
@@ -45,11 +44,10 @@ TEST(DrainWithJournal, QueuedJobsAreLeftForTheNextStartNotCancelled) {
     Result<JobView> running = co_await e.submit_durable(demo(8, 1, "running"));
     EXPECT_TRUE(running.ok());
     if (!running) co_return;
-    for (int i = 0; i < 10000; ++i) {
-      auto v = find_job(e.status(), running.value().id);
-      if (v && v->state == JobState::kRunning) break;
-      co_await sleep_for(1ms);
-    }
+    EXPECT_TRUE(co_await testing::eventually(e, [&e, id = running.value().id] {
+      auto v = find_job(e.status(), id);
+      return v && v->state == JobState::kRunning;
+    }));
     Result<JobView> queued = co_await e.submit_durable(demo(5, 2, "queued"));
     EXPECT_TRUE(queued.ok());
     if (!queued) co_return;

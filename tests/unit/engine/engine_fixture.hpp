@@ -96,22 +96,60 @@ void run_scenario(EngineRig& rig, Body body) {
   (void)left;
 }
 
-inline asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
-  co_await t.async_wait(asio::use_awaitable);
+// Until `pred()` holds (true), re-checked at every Engine::on_change, never
+// on a timer. `limit` (real time) only turns a hang into a failed
+// expectation; nothing waits for it to pass.
+// `subscribe(fn)` returns the runtime::Signal::Subscription of an on_change.
+template <class Subscribe, class Pred>
+asio::awaitable<bool> until(Subscribe subscribe, Pred pred, std::chrono::milliseconds limit = std::chrono::seconds(60)) {
+  runtime::Notifier changed(co_await asio::this_coro::executor);
+  runtime::Signal::Subscription sub = subscribe([&changed] { changed.notify_all(); });
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (!co_await changed.wait_until(deadline)) co_return pred();
+  }
+  co_return true;
 }
 
-// Until no worker holds a job (true), or 5 s: a batch's pipeline, with its
-// SRS lease and device placements, ends a few stages after it answered its
-// last member.
+template <class Pred>
+asio::awaitable<bool> eventually(Engine& e, Pred pred) {
+  co_return co_await until([&e](std::function<void()> fn) { return e.on_change(std::move(fn)); }, std::move(pred));
+}
+
+// The same over a DeviceSet (pipeline tests without an engine): re-checked
+// whenever a device is granted or given back.
+template <class Pred>
+asio::awaitable<bool> eventually(DeviceSet& d, Pred pred) {
+  co_return co_await until([&d](std::function<void()> fn) { return d.on_change(std::move(fn)); }, std::move(pred));
+}
+
+// Lets every handler that is ready on the loop run (posted completions, a
+// timer a ManualLoopClock fired), `rounds` times over.
+inline asio::awaitable<void> run_ready(int rounds = 4) {
+  for (int i = 0; i < rounds; ++i) co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
+}
+
+// A worker holds job `id` (it may still be collecting its batch).
+inline bool held_by_worker(const Engine& e, JobId id) {
+  for (const WorkerView& w : e.status().workers)
+    if (w.job == id) return true;
+  return false;
+}
+
+inline bool nothing_queued(const Engine& e) {
+  for (std::uint32_t n : e.status().queued)
+    if (n != 0) return false;
+  return true;
+}
+
+// Until no worker holds a job (true): a batch's pipeline, with its SRS lease
+// and device placements, ends a few stages after it answered its last member.
 inline asio::awaitable<bool> settled(Engine& e) {
-  auto idle = [&e] {
+  co_return co_await eventually(e, [&e] {
     for (const WorkerView& w : e.status().workers)
       if (w.job) return false;
     return true;
-  };
-  for (int i = 0; i < 2500 && !idle(); ++i) co_await sleep_for(std::chrono::milliseconds(2));
-  co_return idle();
+  });
 }
 
 // Decodes and verifies a demo job's output independently of the engine.

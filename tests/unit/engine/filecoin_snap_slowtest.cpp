@@ -93,8 +93,7 @@ TEST(FilecoinEngineSlow, SnapDeals2KiBBatchProvesAndVerifiesEachMember) {
         if (v.id == j1) return v.state == JobState::kRunning && v.stage.find("partition") != std::string::npos;
       return false;
     };
-    for (int i = 0; i < 120000 && !proving(); ++i) co_await testing::sleep_for(1ms);
-    EXPECT_TRUE(proving());
+    EXPECT_TRUE(co_await testing::eventually(e, proving));
     JobRequest joiner;
     joiner.kind = ProofKind::kSnapDeals;
     joiner.input = encode_snap_request(testing::snap_request_of(second));

@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -23,21 +25,51 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-// Shared with the writer thread through the journal's before_write hook.
+// Shared with the writer thread through the journal's before_write hook. The
+// writer waits on a condition variable while a write is held; every step it
+// takes is announced on the loop (`changed`), where the test waits for it.
 struct Disk {
-  std::atomic<bool> hold_accept{false}, hold_finish{false}, fail_accept{false};
+  explicit Disk(asio::any_io_executor l) : loop(std::move(l)) {}
+  asio::any_io_executor loop;
+  runtime::Signal changed;  // loop side
+  std::atomic<bool> fail_accept{false};
   std::atomic<int> accepts_held{0}, finishes_held{0}, finish_writes{0};
 
+  void hold(bool accept, bool finish) {
+    std::lock_guard lock(mu_);
+    hold_accept_ = accept;
+    hold_finish_ = finish;
+    cv_.notify_all();
+  }
   void before_write(std::string_view event) {
     if (event == "accepted" && fail_accept.exchange(false)) throw std::runtime_error("injected: no space left");
-    std::atomic<bool>* hold = event == "accepted" ? &hold_accept : event == "finished" ? &hold_finish : nullptr;
-    if (hold && hold->load()) {
-      ++(event == "accepted" ? accepts_held : finishes_held);
-      // Bounded: a broken test must not hang the suite.
-      for (int i = 0; i < 10000 && hold->load(); ++i) std::this_thread::sleep_for(1ms);
+    {
+      std::unique_lock lock(mu_);
+      bool& held = event == "accepted" ? hold_accept_ : hold_finish_;
+      if ((event == "accepted" || event == "finished") && held) {
+        ++(event == "accepted" ? accepts_held : finishes_held);
+        announce();
+        // Bounded: a broken test must not hang the suite.
+        cv_.wait_for(lock, 60s, [&held] { return !held; });
+      }
     }
-    if (event == "finished") ++finish_writes;
+    if (event == "finished") {
+      ++finish_writes;
+      announce();
+    }
   }
+  // Until `pred` holds, re-checked at every step the writer announces.
+  template <class Pred>
+  asio::awaitable<bool> until(Pred pred) {
+    co_return co_await testing::until([this](std::function<void()> fn) { return changed.subscribe(std::move(fn)); },
+                                      std::move(pred));
+  }
+
+ private:
+  void announce() { asio::post(loop, [this] { changed.emit(); }); }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool hold_accept_ = false, hold_finish_ = false;
 };
 
 struct Rig : testing::EngineRig {
@@ -50,8 +82,11 @@ struct Rig : testing::EngineRig {
     cfg.journal_before_write = [this](std::string_view event) { disk.before_write(event); };
     make_engine(cfg);
   }
-  ~Rig() { engine.reset(); }  // the engine's journal writer calls into `disk`
-  Disk disk;
+  ~Rig() {
+    engine.reset();  // the engine's journal writer calls into `disk`
+    loop.io().poll();  // the writer's last announcements, while `disk` lives
+  }
+  Disk disk{loop.executor()};
 };
 
 JobRequest demo(std::uint64_t seed, std::string request_id) {
@@ -62,7 +97,6 @@ JobRequest demo(std::uint64_t seed, std::string request_id) {
   return r;
 }
 
-using testing::sleep_for;
 
 struct Submitted {
   std::optional<Result<JobView>> result;
@@ -87,11 +121,15 @@ asio::awaitable<void> scenario(Rig& rig, runtime::TaskSet& side, std::vector<Job
   const fs::path jobs_dir = rig.dir / "state" / "jobs";
 
   // 1. An accept record in flight: the loop serves, a resubmit dedups.
-  disk.hold_accept = true;
+  disk.hold(true, false);
   Submitted first, second;
   side.spawn(submit_into(e, demo(1, "r1"), jobs_dir, first));
-  while (disk.accepts_held == 0) co_await sleep_for(1ms);
-  co_await sleep_for(5ms);  // a timer fires while the writer is stuck in the write
+  EXPECT_TRUE(co_await disk.until([&disk] { return disk.accepts_held > 0; }));
+  {
+    // A timer fires while the writer is stuck in the write.
+    asio::steady_timer t(co_await asio::this_coro::executor, 0ms);
+    co_await t.async_wait(asio::use_awaitable);
+  }
   EXPECT_FALSE(first.result.has_value()) << "submit answered before its record was written";
   std::optional<JobView> pending = find_job(e.status(), "r1");  // status answers meanwhile
   EXPECT_TRUE(pending.has_value());
@@ -100,10 +138,12 @@ asio::awaitable<void> scenario(Rig& rig, runtime::TaskSet& side, std::vector<Job
     EXPECT_EQ(pending->stage, "accepting");
   }
   side.spawn(submit_into(e, demo(1, "r1"), jobs_dir, second));
-  co_await sleep_for(20ms);
+  co_await testing::run_ready();  // the resubmit runs up to its wait
   EXPECT_FALSE(second.result.has_value()) << "a resubmit answered before the first record was written";
-  disk.hold_accept = false;
-  while (!first.result || !second.result) co_await sleep_for(1ms);
+  disk.hold(false, false);
+  co_await side.join();  // both submissions answered
+  EXPECT_TRUE(first.result && second.result);
+  if (!first.result || !second.result) co_return;
   EXPECT_TRUE(*first.result && *second.result);
   if (*first.result && *second.result) {
     EXPECT_TRUE(first.input_on_disk);
@@ -114,24 +154,24 @@ asio::awaitable<void> scenario(Rig& rig, runtime::TaskSet& side, std::vector<Job
     EXPECT_TRUE(out.ok());
     done_ids.push_back(first.result->value().id);
   }
-  while (disk.finish_writes < 1) co_await sleep_for(1ms);
+  EXPECT_TRUE(co_await disk.until([&disk] { return disk.finish_writes >= 1; }));
 
   // 2. A finish record in flight: the loop serves, and the input file stays
   // until the terminal record is durable.
-  disk.hold_finish = true;
+  disk.hold(false, true);
   Result<JobView> third = co_await e.submit_durable(demo(3, "r3"));
   EXPECT_TRUE(third.ok());
   if (third) {
     const JobId id = third.value().id;
     auto out = co_await e.await(id, 0ms);
     EXPECT_TRUE(out.ok());
-    while (disk.finishes_held == 0) co_await sleep_for(1ms);
-    co_await sleep_for(5ms);
+    EXPECT_TRUE(co_await disk.until([&disk] { return disk.finishes_held > 0; }));
+    co_await testing::run_ready();
     EXPECT_EQ(e.status().completed_total, 2u);
     EXPECT_TRUE(fs::exists(jobs_dir / (std::to_string(id) + ".job"))) << "input deleted before its end was durable";
     done_ids.push_back(id);
   }
-  disk.hold_finish = false;
+  disk.hold(false, false);
 
   // 3. A failed accept write: a typed error, and the request id is free again.
   disk.fail_accept = true;

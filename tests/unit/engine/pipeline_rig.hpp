@@ -56,12 +56,12 @@ struct PipelineRig {
 
   // Runs the plan's pipeline on the loop to its end (`cancel` may be set
   // meanwhile); every task it started has ended when this returns.
-  Result<PipelineOutcome> run_plan(const PartitionPlan& p, std::atomic<bool>& cancel) {
+  Result<PipelineOutcome> run_plan(const PartitionPlan& p, runtime::CancelFlag& cancel) {
     std::optional<Result<PipelineOutcome>> result;
     loop.io().restart();  // a loop that ran out of work before
     {
       runtime::TaskSet tasks(loop.executor());
-      tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, std::atomic<bool>& c,
+      tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
                      std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
         out.emplace(co_await run_partition_pipeline(r.deps(), plan, c));
       }(*this, p, cancel, result));
@@ -71,7 +71,7 @@ struct PipelineRig {
     return std::move(*result);
   }
   Result<PipelineOutcome> run_plan(const PartitionPlan& p) {
-    std::atomic<bool> cancel{false};
+    runtime::CancelFlag cancel;
     return run_plan(p, cancel);
   }
 

@@ -2,8 +2,8 @@
 // lease blocks eviction, an idle set is evicted after srs_min_idle (its budget
 // charge given back, the back end's device copy released) and the next job
 // loads it again, explicit evict/preload, and the status lists the tiers.
-// The manager's clock is a FakeClock moved by the test; the sweep runs every
-// few milliseconds of real time.
+// The engine's clock is a ManualLoopClock moved by the test: idle time passes
+// and the sweep runs only when the test says so.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -20,7 +20,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using testing::FakeBackend;
 
-using testing::sleep_for;
 
 struct Rig : testing::EngineRig {
   Rig() : EngineRig("cuzk-srs-test", 2) {
@@ -33,13 +32,13 @@ struct Rig : testing::EngineRig {
     cfg.srs_reload_bytes_per_s = 0;  // demo sets of a few MB wait min_idle too
     cfg.srs_max_host_bytes = 0;      // keep no idle set past min_idle
     cfg.srs_sweep_period = 2ms;
-    cfg.srs_clock = &clock;
+    cfg.clock = &clock;
     make_engine(cfg);
     fake = std::make_shared<FakeBackend>("fake:0", 0, math);
     engine->set_gpu_backends({fake});
   }
   ~Rig() { engine.reset(); }  // the engine reads `clock`
-  policy::FakeClock clock{policy::Millis{1'000'000}};
+  runtime::ManualLoopClock clock;
   std::shared_ptr<FakeBackend> fake;
 };
 
@@ -58,12 +57,10 @@ bool has_device_entry(const Engine& e, const std::string& srs) {
   return false;
 }
 
-// Gives the sweep (every 2 ms) time to run; true once `pred` holds.
-template <class Pred>
-asio::awaitable<bool> eventually(Pred pred) {
-  for (int i = 0; i < 500 && !pred(); ++i) co_await sleep_for(2ms);
-  co_return pred();
-}
+// The sweep runs when the clock passes its next period (2 ms); it and what
+// it starts (device releases on the devices' threads) announce themselves
+// through Engine::on_change, which testing::eventually waits on.
+using testing::eventually;
 
 asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   Engine& e = *rig.engine;
@@ -72,14 +69,14 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   rig.fake->delay_ms = 300;
   auto a = e.submit(demo(5, 1));
   EXPECT_TRUE(a.ok());
-  EXPECT_TRUE(co_await eventually([&] { return host_entry(e, "demo-5").has_value(); }));
+  EXPECT_TRUE(co_await eventually(e, [&] { return host_entry(e, "demo-5").has_value(); }));
   auto busy = e.evict("demo-5");
   EXPECT_FALSE(busy.ok());
   if (!busy.ok()) {
     EXPECT_EQ(busy.error().kind, ErrorKind::kOverloaded);
   }
   rig.clock.advance(10min);  // idle time does not count while in use
-  co_await sleep_for(20ms);  // several sweeps
+  co_await testing::run_ready();  // the sweep it fired
   EXPECT_TRUE(host_entry(e, "demo-5").has_value());
   auto a_out = co_await e.await(a.value().id, 0ms);
   EXPECT_TRUE(a_out.ok());
@@ -94,17 +91,17 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   EXPECT_EQ(e.status().memory.reserved_bytes, bytes);  // nothing else holds memory now
   EXPECT_TRUE(has_device_entry(e, "demo-5"));          // the fake keeps it on its device
   rig.clock.advance(59s);
-  co_await sleep_for(20ms);
+  co_await testing::run_ready();
   EXPECT_TRUE(host_entry(e, "demo-5").has_value());
   EXPECT_EQ(rig.params->loaded().size(), 1u);
 
   // ... then evicted by the sweep: host copy, budget charge, device copy.
   rig.clock.advance(2s);
-  EXPECT_TRUE(co_await eventually([&] { return !host_entry(e, "demo-5").has_value(); }));
+  EXPECT_TRUE(co_await eventually(e, [&] { return !host_entry(e, "demo-5").has_value(); }));
   EXPECT_EQ(e.status().memory.reserved_bytes, 0u);
   EXPECT_TRUE(rig.params->loaded().empty());
-  EXPECT_TRUE(co_await eventually([&] { return rig.fake->srs_releases.load() == 1; }));
-  EXPECT_TRUE(co_await eventually([&] { return !has_device_entry(e, "demo-5"); }));
+  EXPECT_TRUE(co_await eventually(e, [&] { return rig.fake->srs_releases.load() == 1; }));
+  EXPECT_TRUE(co_await eventually(e, [&] { return !has_device_entry(e, "demo-5"); }));
 
   // 3. The next job loads it again (and is charged again).
   auto b = e.submit(demo(5, 2));
@@ -164,7 +161,7 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
     EXPECT_TRUE(p2.value().already_loaded);
   }
   rig.clock.advance(61s);
-  EXPECT_TRUE(co_await eventually([&] { return !host_entry(e, "demo-6").has_value(); }));
+  EXPECT_TRUE(co_await eventually(e, [&] { return !host_entry(e, "demo-6").has_value(); }));
   EXPECT_EQ(e.status().memory.reserved_bytes, 0u);
 
   co_await e.drain();
@@ -231,8 +228,8 @@ asio::awaitable<void> pinned_scenario(Rig& rig, bool& finished) {
 
   // Evicting the set releases the device copy and its pinned part's charge.
   EXPECT_TRUE(e.evict("demo-6").ok());
-  EXPECT_TRUE(co_await eventually([&] { return rig.fake->srs_releases.load() == 1; }));
-  EXPECT_TRUE(co_await eventually([&] { return !pinned_entry(e, "demo-6").has_value(); }));
+  EXPECT_TRUE(co_await eventually(e, [&] { return rig.fake->srs_releases.load() == 1; }));
+  EXPECT_TRUE(co_await eventually(e, [&] { return !pinned_entry(e, "demo-6").has_value(); }));
   EXPECT_FALSE(has_device_entry(e, "demo-6"));
   EXPECT_EQ(e.status().memory.reserved_bytes, host5);
   EXPECT_NE(e.metrics().find("cuzk_srs_resident_bytes{tier=\"pinned\"} 0\n"), std::string::npos);

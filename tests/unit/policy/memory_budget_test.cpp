@@ -368,5 +368,30 @@ TEST(MemoryBudget, RandomOperationsKeepTheBooksStraight) {
   EXPECT_EQ(b.waiting(), 0u);
 }
 
+TEST(MemoryBudget, FreedCallbackFollowsEveryGiveBackAfterTheWaitersAreServed) {
+  MemoryBudget b(BudgetConfig{100});
+  int freed = 0;
+  std::uint64_t available_when_freed = 0;
+  b.set_freed_callback([&] {
+    ++freed;
+    available_when_freed = b.available_bytes();
+  });
+  auto r = b.try_reserve(60, Priority::kNormal);
+  ASSERT_TRUE(r);
+  auto queued = b.reserve(50, Priority::kNormal);
+  ASSERT_TRUE(queued && std::holds_alternative<Wait>(queued.value()));
+  EXPECT_EQ(freed, 0);
+  r.value().shrink_to(55);  // 5 back: the waiter (50) still does not fit in 45
+  EXPECT_EQ(freed, 1);
+  EXPECT_EQ(available_when_freed, 45u);
+  r.value().release();  // 55 back: the waiter is served first, then the callback
+  EXPECT_EQ(freed, 2);
+  EXPECT_EQ(available_when_freed, 50u);
+  b.resize(200);  // growing frees too
+  EXPECT_EQ(freed, 3);
+  auto granted = b.claim(std::get<Wait>(queued.value()));
+  ASSERT_TRUE(granted && *granted);
+}
+
 }  // namespace
 }  // namespace cuzk::policy
