@@ -1,6 +1,7 @@
 #include "io/params_loader.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -39,7 +40,9 @@ std::uint32_t get_u32_be(const std::uint8_t* p) {
 }
 
 enum class FileKind : std::uint8_t { kParams, kVk };
-enum class Points : std::uint8_t { kDecode, kSkip };
+// kDecodeInto: into `out`'s existing vectors, whose lengths and vk the file
+// must match (the read-back of a released host copy, engine/host_srs.hpp).
+enum class Points : std::uint8_t { kDecode, kDecodeInto, kSkip };
 
 // Incremental parser of the byte stream, fed in file order in pieces of any
 // size. Small fields (vk, headers, a point split across two pieces) are
@@ -113,7 +116,15 @@ class StreamParser {
       stage_.reserve(want_);
       if (want_ > stage_.size()) return;
     }
-    out_.vk = groth16::decode_vk(stage_);  // checks every vk point (curve + subgroup, IC not infinity)
+    groth16::VerifyingKey vk = groth16::decode_vk(stage_);  // checks every vk point (curve + subgroup, IC not infinity)
+    if (points_ == Points::kDecodeInto) {
+      if (!(vk == out_.vk)) {
+        throw ParamsError(ParamsErrorKind::kShapeMismatch,
+                          path_ + ": its verifying key is not the one of the parameters in memory");
+      }
+    } else {
+      out_.vk = std::move(vk);
+    }
     if (kind_ == FileKind::kVk) {
       finish();
       return;
@@ -151,6 +162,14 @@ class StreamParser {
       } else {
         std::vector<ec::G1Affine>* g1[4] = {&out_.h, &out_.l, &out_.a, &out_.b_g1};
         g1[vector_]->resize(n);
+      }
+    } else if (points_ == Points::kDecodeInto) {
+      const std::size_t have = vector_ == 4 ? out_.b_g2.size() : std::array<std::size_t, 4>{
+          out_.h.size(), out_.l.size(), out_.a.size(), out_.b_g1.size()}[vector_];
+      if (have != n) {
+        throw ParamsError(ParamsErrorKind::kShapeMismatch, path_ + ": " + kNames[vector_] + " declares " +
+                                                               std::to_string(n) + " points, the parameters in "
+                                                               "memory hold " + std::to_string(have));
       }
     }
     state_ = State::kPoints;
@@ -209,7 +228,7 @@ class StreamParser {
   // done_points_; the lowest failing index wins, as in read_params.
   void decode_range(const std::uint8_t* bytes, std::size_t count) {
     const char* name = kNames[vector_];
-    if (points_ == Points::kDecode) {
+    if (points_ != Points::kSkip) {
       ec::BulkDecodeResult res;
       if (vector_ == 4) {
         std::span<ec::G2Affine> dst(out_.b_g2.data() + done_points_, count);
@@ -311,6 +330,11 @@ groth16::VerifyingKey ParamsLoader::load_vk(const std::filesystem::path& path, L
   groth16::Parameters out;
   run_pipeline(path, opts_, FileKind::kVk, Points::kSkip, pool_, out, nullptr, stats);
   return std::move(out.vk);
+}
+
+void ParamsLoader::load_params_into(const std::filesystem::path& path, groth16::Parameters& into,
+                                    LoadStats* stats) const {
+  run_pipeline(path, opts_, FileKind::kParams, Points::kDecodeInto, pool_, into, nullptr, stats);
 }
 
 ParamsLayout ParamsLoader::scan_params(const std::filesystem::path& path, LoadStats* stats) const {

@@ -72,6 +72,12 @@ class ParamsLoader {
   explicit ParamsLoader(ThreadPool& pool, ParamsLoaderOptions opts = {});
 
   groth16::Parameters load_params(const std::filesystem::path& path, LoadStats* stats = nullptr) const;
+  // Decodes the file's points into the vectors `into` already has (no second
+  // copy of a large set in memory). Throws ParamsError kShapeMismatch when
+  // the file's verifying key or a vector's length differs from `into`'s;
+  // on any error the vectors hold a partial read.
+  void load_params_into(const std::filesystem::path& path, groth16::Parameters& into,
+                        LoadStats* stats = nullptr) const;
   groth16::VerifyingKey load_vk(const std::filesystem::path& path, LoadStats* stats = nullptr) const;
   // The same pipeline without decoding the five large vectors (the vk is
   // still decoded and every length and the file size are checked): measures

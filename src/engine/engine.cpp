@@ -86,6 +86,9 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
       sets_(std::make_unique<ParamSets>(
           params.dir(),
           [&params](const std::filesystem::path& path, ThreadPool& pool) { return params.read_params_file(path, pool); },
+          [&params](const std::filesystem::path& path, ThreadPool& pool, groth16::Parameters& into) {
+            params.read_params_into(path, pool, into);
+          },
           [&params](const std::filesystem::path& path) { return params.read_r1cs_file(path); }, math,
           config.srs_release_host_copy)),
       tasks_(loop) {

@@ -199,10 +199,15 @@ Result<T> porep_call(F&& f) {
 struct Engine::ParamSets {
   // `read_back_pool` decodes a released set read back (HostSrsCopy);
   // `release_host_copies`: [srs] release_host_copy.
-  ParamSets(std::filesystem::path params_dir, fc::ParamsReader reader, fc::R1csReader r1cs_reader,
-            ThreadPool& read_back_pool, bool release_host_copies)
+  // Decodes a .params file into existing vectors (ParamStore::read_params_into).
+  using ParamsIntoReader =
+      std::function<void(const std::filesystem::path& path, ThreadPool& pool, groth16::Parameters& into)>;
+
+  ParamSets(std::filesystem::path params_dir, fc::ParamsReader reader, ParamsIntoReader into_reader,
+            fc::R1csReader r1cs_reader, ThreadPool& read_back_pool, bool release_host_copies)
       : dir(params_dir),
         read(std::move(reader)),
+        read_into(std::move(into_reader)),
         read_r1cs(r1cs_reader),
         read_pool(read_back_pool),
         release_host(release_host_copies),
@@ -279,8 +284,8 @@ struct Engine::ParamSets {
         HostSrsCopy::bases_bytes_of(r->loaded.params) >= HostSrsCopy::kMinBytes) {
       r->host_copy = std::make_unique<HostSrsCopy>(
           r->loaded.params, r->loaded.params_path,
-          [read = read, &pool = read_pool](const std::filesystem::path& file) {
-            return read ? read(file, pool) : groth16::read_params(file, pool);
+          [read_into = read_into, &pool = read_pool](const std::filesystem::path& file, groth16::Parameters& into) {
+            read_into(file, pool, into);
           });
     }
     r->pvk = groth16::prepare_verifying_key(r->loaded.params.vk);
@@ -292,6 +297,7 @@ struct Engine::ParamSets {
 
   std::filesystem::path dir;
   fc::ParamsReader read;       // the ParamStore's io_uring loader
+  ParamsIntoReader read_into;  // the same, into a released host copy (HostSrsCopy)
   fc::R1csReader read_r1cs;    // the same reads for the compiled shapes' cache files
   ThreadPool& read_pool;       // decodes a released set read back (the math pool)
   bool release_host = true;    // large sets get a HostSrsCopy

@@ -1,6 +1,5 @@
 #include "engine/host_srs.hpp"
 
-#include <cstring>
 #include <exception>
 #include <string>
 
@@ -11,13 +10,6 @@ namespace {
 template <typename T>
 std::uint64_t vec_bytes(const std::vector<T>& v) {
   return static_cast<std::uint64_t>(v.size()) * sizeof(T);
-}
-
-template <typename T>
-void copy_into(const std::vector<T>& dst, const std::vector<T>& src) {
-  // The vector objects are not modified: only the memory they own is
-  // refilled (it was allocated writable; released pages were restored).
-  if (!src.empty()) std::memcpy(const_cast<T*>(dst.data()), src.data(), vec_bytes(src));
 }
 
 }  // namespace
@@ -37,24 +29,21 @@ HostSrsCopy::~HostSrsCopy() {
 std::optional<Error> HostSrsCopy::acquire() {
   std::lock_guard lock(mu_);
   if (!pages_.empty()) {
-    const std::string what = "reading the released parameters back from " + file_.string();
-    groth16::Parameters fresh;
-    try {
-      fresh = read_(file_);
-    } catch (const std::exception& e) {
-      return Error{ErrorKind::kInternal, what + ": " + e.what()};
-    }
-    if (!(fresh.vk == params_.vk) || fresh.h.size() != params_.h.size() || fresh.l.size() != params_.l.size() ||
-        fresh.a.size() != params_.a.size() || fresh.b_g1.size() != params_.b_g1.size() ||
-        fresh.b_g2.size() != params_.b_g2.size()) {
-      return Error{ErrorKind::kInternal, what + ": the file no longer holds the parameters in use (changed on disk)"};
-    }
     pages_.clear();  // writable again, zero-filled
-    copy_into(params_.h, fresh.h);
-    copy_into(params_.l, fresh.l);
-    copy_into(params_.a, fresh.a);
-    copy_into(params_.b_g1, fresh.b_g1);
-    copy_into(params_.b_g2, fresh.b_g2);
+    const std::string what = "reading the released parameters back from " + file_.string() + ": ";
+    try {
+      // The vector objects keep their addresses and lengths (holders keep
+      // `const Parameters&`); only the memory they own is refilled.
+      read_(file_, const_cast<groth16::Parameters&>(params_));
+    } catch (const groth16::ParamsError& e) {
+      release_locked();  // nothing reads a partial read-back
+      const bool changed = e.kind() == groth16::ParamsErrorKind::kShapeMismatch;
+      return Error{ErrorKind::kInternal,
+                   what + e.what() + (changed ? " (the file no longer holds the parameters in use: changed on disk)" : "")};
+    } catch (const std::exception& e) {
+      release_locked();
+      return Error{ErrorKind::kInternal, what + e.what()};
+    }
     released_.store(false, std::memory_order_release);
     ++reloads_;
   }
@@ -71,6 +60,12 @@ void HostSrsCopy::end_use() {
 std::uint64_t HostSrsCopy::release_if_unused() {
   std::lock_guard lock(mu_);
   if (users_ != 0 || !pages_.empty()) return 0;
+  const std::uint64_t bytes = release_locked();
+  if (bytes != 0) ++releases_;
+  return bytes;
+}
+
+std::uint64_t HostSrsCopy::release_locked() {
   std::uint64_t bytes = 0;
   auto release = [&](const auto& v) {
     if (v.empty()) return;
@@ -87,7 +82,6 @@ std::uint64_t HostSrsCopy::release_if_unused() {
     return 0;
   }
   released_.store(true, std::memory_order_release);
-  ++releases_;
   return bytes;
 }
 

@@ -40,20 +40,24 @@ class HostSrsCopy {
  public:
   // Sets with fewer bytes of bases keep their host copy.
   static constexpr std::uint64_t kMinBytes = std::uint64_t{1} << 30;
-  // Reads a .params file (the engine's io_uring loader); throws on failure.
-  using Reader = std::function<groth16::Parameters(const std::filesystem::path& file)>;
+  // Decodes a .params file into the vectors of `into` (the engine's io_uring
+  // loader, ParamStore::read_params_into); throws when it cannot, or when the
+  // file's vk or lengths differ from `into`'s.
+  using Reader = std::function<void(const std::filesystem::path& file, groth16::Parameters& into)>;
 
   // `params` must outlive this object and must not be written while it lives
-  // (besides by it); `file` holds the same parameters.
+  // (besides by it); `file` holds the same parameters. `params` must not be
+  // an object defined const (the read-back writes its vectors' memory).
   HostSrsCopy(const groth16::Parameters& params, std::filesystem::path file, Reader read);
   ~HostSrsCopy();  // restores the pages before `params` frees them
   HostSrsCopy(const HostSrsCopy&) = delete;
   HostSrsCopy& operator=(const HostSrsCopy&) = delete;
 
   // A back end is about to read the bases: reads them back from the file
-  // when released (blocking), then counts a user until end_use(). kInternal
-  // naming the file when it cannot be read or no longer holds these
-  // parameters (the copy stays released; a later acquire tries again).
+  // when released (blocking; decoded in place, no second copy), then counts
+  // a user until end_use(). kInternal naming the file when it cannot be read
+  // or no longer holds these parameters (the copy is released again: nothing
+  // reads a partial read-back; a later acquire tries again).
   std::optional<Error> acquire();
   void end_use();
   // Releases the bases when no user holds them; the bytes given back (0 when
@@ -70,6 +74,9 @@ class HostSrsCopy {
   static std::uint64_t bases_bytes_of(const groth16::Parameters& params);
 
  private:
+  // Releases the five vectors' pages (mu_ held); the bytes given back.
+  std::uint64_t release_locked();
+
   const groth16::Parameters& params_;
   const std::filesystem::path file_;
   const Reader read_;

@@ -177,6 +177,17 @@ groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& pa
   return params;
 }
 
+void ParamStore::read_params_into(const std::filesystem::path& path, ThreadPool& pool,
+                                  groth16::Parameters& into) const {
+  io::ParamsLoaderOptions opts;
+  LoadGuard guard = track(path, log_tenths(log_, "reading parameters back", path.filename().string(), {}),
+                          opts.progress);
+  opts.source = source_options();
+  io::LoadStats stats;
+  io::ParamsLoader(pool, opts).load_params_into(path, into, &stats);
+  log_read(path, stats);
+}
+
 groth16::R1cs ParamStore::read_r1cs_file(const std::filesystem::path& path) const {
   io::ProgressFn progress;
   LoadGuard guard = track(path, log_tenths(log_, "reading r1cs", path.filename().string(), {}), progress);

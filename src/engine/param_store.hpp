@@ -98,6 +98,9 @@ class ParamStore {
   // thread, with the file listed by loading()).
   groth16::Parameters read_params_file(const std::filesystem::path& path, ThreadPool& pool,
                                        const io::ProgressFn& observe = {}) const;
+  // The same read, decoded into the vectors `into` already holds
+  // (io::ParamsLoader::load_params_into: its vk and lengths must match).
+  void read_params_into(const std::filesystem::path& path, ThreadPool& pool, groth16::Parameters& into) const;
   // Reads a compiled R1CS cache file through the same reads (listed by
   // loading(), rate logged). groth16::load_r1cs's errors (fc::R1csReader's
   // contract).

@@ -263,7 +263,7 @@ struct PipelineRig {
         ++synthesizing;
         max_synthesizing = std::max(max_synthesizing, synthesizing);
       }
-      std::this_thread::sleep_for(synth_delay);
+      testing::simulate_work(synth_delay);
       std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
       groth16::Witness w = groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(100 + k)));
       std::lock_guard lock(mu);

@@ -202,7 +202,7 @@ struct MultiRig : testing::PipelineRig {
     p.pvk = &demo->pvk;
     p.synthesize = [this, synth_delay](std::uint32_t k, groth16::Witness) -> Result<groth16::Witness> {
       if (fail_synthesis_of == static_cast<int>(k)) return Error{ErrorKind::kInvalidInput, "bad partition"};
-      std::this_thread::sleep_for(synth_delay);
+      testing::simulate_work(synth_delay);
       std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
       return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(100 + k)));
     };

@@ -28,6 +28,7 @@
 #include "engine/backend.hpp"
 #include "groth16/prover.hpp"
 #include "runtime/event_loop.hpp"
+#include "unit/engine/fake_work.hpp"
 
 namespace cuzk::engine::testing {
 
@@ -114,7 +115,7 @@ class FakeBackend final : public DeviceBackend {
     call.start = Clock::now();
     call.aux = witnesses.empty() ? 0 : witnesses[0].aux.size();
     call.instances = witnesses.size();
-    if (int d = delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
+    if (int d = delay_ms.load()) simulate_work(std::chrono::milliseconds(d));
     if (take(throw_next)) {
       record(call);
       throw std::runtime_error("fake device failure");
@@ -198,7 +199,7 @@ class FakeBackend final : public DeviceBackend {
       ++staged_;  // prepared and not yet finished
       staged_max_ = std::max(staged_max_, staged_);
     }
-    if (int d = prepare_delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
+    if (int d = prepare_delay_ms.load()) simulate_work(std::chrono::milliseconds(d));
     auto& s = dynamic_cast<Staging&>(staging);
     s.params = &params;
     s.r1cs = &r1cs;
@@ -229,7 +230,7 @@ class FakeBackend final : public DeviceBackend {
         std::unique_lock lock(hold_mu_);
         hold_cv_.wait(lock, [this] { return !held_; });
       }
-      if (int d = delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
+      if (int d = delay_ms.load()) simulate_work(std::chrono::milliseconds(d));
       std::exception_ptr error;
       if (take(device_fail_next)) {
         error = std::make_exception_ptr(std::runtime_error("fake device step failure"));

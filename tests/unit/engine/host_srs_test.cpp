@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -41,7 +42,7 @@ struct Rig : testing::PipelineRig {
 
   fs::path file() const { return params->dir() / (big->circuit_id + ".params"); }
   HostSrsCopy::Reader reader() {
-    return [this](const fs::path& f) { return groth16::read_params(f, math); };
+    return [this](const fs::path& f, groth16::Parameters& into) { params->read_params_into(f, math, into); };
   }
 
   static groth16::Witness witness(std::uint64_t seed) {
@@ -125,6 +126,38 @@ TEST(HostSrsCopy, AFileThatChangedIsRefusedAndTheCopyStaysReleased) {
   EXPECT_NE(e->message.find("other.params"), std::string::npos) << e->message;
   EXPECT_NE(e->message.find("changed on disk"), std::string::npos) << e->message;
   EXPECT_TRUE(copy.released());
+}
+
+// A point that no longer decodes halfway through the file: the read-back
+// fails after refilling part of the vectors, so the copy is released again
+// (nothing may prove from a partial read-back); once the file is good again
+// the next acquire reads it back whole.
+TEST(HostSrsCopy, APartialReadBackIsReleasedAgainAndALaterAcquireRecovers) {
+  Rig rig(1);
+  const groth16::Parameters before = rig.big->params;
+  const fs::path broken = rig.dir / "broken.params";
+  fs::copy_file(rig.file(), broken);
+  {
+    std::fstream f(broken, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(broken) / 2));
+    f.put(static_cast<char>(0x5a));  // into a point's coordinates: off the curve
+  }
+  HostSrsCopy copy(rig.big->params, broken, rig.reader());
+  ASSERT_GT(copy.release_if_unused(), 0u);
+  std::optional<Error> e = copy.acquire();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ErrorKind::kInternal);
+  EXPECT_NE(e->message.find("broken.params"), std::string::npos) << e->message;
+  EXPECT_EQ(e->message.find("changed on disk"), std::string::npos) << e->message;  // a bad point, not another set
+  EXPECT_TRUE(copy.released());
+  EXPECT_EQ(rig.resident_h_pages(), 0u);  // h was refilled before the bad point, then released again
+  EXPECT_EQ(copy.reloads(), 0u);
+
+  fs::copy_file(rig.file(), broken, fs::copy_options::overwrite_existing);
+  ASSERT_FALSE(copy.acquire().has_value());
+  EXPECT_FALSE(copy.released());
+  EXPECT_TRUE(rig.big->params == before);
+  copy.end_use();
 }
 
 TEST(HostSrsCopy, AMissingFileIsATypedError) {

@@ -46,7 +46,7 @@ struct JoinRig : testing::PipelineRig {
       std::lock_guard lock(mu);
       synthesis_started.emplace(seed, Clock::now());
     }
-    std::this_thread::sleep_for(20ms);
+    testing::simulate_work(20ms);
     return demo_witness(seed);
   }
   Clock::time_point started(std::uint64_t seed) {

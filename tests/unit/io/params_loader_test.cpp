@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -187,6 +188,40 @@ TEST_F(ParamsLoaderTest, SubgroupCheckAllAndVkAndScan) {
     EXPECT_EQ(e.kind(), ParamsErrorKind::kTrailingBytes);
   }
   EXPECT_THROW(groth16::read_vk(*dir_ / "c.params"), ParamsError);
+}
+
+// Into existing vectors: the same points, the vectors' storage kept; a file
+// with another vk or other lengths is a kShapeMismatch.
+TEST_F(ParamsLoaderTest, LoadIntoFillsTheVectorsInPlaceAndRefusesAnotherShape) {
+  ParamsLoaderOptions o;
+  o.chunk_bytes = 12288;  // points split across reads
+  ParamsLoader loader(*pool_, o);
+  Parameters into = *params_;
+  for (auto* v : {&into.h, &into.l, &into.a, &into.b_g1}) std::fill(v->begin(), v->end(), ec::G1Affine{});
+  std::fill(into.b_g2.begin(), into.b_g2.end(), ec::G2Affine{});
+  const ec::G1Affine* h_storage = into.h.data();
+  loader.load_params_into(*dir_ / "c.params", into);
+  EXPECT_TRUE(into == *params_);
+  EXPECT_EQ(into.h.data(), h_storage);
+
+  Parameters shorter = *params_;
+  shorter.l.pop_back();
+  try {
+    loader.load_params_into(*dir_ / "c.params", shorter);
+    ADD_FAILURE() << "a length mismatch was accepted";
+  } catch (const ParamsError& e) {
+    EXPECT_EQ(e.kind(), ParamsErrorKind::kShapeMismatch);
+    EXPECT_NE(std::string(e.what()).find("l declares"), std::string::npos) << e.what();
+  }
+  Parameters other_vk = *params_;
+  other_vk.vk.alpha_g1 = other_vk.vk.beta_g1;
+  try {
+    loader.load_params_into(*dir_ / "c.params", other_vk);
+    ADD_FAILURE() << "another verifying key was accepted";
+  } catch (const ParamsError& e) {
+    EXPECT_EQ(e.kind(), ParamsErrorKind::kShapeMismatch);
+    EXPECT_NE(std::string(e.what()).find("verifying key"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(ParamsLoaderTest, ProgressIsMonotoneAndEndsAtFileSize) {
