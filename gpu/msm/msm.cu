@@ -228,7 +228,6 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
   unsigned char* arena = scratch.reserve(plan.total_bytes);
   const int c = plan.window_bits;
   const int windows = plan.windows;
-  const u32 bpw = u32(plan.buckets_per_window);
   const u32 sentinel = u32(msm::sentinel_key(c));
   auto* buckets = reinterpret_cast<Point*>(arena + plan.buckets_off);
   auto* start = reinterpret_cast<u32*>(arena + plan.starts_off);
