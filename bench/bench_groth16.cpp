@@ -141,7 +141,9 @@ void BM_Evaluate(benchmark::State& state) {
   std::vector<Fr> a(m), b(m), c(m);
   for (auto _ : state) {
     switch (state.range(1)) {
-      case 0: evaluate_into(r1cs, w.inputs, w.aux, a, b, c, pool); break;
+      case 0:
+        evaluate_into(r1cs, w.inputs, w.aux, a, b, c, pool);
+        break;
       case 1:
         if (evaluate_checked_into(r1cs, w.inputs, w.aux, a, b, c, pool)) state.SkipWithError("unsatisfied");
         break;

@@ -183,7 +183,7 @@ int load(const std::filesystem::path& path, int argc, char** argv) {
       mode = val();
     } else if (k == "--backend") {
       std::string v = val();
-      o.source.backend = v == "uring" ? io::BackendChoice::kIoUring
+      o.source.backend = v == "uring"  ? io::BackendChoice::kIoUring
                          : v == "pool" ? io::BackendChoice::kThreadPool
                                        : io::BackendChoice::kAuto;
     } else if (k == "--direct") {

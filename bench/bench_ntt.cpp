@@ -58,10 +58,18 @@ void Large(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Transform<ntt>)->Name("ntt")->Apply(Sizes);
 BENCHMARK(BM_Transform<ntt>)->Name("ntt")->Apply(Large);
 BENCHMARK(BM_Transform<ntt_to_bitrev>)->Name("ntt_to_bitrev")->Apply(Sizes);
-BENCHMARK(BM_Transform<intt>)->Name("intt")->Args({20, 0})->ArgNames({"log_n", "threads"})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Transform<coset_ntt>)->Name("coset_ntt")->Args({20, 0})->ArgNames({"log_n", "threads"})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Transform<intt>)
+    ->Name("intt")
+    ->Args({20, 0})
+    ->ArgNames({"log_n", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Transform<coset_ntt>)
+    ->Name("coset_ntt")
+    ->Args({20, 0})
+    ->ArgNames({"log_n", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace cuzk::ntt

@@ -67,9 +67,9 @@ int post_partition(const std::filesystem::path& dir, std::size_t threads) {
     const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)), {});
     sectors.push_back(fc::parse_sector_proof(bytes, *proof));
   }
-  const fc::PostPartition p = fc::make_post_partition(
-      *proof, manifest_randomness(text), fc::prover_id_from_actor(std::stoull(field(text, "actor_id"))), 0,
-      std::move(sectors));
+  const fc::PostPartition p =
+      fc::make_post_partition(*proof, manifest_randomness(text),
+                              fc::prover_id_from_actor(std::stoull(field(text, "actor_id"))), 0, std::move(sectors));
   ThreadPool pool(threads);
   const auto t0 = std::chrono::steady_clock::now();
   const fc::FallbackPostCircuit c = fc::post_partition_circuit(p);
@@ -134,8 +134,8 @@ int main(int argc, char** argv) {
     previous = {};  // freed before the next run when not reused
     const auto t0 = clock::now();
     const auto [u0, k0] = cpu_seconds();
-    groth16::Witness w =
-        circuits::filecoin::synthesize_partition(c1, partition, threads > 1 ? &pool : nullptr, shape, std::move(storage));
+    groth16::Witness w = circuits::filecoin::synthesize_partition(c1, partition, threads > 1 ? &pool : nullptr, shape,
+                                                                  std::move(storage));
     const double s = std::chrono::duration<double>(clock::now() - t0).count();
     const auto [u1, k1] = cpu_seconds();
     std::printf("partition %zu (%s%s): %.3f s wall, %.3f s user, %.3f s kernel on %zu thread(s), %zu aux, %zu inputs\n",

@@ -47,9 +47,7 @@ namespace {
 using cuzk::circuits::filecoin::SealProof;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct GenC1Args {
   std::string sector_size = "2KiB";
@@ -94,9 +92,8 @@ int gen_c1(const GenC1Args& a) {
     cuzk::cli::print_error(cuzk::cli::kind::kIo, "gen-c1: write failed");
     return cuzk::cli::kExitFailed;
   }
-  std::fprintf(stderr, "gen-c1: %s seed %llu: generate %.2f s, JSON %.2f s, %zu bytes, %u threads\n",
-               name.c_str(), static_cast<unsigned long long>(a.seed), gen_s, json_s, text.size(),
-               unsigned(pool.size()));
+  std::fprintf(stderr, "gen-c1: %s seed %llu: generate %.2f s, JSON %.2f s, %zu bytes, %u threads\n", name.c_str(),
+               static_cast<unsigned long long>(a.seed), gen_s, json_s, text.size(), unsigned(pool.size()));
   if (a.verify) {
     const auto t2 = Clock::now();
     try {
@@ -149,9 +146,9 @@ int run_load(const std::string& mode, LoadCli& c) {
   std::optional<std::vector<cuzk::bench::LoadClass>> classes;
   if (mode == "mixed") {
     classes = cuzk::bench::parse_mix(c.mix, &why);
-    if (classes && !c.porep_c1.empty() &&
-        std::none_of(classes->begin(), classes->end(),
-                     [](const auto& k) { return k.kind == cuzk::engine::ProofKind::kPoRepC2; }))
+    if (classes && !c.porep_c1.empty() && std::none_of(classes->begin(), classes->end(), [](const auto& k) {
+          return k.kind == cuzk::engine::ProofKind::kPoRepC2;
+        }))
       classes->push_back(cuzk::bench::LoadClass{cuzk::engine::ProofKind::kPoRepC2, 0, std::nullopt, 1});
   } else {
     classes = one_class(c, &why);

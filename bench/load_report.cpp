@@ -210,33 +210,25 @@ std::string report_json(const Report& r) {
   using nlohmann::json;
   json classes = json::array();
   for (const auto& c : r.classes)
-    classes.push_back({{"class", c.label},
-                       {"completed", c.completed},
-                       {"failed", c.failed},
-                       {"throughput_per_min", c.throughput_per_min},
-                       {"latency_ms",
-                        {{"p50", c.p50_ms},
-                         {"p90", c.p90_ms},
-                         {"p99", c.p99_ms},
-                         {"max", c.max_ms},
-                         {"mean", c.mean_ms}}},
-                       {"stages_ms",
-                        {{"queue", c.queue_ms},
-                         {"params", c.params_ms},
-                         {"synthesis", c.synthesis_ms},
-                         {"prove", c.prove_ms},
-                         {"verify", c.verify_ms},
-                         {"total", c.total_ms}}}});
+    classes.push_back(
+        {{"class", c.label},
+         {"completed", c.completed},
+         {"failed", c.failed},
+         {"throughput_per_min", c.throughput_per_min},
+         {"latency_ms",
+          {{"p50", c.p50_ms}, {"p90", c.p90_ms}, {"p99", c.p99_ms}, {"max", c.max_ms}, {"mean", c.mean_ms}}},
+         {"stages_ms",
+          {{"queue", c.queue_ms},
+           {"params", c.params_ms},
+           {"synthesis", c.synthesis_ms},
+           {"prove", c.prove_ms},
+           {"verify", c.verify_ms},
+           {"total", c.total_ms}}}});
   json failures = json::object();
   for (const auto& [kind, n] : r.failures) failures[kind] = n;
-  return json{{"mode", r.mode},
-              {"concurrency", r.concurrency},
-              {"wall_s", r.wall_s},
-              {"completed", r.completed},
-              {"failed", r.failed},
-              {"throughput_per_min", r.throughput_per_min},
-              {"classes", classes},
-              {"failures", failures}}
+  return json{{"mode", r.mode},           {"concurrency", r.concurrency}, {"wall_s", r.wall_s},
+              {"completed", r.completed}, {"failed", r.failed},           {"throughput_per_min", r.throughput_per_min},
+              {"classes", classes},       {"failures", failures}}
       .dump();
 }
 

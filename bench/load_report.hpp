@@ -20,10 +20,10 @@ namespace cuzk::bench {
 // from the C1 file given on the command line, at a priority.
 struct LoadClass {
   engine::ProofKind kind = engine::ProofKind::kGroth16Demo;
-  std::uint32_t demo_log_domain = 0;                   // demo only
-  std::optional<engine::Priority> priority;            // nullopt: the kind's default
-  std::uint32_t weight = 1;                            // share of the mix
-  std::string label() const;                           // "demo:14:normal", "porep:default"
+  std::uint32_t demo_log_domain = 0;         // demo only
+  std::optional<engine::Priority> priority;  // nullopt: the kind's default
+  std::uint32_t weight = 1;                  // share of the mix
+  std::string label() const;                 // "demo:14:normal", "porep:default"
 };
 
 // Parses "demo:14:normal=3,demo:12:high=1,porep:high=1": comma-separated
@@ -39,9 +39,9 @@ std::vector<std::size_t> mix_schedule(const std::vector<LoadClass>& classes);
 struct Sample {
   std::size_t class_index = 0;
   bool ok = false;
-  std::string error_kind;        // failures: engine::to_string(ErrorKind), or "unavailable" (transport)
-  double latency_ms = 0;         // client side: request sent to result received
-  engine::Timings timings;       // the daemon's stage timings (successes only)
+  std::string error_kind;   // failures: engine::to_string(ErrorKind), or "unavailable" (transport)
+  double latency_ms = 0;    // client side: request sent to result received
+  engine::Timings timings;  // the daemon's stage timings (successes only)
 };
 
 // Nearest-rank percentile: the smallest sample with at least p% of the
@@ -62,8 +62,8 @@ struct Report {
   std::uint32_t concurrency = 0;
   double wall_s = 0;
   std::uint64_t completed = 0, failed = 0;
-  double throughput_per_min = 0;          // completed proofs per minute of wall time
-  std::vector<ClassReport> classes;       // in the order of the classes given
+  double throughput_per_min = 0;                  // completed proofs per minute of wall time
+  std::vector<ClassReport> classes;               // in the order of the classes given
   std::map<std::string, std::uint64_t> failures;  // error kind -> count
 };
 

@@ -18,9 +18,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 engine::JobRequest make_request(const LoadClass& c, const LoadOptions& o, std::uint64_t draw) {
   engine::JobRequest req;  // no request id: the daemon assigns one, so nothing is deduplicated
@@ -107,8 +105,10 @@ void draw_progress(const LoadOptions& o, const Shared& sh, Clock::time_point t0)
   const double elapsed_s = ms_since(t0) / 1000.0;
   const std::uint64_t ok = sh.ok.load(), failed = sh.failed.load();
   double fraction = 0;
-  if (o.count != 0) fraction = static_cast<double>(ok + failed) / static_cast<double>(o.count);
-  else if (o.duration_s > 0) fraction = elapsed_s / o.duration_s;
+  if (o.count != 0)
+    fraction = static_cast<double>(ok + failed) / static_cast<double>(o.count);
+  else if (o.duration_s > 0)
+    fraction = elapsed_s / o.duration_s;
   fraction = std::min(fraction, 1.0);
   constexpr int kCells = 30;
   const int filled = static_cast<int>(fraction * kCells);

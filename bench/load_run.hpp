@@ -14,16 +14,16 @@
 namespace cuzk::bench {
 
 struct LoadOptions {
-  std::string mode = "batch";   // single | batch | mixed (labels the report)
-  std::string addr;             // unix:///path.sock
+  std::string mode = "batch";  // single | batch | mixed (labels the report)
+  std::string addr;            // unix:///path.sock
   std::uint32_t concurrency = 1;
-  std::uint64_t count = 3;      // proofs in all; 0: until duration_s
-  double duration_s = 0;        // used when count == 0
-  std::uint64_t seed = 1;       // demo witness of draw k: seed + k
+  std::uint64_t count = 3;       // proofs in all; 0: until duration_s
+  double duration_s = 0;         // used when count == 0
+  std::uint64_t seed = 1;        // demo witness of draw k: seed + k
   std::uint64_t timeout_ms = 0;  // per proof; 0: none
-  std::string c1_json;          // porep classes: the C1 output
-  bool warmup = false;          // one untimed proof per class before the clock starts
-  bool no_progress = false;     // no progress bar even on a terminal
+  std::string c1_json;           // porep classes: the C1 output
+  bool warmup = false;           // one untimed proof per class before the clock starts
+  bool no_progress = false;      // no progress bar even on a terminal
 };
 
 struct LoadOutcome {

@@ -14,7 +14,6 @@ using namespace cuzk::ec;
 
 namespace {
 
-
 template <class Affine>
 DecodeError decode_one(std::span<const std::uint8_t> in, Affine& out, PointForm form, Subgroup check) {
   if constexpr (std::is_same_v<Affine, G1Affine>) {
@@ -32,10 +31,12 @@ DecodeError decode_any(std::span<const std::uint8_t> in, G1Affine& out, Subgroup
 DecodeError decode_any(std::span<const std::uint8_t> in, G2Affine& out, Subgroup check) {
   return decode_g2(in, out, check);
 }
-BulkDecodeResult decode_many(std::span<const std::uint8_t> in, std::span<G1Affine> out, PointForm form, Subgroup check) {
+BulkDecodeResult decode_many(std::span<const std::uint8_t> in, std::span<G1Affine> out, PointForm form,
+                             Subgroup check) {
   return decode_g1_many(in, out, form, check, nullptr);
 }
-BulkDecodeResult decode_many(std::span<const std::uint8_t> in, std::span<G2Affine> out, PointForm form, Subgroup check) {
+BulkDecodeResult decode_many(std::span<const std::uint8_t> in, std::span<G2Affine> out, PointForm form,
+                             Subgroup check) {
   return decode_g2_many(in, out, form, check, nullptr);
 }
 
@@ -53,8 +54,10 @@ void check_group(std::span<const std::uint8_t> in, PointForm form, Subgroup chec
     if (e == DecodeError::kOk) {
       fuzz::require(p == q, "decoders return different points");
       std::vector<std::uint8_t> again(n);
-      if constexpr (kG1) encode_g1(p, form, again);
-      else encode_g2(p, form, again);
+      if constexpr (kG1)
+        encode_g1(p, form, again);
+      else
+        encode_g2(p, form, again);
       fuzz::require(std::equal(again.begin(), again.end(), one.begin()), "re-encode differs");
     }
   } else {
@@ -87,7 +90,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> in(data + 1, size - 1);
   const PointForm form = (sel & 1) ? PointForm::kUncompressed : PointForm::kCompressed;
   const Subgroup check = (sel & 4) ? Subgroup::kSkip : Subgroup::kCheck;
-  if (sel & 2) check_group<G2Affine>(in, form, check);
-  else check_group<G1Affine>(in, form, check);
+  if (sel & 2)
+    check_group<G2Affine>(in, form, check);
+  else
+    check_group<G1Affine>(in, form, check);
   return 0;
 }

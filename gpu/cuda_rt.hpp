@@ -32,9 +32,9 @@ namespace cuzk::gpu::detail {
 
 }  // namespace cuzk::gpu::detail
 
-#define CUZK_CUDA_CHECK(call)                                                     \
-  do {                                                                            \
-    const cudaError_t cuzk_err_ = (call);                                         \
+#define CUZK_CUDA_CHECK(call)                                                                           \
+  do {                                                                                                  \
+    const cudaError_t cuzk_err_ = (call);                                                               \
     if (cuzk_err_ != cudaSuccess) ::cuzk::gpu::detail::cuda_fail(cuzk_err_, #call, __FILE__, __LINE__); \
   } while (0)
 

@@ -90,8 +90,8 @@ DeviceBuffer<u32> upload_fr(cudaStream_t s, const std::vector<ff::Fr>& v, const 
 }
 
 // Powers base^i for i < count as hi/lo tables with lo_bits low bits.
-void power_tables(const ff::Fr& base, const ff::Fr& hi_factor, std::size_t count, int lo_bits,
-                  std::vector<ff::Fr>& hi, std::vector<ff::Fr>& lo) {
+void power_tables(const ff::Fr& base, const ff::Fr& hi_factor, std::size_t count, int lo_bits, std::vector<ff::Fr>& hi,
+                  std::vector<ff::Fr>& lo) {
   const std::size_t lo_count = std::size_t{1} << lo_bits;
   lo.assign(lo_count, ff::Fr::one());
   for (std::size_t i = 1; i < lo_count; ++i) lo[i] = lo[i - 1] * base;
@@ -109,7 +109,7 @@ struct Device::Impl {
   DeviceInfo info;
   detail::Stream stream;
   std::map<int, NttTables> ntt_tables;  // by log2 size
-  DeviceBuffer<u32> ntt_scratch;  // the lean NTT's out-of-place output (swapped into the vector)
+  DeviceBuffer<u32> ntt_scratch;        // the lean NTT's out-of-place output (swapped into the vector)
   Device::MsmTuning msm_tuning;
   kernels::MsmScratch msm_scratch;  // grown on demand up to msm_tuning.scratch_limit_bytes
 
@@ -133,8 +133,8 @@ struct Device::Impl {
       t.twiddles = DeviceBuffer<u32>((half + 1) * 8, "ntt twiddles");
       kernels::ntt_power_table(s, t.twiddles.get(), dhi.get(), dlo.get(), tw_lo_bits, half);
       const ff::Fr minus_one = -ff::Fr::one();
-      CUZK_CUDA_CHECK(cudaMemcpyAsync(t.twiddles.get() + half * 8, &minus_one, sizeof minus_one,
-                                      cudaMemcpyHostToDevice, s));
+      CUZK_CUDA_CHECK(
+          cudaMemcpyAsync(t.twiddles.get() + half * 8, &minus_one, sizeof minus_one, cudaMemcpyHostToDevice, s));
       CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
     }
     const ff::Fr n_inv = ff::Fr::from_u64(n).inverse();
@@ -166,8 +166,8 @@ struct Device::Impl {
 Device::Device(int ordinal) {
   const int count = device_count();
   if (ordinal < 0 || ordinal >= count) {
-    throw Error(ErrorKind::kNoDevice, "no CUDA device " + std::to_string(ordinal) + " (" + std::to_string(count) +
-                                          " present)");
+    throw Error(ErrorKind::kNoDevice,
+                "no CUDA device " + std::to_string(ordinal) + " (" + std::to_string(count) + " present)");
   }
   DeviceGuard guard(ordinal);
   impl_ = std::make_unique<Impl>(ordinal);
@@ -218,8 +218,8 @@ DeviceFrVector Device::upload(std::span<const ff::Fr> values) {
   v.impl_->limbs = DeviceBuffer<u32>(values.size() * 8, "Fr vector");
   v.impl_->size = values.size();
   if (!values.empty()) {
-    CUZK_CUDA_CHECK(cudaMemcpyAsync(v.impl_->limbs.get(), values.data(), values.size_bytes(),
-                                    cudaMemcpyHostToDevice, impl_->stream.get()));
+    CUZK_CUDA_CHECK(cudaMemcpyAsync(v.impl_->limbs.get(), values.data(), values.size_bytes(), cudaMemcpyHostToDevice,
+                                    impl_->stream.get()));
     impl_->stream.sync();
   }
   return v;
@@ -383,10 +383,9 @@ ec::G1Jacobian Device::msm(const G1Bases& bases, const DeviceFrVector& scalars, 
   DeviceGuard guard(impl_->ordinal);
   const std::size_t n = scalars.size();
   kernels::MsmPhaseMs k;
-  const kernels::MsmWindows w =
-      kernels::msm_g1(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, kernels::msm_config(impl_->msm_tuning),
-                      impl_->msm_scratch, phases ? &k : nullptr);
+  const kernels::MsmWindows w = kernels::msm_g1(
+      impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr, n ? scalars.impl_->limbs.get() : nullptr, n,
+      kernels::msm_config(impl_->msm_tuning), impl_->msm_scratch, phases ? &k : nullptr);
   copy_phases(k, w, phases);
   return combine_windows<ff::Fp>(w.sums, w.window_bits);
 }
@@ -400,10 +399,9 @@ ec::G2Jacobian Device::msm(const G2Bases& bases, const DeviceFrVector& scalars, 
   DeviceGuard guard(impl_->ordinal);
   const std::size_t n = scalars.size();
   kernels::MsmPhaseMs k;
-  const kernels::MsmWindows w =
-      kernels::msm_g2(impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr,
-                      n ? scalars.impl_->limbs.get() : nullptr, n, kernels::msm_config(impl_->msm_tuning),
-                      impl_->msm_scratch, phases ? &k : nullptr);
+  const kernels::MsmWindows w = kernels::msm_g2(
+      impl_->stream.get(), n ? bases.impl_->limbs.get() : nullptr, n ? scalars.impl_->limbs.get() : nullptr, n,
+      kernels::msm_config(impl_->msm_tuning), impl_->msm_scratch, phases ? &k : nullptr);
   copy_phases(k, w, phases);
   return combine_windows<ff::Fp2>(w.sums, w.window_bits);
 }
@@ -442,8 +440,8 @@ template <class T>
 std::vector<T> run_field_op(Device& device, kernels::FieldKind kind, FieldOp op, std::span<const T> a,
                             std::span<const T> b) {
   if (a.size() != b.size()) throw Error(ErrorKind::kInvalidArgument, "field_op: size mismatch");
-  const bool named_form = op == FieldOp::kMulCios || op == FieldOp::kMulEvenOdd || op == FieldOp::kSqrCios ||
-                          op == FieldOp::kSqrEvenOdd;
+  const bool named_form =
+      op == FieldOp::kMulCios || op == FieldOp::kMulEvenOdd || op == FieldOp::kSqrCios || op == FieldOp::kSqrEvenOdd;
   if (named_form && kind == kernels::FieldKind::kFp2) {
     throw Error(ErrorKind::kInvalidArgument, "field_op: named multiplication forms exist for Fp and Fr only");
   }
@@ -458,15 +456,33 @@ std::vector<T> run_field_op(Device& device, kernels::FieldKind kind, FieldOp op,
   CUZK_CUDA_CHECK(cudaMemcpyAsync(db.get(), b.data(), b.size_bytes(), cudaMemcpyHostToDevice, s));
   kernels::FieldOpKind k = kernels::FieldOpKind::kAdd;
   switch (op) {
-    case FieldOp::kAdd: k = kernels::FieldOpKind::kAdd; break;
-    case FieldOp::kSub: k = kernels::FieldOpKind::kSub; break;
-    case FieldOp::kMul: k = kernels::FieldOpKind::kMul; break;
-    case FieldOp::kSqr: k = kernels::FieldOpKind::kSqr; break;
-    case FieldOp::kFromMont: k = kernels::FieldOpKind::kFromMont; break;
-    case FieldOp::kMulCios: k = kernels::FieldOpKind::kMulCios; break;
-    case FieldOp::kMulEvenOdd: k = kernels::FieldOpKind::kMulEvenOdd; break;
-    case FieldOp::kSqrCios: k = kernels::FieldOpKind::kSqrCios; break;
-    case FieldOp::kSqrEvenOdd: k = kernels::FieldOpKind::kSqrEvenOdd; break;
+    case FieldOp::kAdd:
+      k = kernels::FieldOpKind::kAdd;
+      break;
+    case FieldOp::kSub:
+      k = kernels::FieldOpKind::kSub;
+      break;
+    case FieldOp::kMul:
+      k = kernels::FieldOpKind::kMul;
+      break;
+    case FieldOp::kSqr:
+      k = kernels::FieldOpKind::kSqr;
+      break;
+    case FieldOp::kFromMont:
+      k = kernels::FieldOpKind::kFromMont;
+      break;
+    case FieldOp::kMulCios:
+      k = kernels::FieldOpKind::kMulCios;
+      break;
+    case FieldOp::kMulEvenOdd:
+      k = kernels::FieldOpKind::kMulEvenOdd;
+      break;
+    case FieldOp::kSqrCios:
+      k = kernels::FieldOpKind::kSqrCios;
+      break;
+    case FieldOp::kSqrEvenOdd:
+      k = kernels::FieldOpKind::kSqrEvenOdd;
+      break;
   }
   kernels::field_op(s, kind, k, da.get(), db.get(), dout.get(), a.size());
   CUZK_CUDA_CHECK(cudaMemcpyAsync(out.data(), dout.get(), a.size_bytes(), cudaMemcpyDeviceToHost, s));

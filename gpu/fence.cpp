@@ -13,9 +13,9 @@ namespace cuzk::gpu {
 struct Fence::State {
   std::mutex mu;
   std::condition_variable cv;
-  bool passed = false;                          // guarded by mu
+  bool passed = false;                         // guarded by mu
   std::vector<std::function<void()>> on_done;  // guarded by mu; run once, when passed
-  std::shared_ptr<FenceCounter> counter;        // may be null
+  std::shared_ptr<FenceCounter> counter;       // may be null
 
   // On CUDA's callback thread. The counter drops before the callbacks run, so
   // whoever they resume sees this fence no longer in flight.

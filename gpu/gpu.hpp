@@ -134,12 +134,12 @@ class Device {
   G2Bases upload_g2_bases(std::span<const ec::G2Affine> points);
   // Device time of the MSM's phases (filled when a pointer is passed).
   struct MsmPhaseTimes {
-    float digits_ms = 0;      // Montgomery conversion and signed-digit recoding
-    float sort_ms = 0;        // radix sort and bucket bounds (all phases summed over the chunks)
-    float accumulate_ms = 0;  // bucket accumulation (mixed adds)
-    float reduce_ms = 0;      // buckets to window sums, copied back (the host combines the windows)
-    int window_bits = 0;      // the window the plan chose
-    std::size_t chunks = 0;   // point chunks the scratch limit required
+    float digits_ms = 0;            // Montgomery conversion and signed-digit recoding
+    float sort_ms = 0;              // radix sort and bucket bounds (all phases summed over the chunks)
+    float accumulate_ms = 0;        // bucket accumulation (mixed adds)
+    float reduce_ms = 0;            // buckets to window sums, copied back (the host combines the windows)
+    int window_bits = 0;            // the window the plan chose
+    std::size_t chunks = 0;         // point chunks the scratch limit required
     bool reduced_by_trees = false;  // the affine tree reduced its buckets by trees (<= 2 chunks)
   };
   // sum_i scalars[i] * bases[i] over the first scalars.size() bases. Scalars are

@@ -140,10 +140,10 @@ struct MsmWindows {
   std::size_t chunks = 0;
   bool reduced_by_trees = false;  // the affine tree's tree reduction (msm::TreeReduceShape)
 };
-MsmWindows msm_g1(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
-                  const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases);
-MsmWindows msm_g2(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
-                  const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases);
+MsmWindows msm_g1(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n, const MsmConfig& config,
+                  MsmScratch& scratch, MsmPhaseMs* phases);
+MsmWindows msm_g2(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n, const MsmConfig& config,
+                  MsmScratch& scratch, MsmPhaseMs* phases);
 
 // The most window sums an MSM produces: W = ceil(256 / 2) for the smallest
 // window (msm::kMinWindowBits).

@@ -55,8 +55,8 @@ void upload_points(cudaStream_t s, std::span<const HostPoint> points, std::uint3
     PinnedBuffer<std::uint32_t>& stage = stages[k % 2];
     if (k >= 2) copied[k % 2].sync();  // the copy two chunks ago read this stage
     pack_points(points.subspan(off, count), stage.get());
-    CUZK_CUDA_CHECK(cudaMemcpyAsync(dst + off * kPointLimbs, stage.get(), count * kPointLimbs * 4,
-                                    cudaMemcpyHostToDevice, s));
+    CUZK_CUDA_CHECK(
+        cudaMemcpyAsync(dst + off * kPointLimbs, stage.get(), count * kPointLimbs * 4, cudaMemcpyHostToDevice, s));
     copied[k % 2].record(s);
   }
   CUZK_CUDA_CHECK(cudaStreamSynchronize(s));  // the stages die here

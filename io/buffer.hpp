@@ -33,7 +33,8 @@ class IoBuffer {
       : alloc_(&alloc), data_(static_cast<std::byte*>(alloc.allocate(bytes, alignment_bytes))), size_(bytes) {}
   ~IoBuffer() { reset(); }
   IoBuffer(IoBuffer&& o) noexcept
-      : alloc_(std::exchange(o.alloc_, nullptr)), data_(std::exchange(o.data_, nullptr)),
+      : alloc_(std::exchange(o.alloc_, nullptr)),
+        data_(std::exchange(o.data_, nullptr)),
         size_(std::exchange(o.size_, 0)) {}
   IoBuffer& operator=(IoBuffer&& o) noexcept {
     if (this != &o) {

@@ -27,7 +27,9 @@ ChunkReader::ChunkReader(std::unique_ptr<FileSource> src, std::string path, std:
   for (; next_submit_ < n_bufs; ++next_submit_) submit(next_submit_);
 }
 
-ChunkReader::~ChunkReader() { src_->wait(src_->in_flight(), [](const ReadCompletion&) {}); }
+ChunkReader::~ChunkReader() {
+  src_->wait(src_->in_flight(), [](const ReadCompletion&) {});
+}
 
 std::uint64_t ChunkReader::chunk_len(std::uint64_t c) const {
   return std::min<std::uint64_t>(chunk_bytes_, src_->size_bytes() - c * chunk_bytes_);
@@ -36,8 +38,8 @@ std::uint64_t ChunkReader::chunk_len(std::uint64_t c) const {
 void ChunkReader::submit(std::uint64_t c) {
   Slot& s = slots_[c % slots_.size()];
   s.ready = false;
-  src_->submit(ReadRequest{c * chunk_bytes_, std::size_t(round_up(chunk_len(c), src_->alignment_bytes())),
-                           s.buf.data(), c});
+  src_->submit(
+      ReadRequest{c * chunk_bytes_, std::size_t(round_up(chunk_len(c), src_->alignment_bytes())), s.buf.data(), c});
 }
 
 std::optional<std::span<const std::byte>> ChunkReader::next() {
@@ -60,8 +62,7 @@ std::optional<std::span<const std::byte>> ChunkReader::next() {
   const std::uint64_t want = chunk_len(c);
   if (s.error != 0) {
     throw IoError(IoErrorKind::kRead, s.error,
-                  path_ + " at offset " + std::to_string(c * chunk_bytes_) + " failed: " +
-                      std::strerror(s.error));
+                  path_ + " at offset " + std::to_string(c * chunk_bytes_) + " failed: " + std::strerror(s.error));
   }
   if (s.bytes_read < want) {
     throw IoError(IoErrorKind::kRead, 0,

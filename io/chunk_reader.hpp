@@ -35,7 +35,7 @@ class ChunkReader {
   const FileSource& source() const { return *src_; }
   std::uint64_t chunks() const { return n_chunks_; }
   std::uint64_t read_bytes() const { return read_bytes_; }  // delivered by the source so far
-  double io_wait_s() const { return io_wait_s_; }            // next() blocked on reads
+  double io_wait_s() const { return io_wait_s_; }           // next() blocked on reads
 
  private:
   struct Slot {

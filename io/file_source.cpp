@@ -14,18 +14,24 @@ namespace cuzk::io {
 
 std::string_view to_string(IoErrorKind kind) {
   switch (kind) {
-    case IoErrorKind::kOpen: return "open";
-    case IoErrorKind::kUnsupported: return "unsupported";
-    case IoErrorKind::kRead: return "read";
+    case IoErrorKind::kOpen:
+      return "open";
+    case IoErrorKind::kUnsupported:
+      return "unsupported";
+    case IoErrorKind::kRead:
+      return "read";
   }
   return "unknown";
 }
 
 std::string_view to_string(Backend b) {
   switch (b) {
-    case Backend::kIoUring: return "io_uring";
-    case Backend::kThreadPool: return "pread-pool";
-    case Backend::kLoopRing: return "io_uring on the event loop";
+    case Backend::kIoUring:
+      return "io_uring";
+    case Backend::kThreadPool:
+      return "pread-pool";
+    case Backend::kLoopRing:
+      return "io_uring on the event loop";
   }
   return "unknown";
 }

@@ -80,8 +80,8 @@ struct FileSourceOptions {
   // kThreadPool), reads are coroutines on that loop. Borrowed.
   LoopRing* loop = nullptr;
   DirectIo direct = DirectIo::kAuto;
-  std::size_t queue_depth = 16;      // reads in flight at most
-  std::size_t pool_threads = 4;      // pread threads of the fallback back end
+  std::size_t queue_depth = 16;  // reads in flight at most
+  std::size_t pool_threads = 4;  // pread threads of the fallback back end
   // Largest single read syscall / io_uring op in bytes; longer requests are
   // split and resumed like short reads. 0: the kernel's per-call limit.
   // Tests set it small to exercise the resume path.

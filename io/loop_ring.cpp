@@ -61,12 +61,11 @@ void LoopRing::start() { pump_task_.spawn(pump()); }
 
 LoopRing::~LoopRing() {
   if (in_flight_ != 0 || !waiting_.empty()) std::abort();  // destroyed with reads in flight: buffers unsafe
-  event_desc_.close();  // also closes event_fd_
+  event_desc_.close();                                     // also closes event_fd_
   io_uring_queue_exit(ring_.get());
 }
 
-asio::awaitable<long> LoopRing::read_op(int fd, std::uint64_t offset_bytes, std::byte* dst,
-                                        std::size_t length_bytes) {
+asio::awaitable<long> LoopRing::read_op(int fd, std::uint64_t offset_bytes, std::byte* dst, std::size_t length_bytes) {
   Op op{fd, offset_bytes, dst, length_bytes, {}};
   long result = co_await asio::async_initiate<decltype(asio::use_awaitable), void(long)>(
       [this, &op](auto handler) {

@@ -108,7 +108,7 @@ class LoopSource final : public FileSource {
 }  // namespace
 
 std::unique_ptr<FileSource> make_loop_source(LoopRing& ring, UniqueFd fd, bool direct, std::uint64_t size_bytes,
-                                            const FileSourceOptions& opts) {
+                                             const FileSourceOptions& opts) {
   return std::make_unique<LoopSource>(ring, std::move(fd), direct, size_bytes, opts);
 }
 

@@ -49,18 +49,21 @@ enum class Points : std::uint8_t { kDecode, kDecodeInto, kSkip };
 // staged; whole points are decoded in place from the piece.
 class StreamParser {
  public:
-  StreamParser(FileKind kind, Points points, std::string path, std::uint64_t file_bytes,
-               groth16::SubgroupCheck check, ThreadPool& pool, groth16::Parameters& out)
-      : kind_(kind), points_(points), path_(std::move(path)), file_bytes_(file_bytes),
-        sub_(check == groth16::SubgroupCheck::kAll ? ec::Subgroup::kCheck : ec::Subgroup::kSkip), pool_(pool),
+  StreamParser(FileKind kind, Points points, std::string path, std::uint64_t file_bytes, groth16::SubgroupCheck check,
+               ThreadPool& pool, groth16::Parameters& out)
+      : kind_(kind),
+        points_(points),
+        path_(std::move(path)),
+        file_bytes_(file_bytes),
+        sub_(check == groth16::SubgroupCheck::kAll ? ec::Subgroup::kCheck : ec::Subgroup::kSkip),
+        pool_(pool),
         out_(out) {
     if (file_bytes_ < groth16::kVkFixedBytes) {
       // Same message as the synchronous reader's first read.
-      throw ParamsError(ParamsErrorKind::kTruncated, kind_ == FileKind::kVk
-                                                         ? "verifying key needs at least 868 bytes, have " +
-                                                               std::to_string(file_bytes_)
-                                                         : "vk: needs 868 bytes, file has " +
-                                                               std::to_string(file_bytes_) + " left");
+      throw ParamsError(ParamsErrorKind::kTruncated,
+                        kind_ == FileKind::kVk
+                            ? "verifying key needs at least 868 bytes, have " + std::to_string(file_bytes_)
+                            : "vk: needs 868 bytes, file has " + std::to_string(file_bytes_) + " left");
     }
     stage_.reserve(groth16::kVkFixedBytes);
     want_ = groth16::kVkFixedBytes;
@@ -147,8 +150,8 @@ class StreamParser {
     std::uint32_t n = get_u32_be(stage_.data());
     // Never allocate from an unchecked length.
     if (std::uint64_t(n) * point_bytes() > remaining()) {
-      throw ParamsError(ParamsErrorKind::kTruncated, std::string(kNames[vector_]) + ": declares " +
-                                                         std::to_string(n) + " points, file has room for " +
+      throw ParamsError(ParamsErrorKind::kTruncated, std::string(kNames[vector_]) + ": declares " + std::to_string(n) +
+                                                         " points, file has room for " +
                                                          std::to_string(remaining() / point_bytes()));
     }
     count_ = n;
@@ -164,12 +167,15 @@ class StreamParser {
         g1[vector_]->resize(n);
       }
     } else if (points_ == Points::kDecodeInto) {
-      const std::size_t have = vector_ == 4 ? out_.b_g2.size() : std::array<std::size_t, 4>{
-          out_.h.size(), out_.l.size(), out_.a.size(), out_.b_g1.size()}[vector_];
+      const std::size_t have = vector_ == 4 ? out_.b_g2.size()
+                                            : std::array<std::size_t, 4>{out_.h.size(), out_.l.size(), out_.a.size(),
+                                                                         out_.b_g1.size()}[vector_];
       if (have != n) {
         throw ParamsError(ParamsErrorKind::kShapeMismatch, path_ + ": " + kNames[vector_] + " declares " +
-                                                               std::to_string(n) + " points, the parameters in "
-                                                               "memory hold " + std::to_string(have));
+                                                               std::to_string(n) +
+                                                               " points, the parameters in "
+                                                               "memory hold " +
+                                                               std::to_string(have));
       }
     }
     state_ = State::kPoints;
@@ -195,8 +201,8 @@ class StreamParser {
       throw ParamsError(ParamsErrorKind::kTrailingBytes, std::to_string(remaining()) + where);
     }
     if (kind_ == FileKind::kParams && layout_.b_g1 != layout_.b_g2) {
-      throw ParamsError(ParamsErrorKind::kShapeMismatch, "|b_g1| = " + std::to_string(layout_.b_g1) +
-                                                             " but |b_g2| = " + std::to_string(layout_.b_g2));
+      throw ParamsError(ParamsErrorKind::kShapeMismatch,
+                        "|b_g1| = " + std::to_string(layout_.b_g1) + " but |b_g2| = " + std::to_string(layout_.b_g2));
     }
   }
 
@@ -270,9 +276,8 @@ class StreamParser {
 
 // Reads the whole file in chunk order through a FileSource with up to
 // queue_depth chunks in flight and hands each chunk, in order, to the parser.
-void run_pipeline(const std::filesystem::path& path, const ParamsLoaderOptions& opts, FileKind kind,
-                  Points points, ThreadPool& pool, groth16::Parameters& out, ParamsLayout* layout,
-                  LoadStats* stats) {
+void run_pipeline(const std::filesystem::path& path, const ParamsLoaderOptions& opts, FileKind kind, Points points,
+                  ThreadPool& pool, groth16::Parameters& out, ParamsLayout* layout, LoadStats* stats) {
   const auto t0 = Clock::now();
   if (opts.chunk_bytes == 0 || opts.chunk_bytes % kDirectAlignmentBytes != 0) std::abort();  // caller bug
 
@@ -289,8 +294,7 @@ void run_pipeline(const std::filesystem::path& path, const ParamsLoaderOptions& 
   StreamParser parser(kind, points, path.string(), file_bytes, opts.check, pool, out);
 
   AlignedHostAllocator default_alloc;
-  ChunkReader chunks(std::move(src), path.string(), opts.chunk_bytes,
-                     opts.allocator ? *opts.allocator : default_alloc);
+  ChunkReader chunks(std::move(src), path.string(), opts.chunk_bytes, opts.allocator ? *opts.allocator : default_alloc);
   LoadProgress progress{file_bytes, 0, 0};
   double decode_s = 0;
   try {
@@ -310,8 +314,13 @@ void run_pipeline(const std::filesystem::path& path, const ParamsLoaderOptions& 
   if (!parser.done()) std::abort();  // every length was checked against the file size: cannot run out
   if (layout) *layout = parser.layout();
   if (stats) {
-    *stats = LoadStats{chunks.source().backend(), chunks.source().direct(), file_bytes, std::size_t(chunks.chunks()), 0,
-                       chunks.io_wait_s(), decode_s};
+    *stats = LoadStats{chunks.source().backend(),
+                       chunks.source().direct(),
+                       file_bytes,
+                       std::size_t(chunks.chunks()),
+                       0,
+                       chunks.io_wait_s(),
+                       decode_s};
     stats->wall_s = seconds_since(t0);
   }
 }

@@ -44,10 +44,10 @@ struct LoadProgress {
 using ProgressFn = std::function<void(const LoadProgress&)>;
 
 struct ParamsLoaderOptions {
-  FileSourceOptions source{};                 // queue_depth = chunks in flight
+  FileSourceOptions source{};                      // queue_depth = chunks in flight
   std::size_t chunk_bytes = std::size_t{8} << 20;  // a multiple of kDirectAlignmentBytes
   groth16::SubgroupCheck check = groth16::SubgroupCheck::kVkOnly;
-  BufferAllocator* allocator = nullptr;       // borrowed; nullptr: aligned pageable memory
+  BufferAllocator* allocator = nullptr;  // borrowed; nullptr: aligned pageable memory
   ProgressFn progress;
 };
 
@@ -76,8 +76,7 @@ class ParamsLoader {
   // copy of a large set in memory). Throws ParamsError kShapeMismatch when
   // the file's verifying key or a vector's length differs from `into`'s;
   // on any error the vectors hold a partial read.
-  void load_params_into(const std::filesystem::path& path, groth16::Parameters& into,
-                        LoadStats* stats = nullptr) const;
+  void load_params_into(const std::filesystem::path& path, groth16::Parameters& into, LoadStats* stats = nullptr) const;
   groth16::VerifyingKey load_vk(const std::filesystem::path& path, LoadStats* stats = nullptr) const;
   // The same pipeline without decoding the five large vectors (the vk is
   // still decoded and every length and the file size are checked): measures

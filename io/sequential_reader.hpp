@@ -45,7 +45,7 @@ class SequentialReader final : public groth16::ByteSource {
 
 // groth16::load_r1cs through a SequentialReader (R1csError on a bad file,
 // kIo for a failed read).
-groth16::R1cs load_r1cs(const std::filesystem::path& path, const FileSourceOptions& source,
-                        ProgressFn progress = {}, LoadStats* stats = nullptr);
+groth16::R1cs load_r1cs(const std::filesystem::path& path, const FileSourceOptions& source, ProgressFn progress = {},
+                        LoadStats* stats = nullptr);
 
 }  // namespace cuzk::io

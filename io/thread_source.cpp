@@ -103,10 +103,10 @@ class ThreadSource final : public FileSource {
   std::size_t in_flight_ = 0;  // owner thread only
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
-  std::deque<ReadRequest> queued_;   // guarded by mu_, at most queue_depth
-  std::vector<ReadCompletion> done_; // guarded by mu_
-  bool stopping_ = false;            // guarded by mu_
-  std::vector<std::thread> workers_; // last: joined before the rest is destroyed
+  std::deque<ReadRequest> queued_;    // guarded by mu_, at most queue_depth
+  std::vector<ReadCompletion> done_;  // guarded by mu_
+  bool stopping_ = false;             // guarded by mu_
+  std::vector<std::thread> workers_;  // last: joined before the rest is destroyed
 };
 
 }  // namespace

@@ -181,8 +181,8 @@ class UringSource final : public FileSource {
   std::vector<PendingRead> slots_;
   std::vector<std::size_t> free_;
   std::vector<ReadCompletion> ready_;  // zero-length reads, delivered at the next wait
-  std::size_t unsubmitted_ = 0;   // SQEs prepared but not yet handed to the kernel
-  std::size_t ops_in_flight_ = 0; // SQEs the kernel may still be working on
+  std::size_t unsubmitted_ = 0;        // SQEs prepared but not yet handed to the kernel
+  std::size_t ops_in_flight_ = 0;      // SQEs the kernel may still be working on
 };
 
 }  // namespace

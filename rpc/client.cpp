@@ -112,8 +112,7 @@ Client::Client(const std::string& addr, ClientOptions options) {
       stream = impl->tls->wrapClient(kj::mv(stream), name).wait(ws);
     }
     impl->stream = kj::mv(stream);
-    impl->network =
-        kj::heap<capnp::TwoPartyVatNetwork>(*impl->stream, capnp::rpc::twoparty::Side::CLIENT, reader);
+    impl->network = kj::heap<capnp::TwoPartyVatNetwork>(*impl->stream, capnp::rpc::twoparty::Side::CLIENT, reader);
     impl->rpc = kj::heap(capnp::makeRpcClient(*impl->network));
     capnp::MallocMessageBuilder vat_message(8);
     auto vat = vat_message.initRoot<capnp::rpc::twoparty::VatId>();

@@ -28,63 +28,94 @@ void fill_byte_list(capnp::List<capnp::Data>::Builder b, const std::vector<std::
 
 wire::ErrorKind to_wire(ErrorKind k) {
   switch (k) {
-    case ErrorKind::kInvalidInput: return wire::ErrorKind::INVALID_INPUT;
-    case ErrorKind::kNotFound: return wire::ErrorKind::NOT_FOUND;
-    case ErrorKind::kOverloaded: return wire::ErrorKind::OVERLOADED;
-    case ErrorKind::kCancelled: return wire::ErrorKind::CANCELLED;
-    case ErrorKind::kUnimplemented: return wire::ErrorKind::UNIMPLEMENTED;
-    case ErrorKind::kInternal: return wire::ErrorKind::INTERNAL;
-    case ErrorKind::kTimeout: return wire::ErrorKind::TIMEOUT;
-    case ErrorKind::kShuttingDown: return wire::ErrorKind::SHUTTING_DOWN;
+    case ErrorKind::kInvalidInput:
+      return wire::ErrorKind::INVALID_INPUT;
+    case ErrorKind::kNotFound:
+      return wire::ErrorKind::NOT_FOUND;
+    case ErrorKind::kOverloaded:
+      return wire::ErrorKind::OVERLOADED;
+    case ErrorKind::kCancelled:
+      return wire::ErrorKind::CANCELLED;
+    case ErrorKind::kUnimplemented:
+      return wire::ErrorKind::UNIMPLEMENTED;
+    case ErrorKind::kInternal:
+      return wire::ErrorKind::INTERNAL;
+    case ErrorKind::kTimeout:
+      return wire::ErrorKind::TIMEOUT;
+    case ErrorKind::kShuttingDown:
+      return wire::ErrorKind::SHUTTING_DOWN;
   }
   return wire::ErrorKind::INTERNAL;
 }
 
 ErrorKind from_wire(wire::ErrorKind k) {
   switch (k) {
-    case wire::ErrorKind::INVALID_INPUT: return ErrorKind::kInvalidInput;
-    case wire::ErrorKind::NOT_FOUND: return ErrorKind::kNotFound;
-    case wire::ErrorKind::OVERLOADED: return ErrorKind::kOverloaded;
-    case wire::ErrorKind::CANCELLED: return ErrorKind::kCancelled;
-    case wire::ErrorKind::UNIMPLEMENTED: return ErrorKind::kUnimplemented;
-    case wire::ErrorKind::INTERNAL: return ErrorKind::kInternal;
-    case wire::ErrorKind::TIMEOUT: return ErrorKind::kTimeout;
-    case wire::ErrorKind::SHUTTING_DOWN: return ErrorKind::kShuttingDown;
+    case wire::ErrorKind::INVALID_INPUT:
+      return ErrorKind::kInvalidInput;
+    case wire::ErrorKind::NOT_FOUND:
+      return ErrorKind::kNotFound;
+    case wire::ErrorKind::OVERLOADED:
+      return ErrorKind::kOverloaded;
+    case wire::ErrorKind::CANCELLED:
+      return ErrorKind::kCancelled;
+    case wire::ErrorKind::UNIMPLEMENTED:
+      return ErrorKind::kUnimplemented;
+    case wire::ErrorKind::INTERNAL:
+      return ErrorKind::kInternal;
+    case wire::ErrorKind::TIMEOUT:
+      return ErrorKind::kTimeout;
+    case wire::ErrorKind::SHUTTING_DOWN:
+      return ErrorKind::kShuttingDown;
     // Only Login answers it (the client turns it into ClientError); as a
     // job error it would mean "this request cannot succeed as sent".
-    case wire::ErrorKind::UNAUTHENTICATED: return ErrorKind::kInvalidInput;
+    case wire::ErrorKind::UNAUTHENTICATED:
+      return ErrorKind::kInvalidInput;
   }
   return ErrorKind::kInternal;  // a newer server's kind: treat as internal
 }
 
 wire::Priority to_wire(engine::Priority p) {
   switch (p) {
-    case engine::Priority::kLow: return wire::Priority::LOW;
-    case engine::Priority::kNormal: return wire::Priority::NORMAL;
-    case engine::Priority::kHigh: return wire::Priority::HIGH;
-    case engine::Priority::kCritical: return wire::Priority::CRITICAL;
+    case engine::Priority::kLow:
+      return wire::Priority::LOW;
+    case engine::Priority::kNormal:
+      return wire::Priority::NORMAL;
+    case engine::Priority::kHigh:
+      return wire::Priority::HIGH;
+    case engine::Priority::kCritical:
+      return wire::Priority::CRITICAL;
   }
   return wire::Priority::NORMAL;
 }
 
 wire::JobState to_wire(engine::JobState s) {
   switch (s) {
-    case engine::JobState::kQueued: return wire::JobState::QUEUED;
-    case engine::JobState::kRunning: return wire::JobState::RUNNING;
-    case engine::JobState::kDone: return wire::JobState::DONE;
-    case engine::JobState::kFailed: return wire::JobState::FAILED;
-    case engine::JobState::kCancelled: return wire::JobState::CANCELLED;
+    case engine::JobState::kQueued:
+      return wire::JobState::QUEUED;
+    case engine::JobState::kRunning:
+      return wire::JobState::RUNNING;
+    case engine::JobState::kDone:
+      return wire::JobState::DONE;
+    case engine::JobState::kFailed:
+      return wire::JobState::FAILED;
+    case engine::JobState::kCancelled:
+      return wire::JobState::CANCELLED;
   }
   return wire::JobState::FAILED;
 }
 
 engine::JobState from_wire(wire::JobState s) {
   switch (s) {
-    case wire::JobState::QUEUED: return engine::JobState::kQueued;
-    case wire::JobState::RUNNING: return engine::JobState::kRunning;
-    case wire::JobState::DONE: return engine::JobState::kDone;
-    case wire::JobState::FAILED: return engine::JobState::kFailed;
-    case wire::JobState::CANCELLED: return engine::JobState::kCancelled;
+    case wire::JobState::QUEUED:
+      return engine::JobState::kQueued;
+    case wire::JobState::RUNNING:
+      return engine::JobState::kRunning;
+    case wire::JobState::DONE:
+      return engine::JobState::kDone;
+    case wire::JobState::FAILED:
+      return engine::JobState::kFailed;
+    case wire::JobState::CANCELLED:
+      return engine::JobState::kCancelled;
   }
   return engine::JobState::kFailed;
 }
@@ -100,11 +131,20 @@ engine::Result<engine::JobRequest> read(wire::ProofRequest::Reader r) {
   engine::JobRequest req;
   req.request_id = r.getRequestId().cStr();
   switch (r.getPriority()) {
-    case wire::Priority::UNSPECIFIED: break;
-    case wire::Priority::LOW: req.priority = engine::Priority::kLow; break;
-    case wire::Priority::NORMAL: req.priority = engine::Priority::kNormal; break;
-    case wire::Priority::HIGH: req.priority = engine::Priority::kHigh; break;
-    case wire::Priority::CRITICAL: req.priority = engine::Priority::kCritical; break;
+    case wire::Priority::UNSPECIFIED:
+      break;
+    case wire::Priority::LOW:
+      req.priority = engine::Priority::kLow;
+      break;
+    case wire::Priority::NORMAL:
+      req.priority = engine::Priority::kNormal;
+      break;
+    case wire::Priority::HIGH:
+      req.priority = engine::Priority::kHigh;
+      break;
+    case wire::Priority::CRITICAL:
+      req.priority = engine::Priority::kCritical;
+      break;
     default:
       return engine::Error{ErrorKind::kInvalidInput,
                            "unknown priority value " + std::to_string(static_cast<int>(r.getPriority()))};
@@ -162,12 +202,12 @@ engine::Result<engine::JobRequest> read(wire::ProofRequest::Reader r) {
         capnp::Data::Reader data;
         std::array<std::uint8_t, 32>* out;
       };
-      for (const Field& f : {Field{"commROld", d.getCommROld(), &p.comm_r_old},
-                             Field{"commDNew", d.getCommDNew(), &p.comm_d_new},
-                             Field{"commRNew", d.getCommRNew(), &p.comm_r_new}}) {
+      for (const Field& f :
+           {Field{"commROld", d.getCommROld(), &p.comm_r_old}, Field{"commDNew", d.getCommDNew(), &p.comm_d_new},
+            Field{"commRNew", d.getCommRNew(), &p.comm_r_new}}) {
         if (f.data.size() != 32) {
-          return engine::Error{ErrorKind::kInvalidInput, std::string(f.name) + " is " +
-                                                              std::to_string(f.data.size()) + " bytes, not 32"};
+          return engine::Error{ErrorKind::kInvalidInput,
+                               std::string(f.name) + " is " + std::to_string(f.data.size()) + " bytes, not 32"};
         }
         std::memcpy(f.out->data(), f.data.begin(), 32);
       }
@@ -260,8 +300,10 @@ engine::Result<engine::JobKey> read(wire::JobIdOrRequest::Reader r) {
 }
 
 void fill(wire::JobIdOrRequest::Builder b, const engine::JobKey& key) {
-  if (const engine::JobId* id = std::get_if<engine::JobId>(&key)) b.setJobId(*id);
-  else b.setRequestId(std::get<std::string>(key));
+  if (const engine::JobId* id = std::get_if<engine::JobId>(&key))
+    b.setJobId(*id);
+  else
+    b.setRequestId(std::get<std::string>(key));
 }
 
 void fill(wire::JobRef::Builder b, const engine::JobView& v) {
@@ -316,8 +358,8 @@ engine::JobOutcome read(wire::ProofResult::Reader r) {
   auto vk = r.getVerifyingKey();
   o.output.vk_bytes.assign(vk.begin(), vk.end());
   auto t = r.getTimings();
-  o.output.timings = {t.getQueueMs(), t.getParamsMs(), t.getSynthesisMs(), t.getProveMs(), t.getVerifyMs(),
-                      t.getTotalMs()};
+  o.output.timings = {t.getQueueMs(), t.getParamsMs(), t.getSynthesisMs(),
+                      t.getProveMs(), t.getVerifyMs(), t.getTotalMs()};
   return o;
 }
 
@@ -361,7 +403,7 @@ engine::DeviceWorkerView read(wire::DeviceStatus::Reader r) {
   v.verify_failures = r.getVerifyFailures();
   v.resident_srs = r.getResidentSrs().cStr();
   v.resident_srs_bytes = r.getResidentSrsBytes();
-  v.r1cs_matrices_bytes = r.getR1csMatricesBytes();  // 0 from a daemon that predates the field
+  v.r1cs_matrices_bytes = r.getR1csMatricesBytes();         // 0 from a daemon that predates the field
   v.msm_scratch_bytes = r.getMsmScratchBytes();             // 0 from a daemon that predates the field
   v.msm_scratch_limit_bytes = r.getMsmScratchLimitBytes();  // 0 from a daemon that predates the field
   v.memory_total_bytes = r.getMemoryTotalBytes();

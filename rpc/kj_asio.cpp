@@ -27,8 +27,10 @@ void AsioEventPort::run_slice() {
   if (in_wait_) return;  // an outer promise.wait() is turning the KJ loop itself
   // ws.poll() also drains the kj::Executor queue (cross-thread events), which
   // EventLoop::run() does not.
-  if (woken_.exchange(false)) ws_->poll();
-  else loop_->run(256);
+  if (woken_.exchange(false))
+    ws_->poll();
+  else
+    loop_->run(256);
   // run() does not call setRunnable(true) again for work left over.
   if (loop_->isRunnable()) schedule();
 }
@@ -67,8 +69,7 @@ AsioStream::Socket tcp_to_generic(asio::ip::tcp::socket s) {
 
 AsioStream::AsioStream(asio::local::stream_protocol::socket socket)
     : AsioStream(to_generic(std::move(socket), asio::generic::stream_protocol(AF_UNIX, 0))) {}
-AsioStream::AsioStream(asio::ip::tcp::socket socket)
-    : AsioStream(tcp_to_generic(std::move(socket))) {}
+AsioStream::AsioStream(asio::ip::tcp::socket socket) : AsioStream(tcp_to_generic(std::move(socket))) {}
 
 AsioStream::~AsioStream() noexcept(false) {
   asio::error_code ec;
@@ -79,8 +80,10 @@ kj::Promise<void> AsioStream::ready(Socket::wait_type what) {
   auto paf = kj::newPromiseAndFulfiller<void>();
   socket_.async_wait(what, [f = kj::mv(paf.fulfiller)](const asio::error_code& ec) mutable {
     if (!f->isWaiting()) return;  // KJ dropped the promise
-    if (ec) f->reject(KJ_EXCEPTION(DISCONNECTED, "socket wait failed", ec.message()));
-    else f->fulfill();
+    if (ec)
+      f->reject(KJ_EXCEPTION(DISCONNECTED, "socket wait failed", ec.message()));
+    else
+      f->fulfill();
   });
   return kj::mv(paf.promise);
 }
@@ -122,9 +125,8 @@ kj::Promise<void> AsioStream::write_loop(std::vector<asio::const_buffer> pieces)
   while (first < pieces.size()) {
     asio::error_code ec;
     // sendmsg takes at most IOV_MAX pieces; asio caps the sequence it passes.
-    size_t n = socket_.write_some(std::vector<asio::const_buffer>(pieces.begin() + static_cast<long>(first),
-                                                                  pieces.end()),
-                                  ec);
+    size_t n = socket_.write_some(
+        std::vector<asio::const_buffer>(pieces.begin() + static_cast<long>(first), pieces.end()), ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
       pieces.erase(pieces.begin(), pieces.begin() + static_cast<long>(first));
       return ready(Socket::wait_write).then([this, pieces = kj::mv(pieces)]() mutable {

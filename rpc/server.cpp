@@ -87,7 +87,7 @@ struct Server::ConnState {
   // TCP: logged in. Unix: made a call. Either way the connection is past its
   // handshake deadline (auth_timeout).
   bool authenticated = false;
-  std::uint32_t calls = 0;  // counted calls in flight (see server.hpp)
+  std::uint32_t calls = 0;                   // counted calls in flight (see server.hpp)
   kj::Own<kj::PromiseFulfiller<void>> kill;  // fulfilling it closes the connection
 };
 
@@ -105,7 +105,9 @@ struct Server::CallSlot {
 class Server::WatchHandle final : public wire::WatchHandle::Server, private kj::TaskSet::ErrorHandler {
  public:
   WatchHandle(engine::Engine& engine, wire::EventSink::Client sink, kj::Own<CallSlot> slot)
-      : engine_(engine), sink_(kj::mv(sink)), sends_(static_cast<kj::TaskSet::ErrorHandler&>(*this)),
+      : engine_(engine),
+        sink_(kj::mv(sink)),
+        sends_(static_cast<kj::TaskSet::ErrorHandler&>(*this)),
         slot_(kj::mv(slot)) {
     token_ = engine_.subscribe([this](const engine::JobEvent& ev) { push(ev); });
   }
@@ -141,9 +143,13 @@ class Server::WatchHandle final : public wire::WatchHandle::Server, private kj::
 
 class Server::Service final : public wire::ProvingV1::Server {
  public:
-  Service(engine::Engine& engine, const RecentEvents& recent, runtime::TaskSet& calls,
-          std::uint64_t max_message_bytes, const ServerLimits& limits, std::shared_ptr<ConnState> state)
-      : engine_(engine), recent_(recent), calls_(calls), max_message_bytes_(max_message_bytes), limits_(limits),
+  Service(engine::Engine& engine, const RecentEvents& recent, runtime::TaskSet& calls, std::uint64_t max_message_bytes,
+          const ServerLimits& limits, std::shared_ptr<ConnState> state)
+      : engine_(engine),
+        recent_(recent),
+        calls_(calls),
+        max_message_bytes_(max_message_bytes),
+        limits_(limits),
         state_(std::move(state)) {}
 
   kj::Promise<void> submit(SubmitContext ctx) override {
@@ -159,8 +165,10 @@ class Server::Service final : public wire::ProvingV1::Server {
         .then([ctx](kj::Own<engine::Result<engine::JobView>> boxed) mutable {
           const auto& r = *boxed;
           auto response = ctx.getResults().initResponse();
-          if (r) fill(response.initJob(), r.value());
-          else fill(response.initError(), r.error());
+          if (r)
+            fill(response.initJob(), r.value());
+          else
+            fill(response.initError(), r.error());
         });
   }
 
@@ -213,8 +221,10 @@ class Server::Service final : public wire::ProvingV1::Server {
       return kj::READY_NOW;
     }
     auto r = engine_.cancel(key.value());
-    if (r) fill(response.initJob(), r.value());
-    else fill(response.initError(), r.error());
+    if (r)
+      fill(response.initJob(), r.value());
+    else
+      fill(response.initError(), r.error());
     return kj::READY_NOW;
   }
 
@@ -258,8 +268,10 @@ class Server::Service final : public wire::ProvingV1::Server {
     mark_active();
     auto response = ctx.getResults().initResponse();
     auto r = engine_.evict(ctx.getParams().getCircuitId().cStr());
-    if (r) response.initOk().setAlreadyLoaded(true);
-    else fill(response.initError(), r.error());
+    if (r)
+      response.initOk().setAlreadyLoaded(true);
+    else
+      fill(response.initError(), r.error());
     return kj::READY_NOW;
   }
 
@@ -310,8 +322,10 @@ class Server::Service final : public wire::ProvingV1::Server {
         .then([ctx](kj::Own<engine::Result<engine::JobOutcome>> boxed) mutable {
           const auto& r = *boxed;
           auto response = ctx.getResults().initResponse();
-          if (r) fill(response.initResult(), r.value());
-          else fill(response.initError(), r.error());
+          if (r)
+            fill(response.initResult(), r.value());
+          else
+            fill(response.initError(), r.error());
         });
   }
 
@@ -340,8 +354,8 @@ class Server::LoginGate final : public wire::Login::Server {
     }
     if (!state_->authenticated) server_.log_.info("login", {{"peer", state_->peer}});
     state_->authenticated = true;
-    response.setService(kj::heap<Service>(server_.engine_, server_.recent_, server_.calls_, server_.config_.max_message_bytes,
-                                          server_.limits_, state_));
+    response.setService(kj::heap<Service>(server_.engine_, server_.recent_, server_.calls_,
+                                          server_.config_.max_message_bytes, server_.limits_, state_));
     return kj::READY_NOW;
   }
 
@@ -522,10 +536,10 @@ asio::awaitable<void> Server::accept_loop() {
     // call within auth_timeout (idle, or stuck half-way through a message)
     // is closed, so such peers cannot hold sockets and memory for good.
     auto timer = arm_first_call_deadline(state, "no call within the auth timeout");
-    auto conn = kj::heap<Connection>(
-        kj::heap<AsioStream>(std::move(socket)),
-        kj::heap<Service>(engine_, recent_, calls_, config_.max_message_bytes, limits_, state), reader_options_,
-        connection_count_);
+    auto conn =
+        kj::heap<Connection>(kj::heap<AsioStream>(std::move(socket)),
+                             kj::heap<Service>(engine_, recent_, calls_, config_.max_message_bytes, limits_, state),
+                             reader_options_, connection_count_);
     auto disconnected = conn->network.onDisconnect();
     connection_tasks_->add(
         disconnected.attach(kj::mv(conn)).exclusiveJoin(kj::mv(killed.promise)).attach(kj::mv(timer)));
@@ -563,8 +577,8 @@ void Server::serve_tcp(asio::ip::tcp::socket socket) {
       tls_ ? tls_->wrapServer(kj::mv(plain)) : kj::Promise<kj::Own<kj::AsyncIoStream>>(kj::mv(plain));
   auto served = secured.then(
       [this, state](kj::Own<kj::AsyncIoStream> stream) -> kj::Promise<void> {
-        auto conn = kj::heap<Connection>(kj::mv(stream), kj::heap<LoginGate>(*this, state), reader_options_,
-                                         connection_count_);
+        auto conn =
+            kj::heap<Connection>(kj::mv(stream), kj::heap<LoginGate>(*this, state), reader_options_, connection_count_);
         auto disconnected = conn->network.onDisconnect();
         return disconnected.attach(kj::mv(conn));
       },

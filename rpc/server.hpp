@@ -71,10 +71,10 @@
 namespace cuzk::rpc {
 
 struct TcpConfig {
-  std::string address;                  // "tcp://host:port" (numeric host); empty: no TCP listener
-  std::filesystem::path tls_cert_file;  // PEM certificate (chain), required unless insecure_loopback
-  std::filesystem::path tls_key_file;   // PEM private key (unencrypted), required unless insecure_loopback
-  bool insecure_loopback = false;       // plain TCP; refused for a non-loopback address
+  std::string address;                             // "tcp://host:port" (numeric host); empty: no TCP listener
+  std::filesystem::path tls_cert_file;             // PEM certificate (chain), required unless insecure_loopback
+  std::filesystem::path tls_key_file;              // PEM private key (unencrypted), required unless insecure_loopback
+  bool insecure_loopback = false;                  // plain TCP; refused for a non-loopback address
   std::chrono::milliseconds auth_timeout{10'000};  // handshake + login (Unix: the first call) within this
 };
 
@@ -85,9 +85,9 @@ struct ServerLimits {
 };
 
 struct ServerConfig {
-  std::filesystem::path socket_path;  // unix socket to create (stale sockets are replaced)
-  int inherited_fd = -1;              // >= 0: listen on this fd instead (systemd socket activation)
-  unsigned socket_mode = 0660;        // owner + group (the cuzk group) may connect
+  std::filesystem::path socket_path;               // unix socket to create (stale sockets are replaced)
+  int inherited_fd = -1;                           // >= 0: listen on this fd instead (systemd socket activation)
+  unsigned socket_mode = 0660;                     // owner + group (the cuzk group) may connect
   std::uint64_t max_message_bytes = 128ull << 20;  // per received message; larger ones drop the connection
   TcpConfig tcp;
   ServerLimits limits;
@@ -155,8 +155,7 @@ class Server : private kj::TaskSet::ErrorHandler {
   void serve_tcp(asio::ip::tcp::socket socket);
   // Closes the connection of `state` unless it is marked authenticated
   // (TCP: logged in; Unix: made a call) within tcp.auth_timeout.
-  std::shared_ptr<asio::steady_timer> arm_first_call_deadline(const std::shared_ptr<ConnState>& state,
-                                                              const char* why);
+  std::shared_ptr<asio::steady_timer> arm_first_call_deadline(const std::shared_ptr<ConnState>& state, const char* why);
   bool token_matches(kj::ArrayPtr<const kj::byte> presented) const;
   void taskFailed(kj::Exception&& exception) override;
 
@@ -179,7 +178,7 @@ class Server : private kj::TaskSet::ErrorHandler {
   runtime::TaskSet calls_;  // declared before the objects whose methods spawn into it
   std::size_t connection_count_ = 0;
   kj::Own<kj::TaskSet> connection_tasks_;  // each: onDisconnect() with the connection attached
-  bool serving_ = true;                     // false once shutdown() dropped the connections
+  bool serving_ = true;                    // false once shutdown() dropped the connections
 };
 
 }  // namespace cuzk::rpc

@@ -77,7 +77,8 @@ class IpTlsStream final : public kj::AsyncIoStream {
       return flush().then([this] {
         KJ_REQUIRE(SSL_get0_peer_certificate(ssl_) != nullptr, "TLS peer provided no certificate");
         const long verdict = SSL_get_verify_result(ssl_);
-        KJ_REQUIRE(verdict == X509_V_OK, "TLS peer's certificate is not trusted", X509_verify_cert_error_string(verdict));
+        KJ_REQUIRE(verdict == X509_V_OK, "TLS peer's certificate is not trusted",
+                   X509_verify_cert_error_string(verdict));
       });
     }
     if (SSL_get_error(ssl_, r) == SSL_ERROR_WANT_READ && !eof_) {
@@ -90,15 +91,15 @@ class IpTlsStream final : public kj::AsyncIoStream {
     return read_loop(static_cast<kj::byte*>(buffer), min_bytes, max_bytes, 0);
   }
   kj::Promise<void> write(const void* buffer, size_t size) override {
-    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { encrypt(static_cast<const kj::byte*>(buffer), size); })) {
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { encrypt(static_cast<const kj::byte*>(buffer), size); })) {
       return kj::mv(*e);
     }
     return flush();
   }
   kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override {
-    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-                  for (const auto& p : pieces) encrypt(p.begin(), p.size());
-                })) {
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                   for (const auto& p : pieces) encrypt(p.begin(), p.size());
+                 })) {
       return kj::mv(*e);
     }
     return flush();

@@ -283,10 +283,11 @@ int main(int argc, char** argv) {
       auto [med, mn] = time_it(dev, 1, case_reps, [&] { r = dev.msm(dbases, ds); });
       gpu::Device::MsmPhaseTimes ph;
       (void)dev.msm(dbases, ds, &ph);
-      std::printf("G1 MSM 2^%d c=%d chunks=%zu: %.2f ms; phases: digits %.2f, sort %.2f, accumulate %.2f, "
-                  "reduce %.2f ms%s\n",
-                  log_n, ph.window_bits, ph.chunks, med, ph.digits_ms, ph.sort_ms, ph.accumulate_ms, ph.reduce_ms,
-                  ph.reduced_by_trees ? " (by trees)" : "");
+      std::printf(
+          "G1 MSM 2^%d c=%d chunks=%zu: %.2f ms; phases: digits %.2f, sort %.2f, accumulate %.2f, "
+          "reduce %.2f ms%s\n",
+          log_n, ph.window_bits, ph.chunks, med, ph.digits_ms, ph.sort_ms, ph.accumulate_ms, ph.reduce_ms,
+          ph.reduced_by_trees ? " (by trees)" : "");
       rows.push_back({"G1 MSM c=" + std::to_string(ph.window_bits), std::size_t(log_n), med, mn, anchor,
                       r.is_identity() ? "IDENTITY?" : ""});
     }
@@ -311,20 +312,23 @@ int main(int argc, char** argv) {
       auto [med, mn] = time_it(dev, 1, 3, [&] { r = dev.msm(dbases, ds); });
       gpu::Device::MsmPhaseTimes ph;
       (void)dev.msm(dbases, ds, &ph);
-      std::printf("G2 MSM 2^%d c=%d chunks=%zu: %.2f ms; phases: digits %.2f, sort %.2f, accumulate %.2f, "
-                  "reduce %.2f ms%s\n",
-                  log_n, ph.window_bits, ph.chunks, med, ph.digits_ms, ph.sort_ms, ph.accumulate_ms, ph.reduce_ms,
-                  ph.reduced_by_trees ? " (by trees)" : "");
+      std::printf(
+          "G2 MSM 2^%d c=%d chunks=%zu: %.2f ms; phases: digits %.2f, sort %.2f, accumulate %.2f, "
+          "reduce %.2f ms%s\n",
+          log_n, ph.window_bits, ph.chunks, med, ph.digits_ms, ph.sort_ms, ph.accumulate_ms, ph.reduce_ms,
+          ph.reduced_by_trees ? " (by trees)" : "");
       rows.push_back({"G2 MSM c=" + std::to_string(ph.window_bits), std::size_t(log_n), med, mn,
-                      log_n == 20 ? "sppark 50.6" : log_n == 23 ? "sppark 260.0" : "sppark 879 / target 450",
+                      log_n == 20   ? "sppark 50.6"
+                      : log_n == 23 ? "sppark 260.0"
+                                    : "sppark 879 / target 450",
                       r.is_identity() ? "IDENTITY?" : ""});
     }
   }
 
   std::printf("\n%-22s %6s %12s %10s  %-26s %s\n", "op", "log2 n", "median ms", "min ms", "anchor ms", "check");
   for (const Row& r : rows) {
-    std::printf("%-22s %6zu %12.2f %10.2f  %-26s %s\n", r.op.c_str(), r.n_log2, r.median_ms, r.min_ms,
-                r.anchor.c_str(), r.check.c_str());
+    std::printf("%-22s %6zu %12.2f %10.2f  %-26s %s\n", r.op.c_str(), r.n_log2, r.median_ms, r.min_ms, r.anchor.c_str(),
+                r.check.c_str());
   }
   return 0;
 }

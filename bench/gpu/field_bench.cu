@@ -184,8 +184,8 @@ struct Case {
 template <class F, Op op, MulForm form, int kChains>
 Case make_case(const char* field, const char* op_name, const char* form_name, int products) {
   auto launch = [](unsigned blocks, cudaStream_t s, const u32* seeds, u32* out, int iters) {
-    field_loop_kernel<F, op, form, kChains><<<blocks, kThreads, 0, s>>>(reinterpret_cast<const F*>(seeds),
-                                                                       reinterpret_cast<F*>(out), iters);
+    field_loop_kernel<F, op, form, kChains>
+        <<<blocks, kThreads, 0, s>>>(reinterpret_cast<const F*>(seeds), reinterpret_cast<F*>(out), iters);
     CUZK_CUDA_CHECK_LAUNCH();
   };
   return {field,

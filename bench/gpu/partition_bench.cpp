@@ -93,8 +93,9 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
   }
   if (log_domain < 10 || log_domain > 27 || full_width_percent < 0 || full_width_percent > 100 ||
       (srs_mode != "resident" && srs_mode != "streamed")) {
-    std::printf("bench_gpu partition: --log-domain 10..27, --full-width-percent 0..100, --srs resident|streamed, "
-                "--srs-device-mib N, --reps N, --compact-h, --free-gib N\n");
+    std::printf(
+        "bench_gpu partition: --log-domain 10..27, --full-width-percent 0..100, --srs resident|streamed, "
+        "--srs-device-mib N, --reps N, --compact-h, --free-gib N\n");
     return 2;
   }
   using Clock = std::chrono::steady_clock;
@@ -104,10 +105,11 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
   const std::size_t aux_n = counts.aux();
   gpu::shape::ValueMix mix;
   mix.zero = mix.one = (1.0 - full_width_percent / 100) / 2;
-  std::printf("partition shape 2^%d: %zu inputs, %zu aux (a_aux %zu, b_aux %zu), %zu constraints + %zu input rows; "
-              "witness %.0f%% zeros, %.0f%% ones, %.0f%% full width\n",
-              log_domain, counts.inputs, aux_n, counts.a_aux(), counts.b_aux(), counts.constraints(), counts.inputs,
-              100 * mix.zero, 100 * mix.one, full_width_percent);
+  std::printf(
+      "partition shape 2^%d: %zu inputs, %zu aux (a_aux %zu, b_aux %zu), %zu constraints + %zu input rows; "
+      "witness %.0f%% zeros, %.0f%% ones, %.0f%% full width\n",
+      log_domain, counts.inputs, aux_n, counts.a_aux(), counts.b_aux(), counts.constraints(), counts.inputs,
+      100 * mix.zero, 100 * mix.one, full_width_percent);
 
   // Witness in the circuit's allocation order: v_i, p_i interleaved, u_j, c_k.
   std::mt19937_64 rng(20261130);
@@ -156,12 +158,13 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
       srs_mode == "resident" ? std::numeric_limits<std::size_t>::max() : srs_device_mib << 20;
   const gpu::ReplicatedSrs srs(device, g1, g2, m - 1, aux_n, a_count, b_count, device_budget);
   const gpu::SrsPlacement& placed = srs.placement();
-  std::printf("SRS: 2048 random G1 / G2 points replicated, %.1f GiB: %s, %.1f GiB on the device, %.1f GiB streamed "
-              "from pinned host memory per run; setup %.1f s\n",
-              double(srs.bytes()) / double(1ull << 30),
-              placed.all_on_device() ? "resident on the device" : "streamed from host",
-              double(placed.device_bytes()) / double(1ull << 30), double(placed.host_bytes()) / double(1ull << 30),
-              std::chrono::duration<double>(Clock::now() - t_setup).count());
+  std::printf(
+      "SRS: 2048 random G1 / G2 points replicated, %.1f GiB: %s, %.1f GiB on the device, %.1f GiB streamed "
+      "from pinned host memory per run; setup %.1f s\n",
+      double(srs.bytes()) / double(1ull << 30),
+      placed.all_on_device() ? "resident on the device" : "streamed from host",
+      double(placed.device_bytes()) / double(1ull << 30), double(placed.host_bytes()) / double(1ull << 30),
+      std::chrono::duration<double>(Clock::now() - t_setup).count());
   for (std::size_t v = 0; v < gpu::kSrsVectors; ++v) {
     const gpu::SrsVectorPlacement& e = placed.vectors[v];
     std::printf("  %-5s %11zu points: %11zu on the device, %11zu streamed\n", gpu::to_string(gpu::SrsVector(v)),
@@ -220,7 +223,7 @@ int bench_partition(gpu::Device& device, int argc, char** argv) {
   split("A scalars", s.a);
   split("B scalars", s.b);
   std::printf("H stage: %s\n", s.compact_h ? "two device vectors (uploads of b and c after the transforms free room)"
-                                          : "four device vectors");
+                                           : "four device vectors");
   std::printf("SRS bases: %s (%.1f GiB streamed from pinned host memory per run)\n",
               placed.all_on_device() ? "resident on the device" : "streamed from host",
               double(placed.host_bytes()) / double(1ull << 30));

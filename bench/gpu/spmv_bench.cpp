@@ -52,9 +52,9 @@ using groth16::R1cs;
 
 constexpr std::size_t kPorepNnz = 309'405'051 + 130'327'340 + 282'656'500;  // FILECOIN.md, 32 GiB partition
 constexpr std::size_t kInputs = 328;                                        // PoRep's public inputs
-constexpr std::size_t kFreeAux = 4096;        // unconstrained aux before the first row's out
-constexpr std::uint32_t kPow2Id = 2;          // ids 2..257: 2^0 .. 2^255
-constexpr std::uint32_t kRandomIds = 1024;    // then random constants
+constexpr std::size_t kFreeAux = 4096;      // unconstrained aux before the first row's out
+constexpr std::uint32_t kPow2Id = 2;        // ids 2..257: 2^0 .. 2^255
+constexpr std::uint32_t kRandomIds = 1024;  // then random constants
 constexpr std::size_t kPackingTerms = 256;
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -122,13 +122,16 @@ Synthetic make_synthetic(std::size_t circuit_rows, std::mt19937_64& rng) {
       }
       // Canonical rows: columns strictly increasing (a repeated column keeps its first term).
       std::sort(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-      terms.erase(std::unique(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
-                  terms.end());
+      terms.erase(
+          std::unique(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
+          terms.end());
       dot[k] = Fr::zero();
       for (const auto& [col, id] : terms) {
         m[k].col.push_back(col);
         m[k].coeff_id.push_back(id);
-        dot[k] += id == R1cs::kCoeffOne ? value(col) : id == R1cs::kCoeffMinusOne ? -value(col) : coeffs[id] * value(col);
+        dot[k] += id == R1cs::kCoeffOne        ? value(col)
+                  : id == R1cs::kCoeffMinusOne ? -value(col)
+                                               : coeffs[id] * value(col);
       }
     }
     // c + s * out = a * b with s = +-1: out = s * (a * b - c).
@@ -188,10 +191,11 @@ int bench_spmv(gpu::Device& device, int argc, char** argv) {
   const R1cs& r1cs = syn.r1cs;
   const std::size_t rows = r1cs.num_constraints();
   const std::size_t nnz = r1cs.a().nnz() + r1cs.b().nnz() + r1cs.c().nnz();
-  std::printf("synthetic R1CS 2^%d rows (%zu inputs, %zu aux): nnz A %.2f B %.2f C %.2f per row, %.1f M in all; "
-              "generated in %.0f ms\n",
-              log_rows, r1cs.num_inputs(), r1cs.num_aux(), double(r1cs.a().nnz()) / rows,
-              double(r1cs.b().nnz()) / rows, double(r1cs.c().nnz()) / rows, nnz / 1e6, ms_since(t0));
+  std::printf(
+      "synthetic R1CS 2^%d rows (%zu inputs, %zu aux): nnz A %.2f B %.2f C %.2f per row, %.1f M in all; "
+      "generated in %.0f ms\n",
+      log_rows, r1cs.num_inputs(), r1cs.num_aux(), double(r1cs.a().nnz()) / rows, double(r1cs.b().nnz()) / rows,
+      double(r1cs.c().nnz()) / rows, nnz / 1e6, ms_since(t0));
 
   // ---- host ----
   ThreadPool pool(host_threads);
@@ -203,8 +207,9 @@ int bench_spmv(gpu::Device& device, int argc, char** argv) {
     host_ms.push_back(ms_since(t0));
   }
   const double host = median(host_ms);
-  std::printf("host evaluate_into: %.1f ms on %zu threads (%.2f thread-s; scaled to the 32 GiB partition: %.1f thread-s)\n",
-              host, pool.size(), host * pool.size() / 1e3, host * pool.size() / 1e3 * double(kPorepNnz) / nnz);
+  std::printf(
+      "host evaluate_into: %.1f ms on %zu threads (%.2f thread-s; scaled to the 32 GiB partition: %.1f thread-s)\n",
+      host, pool.size(), host * pool.size() / 1e3, host * pool.size() / 1e3 * double(kPorepNnz) / nnz);
 
   // ---- device: the witness once (pinned, as the prover would stage it) ----
   gpu::detail::Stream stream;
@@ -219,8 +224,8 @@ int bench_spmv(gpu::Device& device, int argc, char** argv) {
   std::vector<double> up_ms;
   for (int r = 0; r < reps; ++r) {
     e0.record(stream.get());
-    CUZK_CUDA_CHECK(cudaMemcpyAsync(witness.get(), witness_host.get(), vars * sizeof(Fr), cudaMemcpyHostToDevice,
-                                    stream.get()));
+    CUZK_CUDA_CHECK(
+        cudaMemcpyAsync(witness.get(), witness_host.get(), vars * sizeof(Fr), cudaMemcpyHostToDevice, stream.get()));
     e1.record(stream.get());
     stream.sync();
     up_ms.push_back(elapsed_ms(e0, e1));
@@ -271,10 +276,13 @@ int bench_spmv(gpu::Device& device, int argc, char** argv) {
     std::printf("%6u %9zu %10.1f %10.1f %9.3f %9.3f %11.0f %11.0f %10.0fx %12.1f  %s\n", cap, dr.long_rows(),
                 dr.bytes() / 1e6, upload_ms, spmv, spmv_check, matrix_bytes / spmv / 1e6, total_bytes / spmv / 1e6,
                 host / spmv_check, spmv_check * double(kPorepNnz) / nnz,
-                ok ? "a, b, c = host bytes; all rows satisfied" : same ? "SATISFACTION CHECK WRONG" : "MISMATCH");
+                ok     ? "a, b, c = host bytes; all rows satisfied"
+                : same ? "SATISFACTION CHECK WRONG"
+                       : "MISMATCH");
   }
-  std::printf("\nmatrix GB/s: offsets + col + coeff_id bytes read per run; total adds 32 B of witness per non-zero "
-              "and 96 B of a, b, c per row\n");
+  std::printf(
+      "\nmatrix GB/s: offsets + col + coeff_id bytes read per run; total adds 32 B of witness per non-zero "
+      "and 96 B of a, b, c per row\n");
   return status;
 }
 

@@ -99,21 +99,21 @@ inline u32 sub_out(u32 a, u64 b_plus_borrow, bool set_cf) {
 inline u64 lo_product(u32 a, u32 b) { return u64(a) * b & 0xffffffffu; }
 inline u64 hi_product(u32 a, u32 b) { return (u64(a) * b) >> 32; }
 }  // namespace host_emu
-#define CUZK_FF_EMU(expr) \
-  using namespace host_emu;  \
+#define CUZK_FF_EMU(expr)   \
+  using namespace host_emu; \
   return expr
 #endif
 
 // Single-instruction PTX wrappers. Carry-flag users are `asm volatile` so that
 // the compiler keeps them in program order; ptxas keeps CC.CF between them.
 #ifdef __CUDA_ARCH__
-#define CUZK_FF_PTX2(op)                                              \
-  u32 r;                                                              \
-  asm volatile(op " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));         \
+#define CUZK_FF_PTX2(op)                                      \
+  u32 r;                                                      \
+  asm volatile(op " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); \
   return r
-#define CUZK_FF_PTX3(op)                                                      \
-  u32 r;                                                                      \
-  asm volatile(op " %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));     \
+#define CUZK_FF_PTX3(op)                                                  \
+  u32 r;                                                                  \
+  asm volatile(op " %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); \
   return r
 #define CUZK_FF_OP2(op, emu) CUZK_FF_PTX2(op)
 #define CUZK_FF_OP3(op, emu) CUZK_FF_PTX3(op)
@@ -130,15 +130,11 @@ CUZK_FF_HD u32 subc_cc(u32 a, u32 b) { CUZK_FF_OP2("subc.cc.u32", sub_out(a, u64
 CUZK_FF_HD u32 subc(u32 a, u32 b) { CUZK_FF_OP2("subc.u32", sub_out(a, u64(b) + carry_flag(), false)); }
 // c + lo(a*b) / c + hi(a*b), starting (mad) or continuing (madc) a chain; .cc
 // forms write the carry out.
-CUZK_FF_HD u32 mad_lo_cc(u32 a, u32 b, u32 c) {
-  CUZK_FF_OP3("mad.lo.cc.u32", add_out(lo_product(a, b) + c, true));
-}
+CUZK_FF_HD u32 mad_lo_cc(u32 a, u32 b, u32 c) { CUZK_FF_OP3("mad.lo.cc.u32", add_out(lo_product(a, b) + c, true)); }
 CUZK_FF_HD u32 madc_lo_cc(u32 a, u32 b, u32 c) {
   CUZK_FF_OP3("madc.lo.cc.u32", add_out(lo_product(a, b) + c + carry_flag(), true));
 }
-CUZK_FF_HD u32 mad_hi_cc(u32 a, u32 b, u32 c) {
-  CUZK_FF_OP3("mad.hi.cc.u32", add_out(hi_product(a, b) + c, true));
-}
+CUZK_FF_HD u32 mad_hi_cc(u32 a, u32 b, u32 c) { CUZK_FF_OP3("mad.hi.cc.u32", add_out(hi_product(a, b) + c, true)); }
 CUZK_FF_HD u32 madc_hi_cc(u32 a, u32 b, u32 c) {
   CUZK_FF_OP3("madc.hi.cc.u32", add_out(hi_product(a, b) + c + carry_flag(), true));
 }
@@ -193,25 +189,25 @@ struct alignas(16) Field {
 
   CUZK_FF_HD static Field zero() {
     Field r;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) r.l[i] = 0;
     return r;
   }
   CUZK_FF_HD static Field one() {
     Field r;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) r.l[i] = P::one(i);
     return r;
   }
   CUZK_FF_HD bool is_zero() const {
     u32 acc = 0;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) acc |= l[i];
     return acc == 0;
   }
   CUZK_FF_HD bool operator==(const Field& o) const {
     u32 acc = 0;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) acc |= l[i] ^ o.l[i];
     return acc == 0;
   }
@@ -221,17 +217,17 @@ CUZK_FF_UNROLL
   CUZK_FF_HD static void reduce_once(u32 (&t)[N]) {
     u32 s[N];
     s[0] = sub_cc(t[0], P::p(0));
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N; ++i) s[i] = subc_cc(t[i], P::p(i));
     const u32 borrow = subc(0, 0);  // 0xffffffff when t < p
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) t[i] = borrow ? t[i] : s[i];
   }
 
   CUZK_FF_HD friend Field operator+(const Field& a, const Field& b) {
     Field r;
     r.l[0] = add_cc(a.l[0], b.l[0]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N; ++i) r.l[i] = addc_cc(a.l[i], b.l[i]);
     reduce_once(r.l);  // a + b < 2p < 2^(32N): no carry out
     return r;
@@ -239,11 +235,11 @@ CUZK_FF_UNROLL
   CUZK_FF_HD friend Field operator-(const Field& a, const Field& b) {
     Field r;
     r.l[0] = sub_cc(a.l[0], b.l[0]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N; ++i) r.l[i] = subc_cc(a.l[i], b.l[i]);
     const u32 mask = subc(0, 0);  // all ones on borrow: add p back
     r.l[0] = add_cc(r.l[0], P::p(0) & mask);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N; ++i) r.l[i] = addc_cc(r.l[i], P::p(i) & mask);
     return r;
   }
@@ -279,7 +275,7 @@ CUZK_FF_UNROLL
   // Montgomery -> standard integer (x*R -> x): one reduction of x*R padded with zeros.
   CUZK_FF_HD Field from_mont() const {
     u32 w[2 * N];
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) {
       w[i] = l[i];
       w[N + i] = 0;
@@ -291,37 +287,37 @@ CUZK_FF_UNROLL
 
   CUZK_FF_HD static Field mul_cios(const Field& a, const Field& b) {
     u32 t[N + 1];
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i <= N; ++i) t[i] = 0;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) {
       const u32 bi = b.l[i];
       // t += a * b_i: low halves into t[0..N-1] (carry into t[N]) ...
       t[0] = mad_lo_cc(a.l[0], bi, t[0]);
-CUZK_FF_UNROLL
+      CUZK_FF_UNROLL
       for (int j = 1; j < N; ++j) t[j] = madc_lo_cc(a.l[j], bi, t[j]);
       t[N] = addc(t[N], 0);
       // ... high halves into t[1..N].
       t[1] = mad_hi_cc(a.l[0], bi, t[1]);
-CUZK_FF_UNROLL
+      CUZK_FF_UNROLL
       for (int j = 1; j < N - 1; ++j) t[j + 1] = madc_hi_cc(a.l[j], bi, t[j + 1]);
       t[N] = madc_hi(a.l[N - 1], bi, t[N]);
       // t += m * p with m chosen so that t[0] becomes 0, then t >>= 32.
       const u32 m = t[0] * P::kInv;
       t[0] = mad_lo_cc(m, P::p(0), t[0]);
-CUZK_FF_UNROLL
+      CUZK_FF_UNROLL
       for (int j = 1; j < N; ++j) t[j] = madc_lo_cc(m, P::p(j), t[j]);
       t[N] = addc(t[N], 0);
       t[1] = mad_hi_cc(m, P::p(0), t[1]);
-CUZK_FF_UNROLL
+      CUZK_FF_UNROLL
       for (int j = 1; j < N - 1; ++j) t[j + 1] = madc_hi_cc(m, P::p(j), t[j + 1]);
       t[N] = madc_hi(m, P::p(N - 1), t[N]);
-CUZK_FF_UNROLL
+      CUZK_FF_UNROLL
       for (int j = 0; j < N; ++j) t[j] = t[j + 1];
       t[N] = 0;
     }
     Field r;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) r.l[i] = t[i];
     reduce_once(r.l);
     return r;
@@ -330,20 +326,20 @@ CUZK_FF_UNROLL
   CUZK_FF_HD Field sqr_cios() const {
     const u32* a = l;
     u32 w[2 * N];
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < 2 * N; ++i) w[i] = 0;
     // Off-diagonal products a_i a_j (i < j) at limb i + j, one row per i. Row i's
     // low chain ends at limb i+N-1 and carries into limb i+N, which no earlier
     // row has touched; the partial sum always fits in limbs 0..i+N.
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N - 1; ++i) {
       w[2 * i + 1] = mad_lo_cc(a[i], a[i + 1], w[2 * i + 1]);
-CUZK_FF_UNROLL
+      CUZK_FF_UNROLL
       for (int j = i + 2; j < N; ++j) w[i + j] = madc_lo_cc(a[i], a[j], w[i + j]);
       w[i + N] = addc(0, 0);
       if (i + 1 < N - 1) {
         w[2 * i + 2] = mad_hi_cc(a[i], a[i + 1], w[2 * i + 2]);
-CUZK_FF_UNROLL
+        CUZK_FF_UNROLL
         for (int j = i + 2; j < N - 1; ++j) w[i + j + 1] = madc_hi_cc(a[i], a[j], w[i + j + 1]);
         w[i + N] = madc_hi(a[i], a[N - 1], w[i + N]);
       } else {
@@ -353,11 +349,11 @@ CUZK_FF_UNROLL
     }
     // Double the off-diagonal sum (w[0] is 0), then add the diagonal a_i^2.
     w[1] = add_cc(w[1], w[1]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 2; i < 2 * N; ++i) w[i] = addc_cc(w[i], w[i]);
     w[0] = mad_lo_cc(a[0], a[0], w[0]);
     w[1] = madc_hi_cc(a[0], a[0], w[1]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N; ++i) {
       w[2 * i] = madc_lo_cc(a[i], a[i], w[2 * i]);
       if (i + 1 < N) {
@@ -371,28 +367,28 @@ CUZK_FF_UNROLL
 
   CUZK_FF_HD static Field redc_cios(const u32 (&w)[2 * N]) {
     u32 t[N + 1];
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) t[i] = w[i];
     t[N] = 0;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) {
       const u32 m = t[0] * P::kInv;
       t[0] = mad_lo_cc(m, P::p(0), t[0]);
-CUZK_FF_UNROLL
+      CUZK_FF_UNROLL
       for (int j = 1; j < N; ++j) t[j] = madc_lo_cc(m, P::p(j), t[j]);
       t[N] = addc(t[N], 0);
       t[1] = mad_hi_cc(m, P::p(0), t[1]);
-CUZK_FF_UNROLL
+      CUZK_FF_UNROLL
       for (int j = 1; j < N - 1; ++j) t[j + 1] = madc_hi_cc(m, P::p(j), t[j + 1]);
       t[N] = madc_hi(m, P::p(N - 1), t[N]);
-CUZK_FF_UNROLL
+      CUZK_FF_UNROLL
       for (int j = 0; j < N; ++j) t[j] = t[j + 1];
       // Bring in the next limb of the high half.
       t[N - 1] = add_cc(t[N - 1], w[N + i]);
       t[N] = addc(0, 0);
     }
     Field r;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 0; i < N; ++i) r.l[i] = t[i];
     reduce_once(r.l);
     return r;
@@ -438,7 +434,7 @@ CUZK_FF_UNROLL
   // the odd ones limbs 1..N, so there is nothing to add.
   template <class Y>
   CUZK_FF_HD static void set_even_products(u32 (&even)[N + 1], u32 x, Y y) {
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int j = 0; j < N; j += 2) {
       wide_product(x, y(j), even[j], even[j + 1]);
     }
@@ -446,7 +442,7 @@ CUZK_FF_UNROLL
   }
   template <class Y>
   CUZK_FF_HD static void set_odd_products(u32 (&odd)[N], u32 x, Y y) {
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int j = 1; j < N; j += 2) {
       wide_product(x, y(j), odd[j - 1], odd[j]);
     }
@@ -465,7 +461,7 @@ CUZK_FF_UNROLL
   // pending in CC.CF.
   template <class Y>
   CUZK_FF_HD static void add_odd_products_from_3(u32 (&odd)[N], u32 x, Y y) {
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 2; k < N - 1; ++k) {
       odd[k] = k % 2 == 1 ? madc_hi_cc(x, y(k), odd[k]) : madc_lo_cc(x, y(k + 1), odd[k]);
     }
@@ -485,7 +481,7 @@ CUZK_FF_UNROLL
       even[0] = mad_lo_cc(x, y(0), even[0]);
       even[1] = madc_hi_cc(x, y(0), even[1]);
     }
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 2; k < N; ++k) {
       even[k] = k % 2 == 0 ? madc_lo_cc(x, y(k), even[k]) : madc_hi_cc(x, y(k - 1), even[k]);
     }
@@ -540,10 +536,10 @@ CUZK_FF_UNROLL
   // add_odd_products<true> on `odd_next`. No instruction in between may touch CF.
   CUZK_FF_HD static void shift_rows(const u32 (&even)[N + 1], const u32 (&odd)[N], u32 (&even_next)[N + 1],
                                     u32 (&odd_next)[N]) {
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 1; k < N; ++k) even_next[k] = odd[k];
     even_next[N] = 0;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 0; k + 2 <= N; ++k) odd_next[k] = even[k + 2];
     odd_next[N - 1] = 0;
     even_next[0] = add_cc(odd[0], even[1]);
@@ -552,7 +548,7 @@ CUZK_FF_UNROLL
   // The next row's accumulators become the current ones (register renames
   // once unrolled; one place for the row loops of mul, mul_wide and redc).
   CUZK_FF_HD static void take_rows(const u32 (&ev)[N + 1], const u32 (&od)[N], u32 (&even)[N + 1], u32 (&odd)[N]) {
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 0; k < N; ++k) {
       even[k] = ev[k];
       odd[k] = od[k];
@@ -563,7 +559,7 @@ CUZK_FF_UNROLL
   // even/2^32 + odd, the value after the last row (< 2p, no carry out).
   CUZK_FF_HD static void merge(const u32 (&even)[N + 1], const u32 (&odd)[N], u32 (&r)[N]) {
     r[0] = add_cc(odd[0], even[1]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 1; k < N - 1; ++k) r[k] = addc_cc(odd[k], even[k + 1]);
     r[N - 1] = addc(odd[N - 1], even[N]);
   }
@@ -576,7 +572,7 @@ CUZK_FF_UNROLL
     set_even_products(even, b.l[0], ya);
     set_odd_products(odd, b.l[0], ya);
     reduce_row(even, odd, even[0]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N; ++i) {
       u32 ev[N + 1], od[N];
       shift_rows(even, odd, ev, od);
@@ -606,20 +602,20 @@ CUZK_FF_UNROLL
     static_assert(N % 2 == 0, "even/odd chains assume an even limb count");
     const u32* a = l;
     u32 x[2 * N], y[2 * N];
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 0; k < 2 * N; ++k) {
       x[k] = 0;
       y[k] = 0;
     }
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int j = 1; j < N; j += 2) {
       wide_product(a[0], a[j], x[j], x[j + 1]);
     }
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int j = 2; j < N; j += 2) {
       wide_product(a[0], a[j], y[j], y[j + 1]);
     }
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N - 1; ++i) {
       row_chain(x, a, i, i + 1);
       if (i + 2 < N) row_chain(y, a, i, i + 2);
@@ -631,16 +627,16 @@ CUZK_FF_UNROLL
     s[0] = 0;
     s[1] = x[1];
     s[2] = add_cc(x[2], y[2]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 3; k < 2 * N - 1; ++k) s[k] = addc_cc(x[k], y[k]);
     s[2 * N - 1] = addc(x[2 * N - 1], y[2 * N - 1]);
     u32 w[2 * N];
     w[0] = 0;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 1; k < 2 * N; ++k) w[k] = (s[k] << 1) | (s[k - 1] >> 31);
     w[0] = mad_lo_cc(a[0], a[0], w[0]);
     w[1] = madc_hi_cc(a[0], a[0], w[1]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N - 1; ++i) {
       w[2 * i] = madc_lo_cc(a[i], a[i], w[2 * i]);
       w[2 * i + 1] = madc_hi_cc(a[i], a[i], w[2 * i + 1]);
@@ -656,7 +652,7 @@ CUZK_FF_UNROLL
     acc[i + j0] = mad_lo_cc(a[i], a[j0], acc[i + j0]);
     acc[i + j0 + 1] = madc_hi_cc(a[i], a[j0], acc[i + j0 + 1]);
     int j = j0 + 2;
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (; j < N; j += 2) {
       acc[i + j] = madc_lo_cc(a[i], a[j], acc[i + j]);
       acc[i + j + 1] = madc_hi_cc(a[i], a[j], acc[i + j + 1]);
@@ -672,7 +668,7 @@ CUZK_FF_UNROLL
   CUZK_FF_HD static Field redc_evenodd(const u32 (&w)[2 * N]) {
     static_assert(N % 2 == 0, "even/odd chains assume an even limb count");
     u32 even[N + 1], odd[N];
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 0; k < N; ++k) even[k] = w[k];
     even[N] = 0;
     {
@@ -680,7 +676,7 @@ CUZK_FF_UNROLL
       set_odd_products(odd, m, Modulus{});
       add_even_products<P::p(0) == 1>(even, m, Modulus{});
     }
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N; ++i) {
       // m from the merged limb 0, computed before the merge's add.cc so that no
       // instruction sits between that add and the chain taking its carry.
@@ -701,7 +697,7 @@ CUZK_FF_UNROLL
     Field r;
     merge(even, odd, r.l);
     r.l[0] = add_cc(r.l[0], w[N]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 1; k < N - 1; ++k) r.l[k] = addc_cc(r.l[k], w[N + k]);
     r.l[N - 1] = addc(r.l[N - 1], w[2 * N - 1]);
     reduce_once(r.l);
@@ -728,7 +724,7 @@ CUZK_FF_UNROLL
     set_even_products(even, b.l[0], ya);
     set_odd_products(odd, b.l[0], ya);
     w[0] = even[0];
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N; ++i) {
       u32 ev[N + 1], od[N];
       shift_rows(even, odd, ev, od);
@@ -739,7 +735,7 @@ CUZK_FF_UNROLL
     }
     u32 hi[N];
     merge(even, odd, hi);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int k = 0; k < N; ++k) w[N + k] = hi[k];
   }
 
@@ -748,7 +744,7 @@ CUZK_FF_UNROLL
   CUZK_FF_HD static Field add_unreduced(const Field& a, const Field& b) {
     Field r;
     r.l[0] = add_cc(a.l[0], b.l[0]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N - 1; ++i) r.l[i] = addc_cc(a.l[i], b.l[i]);
     r.l[N - 1] = addc(a.l[N - 1], b.l[N - 1]);
     return r;
@@ -757,7 +753,7 @@ CUZK_FF_UNROLL
   // r = a + b (2N limbs); the caller guarantees a + b < 2^(64N).
   CUZK_FF_HD static void add_wide(const u32 (&a)[2 * N], const u32 (&b)[2 * N], u32 (&r)[2 * N]) {
     r[0] = add_cc(a[0], b[0]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < 2 * N - 1; ++i) r[i] = addc_cc(a[i], b[i]);
     r[2 * N - 1] = addc(a[2 * N - 1], b[2 * N - 1]);
   }
@@ -765,7 +761,7 @@ CUZK_FF_UNROLL
   // r = a - b (2N limbs); the caller guarantees a >= b.
   CUZK_FF_HD static void sub_wide(const u32 (&a)[2 * N], const u32 (&b)[2 * N], u32 (&r)[2 * N]) {
     r[0] = sub_cc(a[0], b[0]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < 2 * N - 1; ++i) r[i] = subc_cc(a[i], b[i]);
     r[2 * N - 1] = subc(a[2 * N - 1], b[2 * N - 1]);
   }
@@ -777,11 +773,11 @@ CUZK_FF_UNROLL
   // and adding p R wraps it back: the final carry is dropped on purpose.
   CUZK_FF_HD static void sub_wide_mod_pr(const u32 (&a)[2 * N], const u32 (&b)[2 * N], u32 (&r)[2 * N]) {
     r[0] = sub_cc(a[0], b[0]);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < 2 * N; ++i) r[i] = subc_cc(a[i], b[i]);
     const u32 mask = subc(0, 0);  // all ones on borrow: add p R
     r[N] = add_cc(r[N], P::p(0) & mask);
-CUZK_FF_UNROLL
+    CUZK_FF_UNROLL
     for (int i = 1; i < N - 1; ++i) r[N + i] = addc_cc(r[N + i], P::p(i) & mask);
     r[2 * N - 1] = addc(r[2 * N - 1], P::p(N - 1) & mask);
   }
@@ -792,14 +788,14 @@ struct FpParams {
   static constexpr int kN = 12;
   __host__ __device__ static constexpr u32 p(int i) {
     constexpr u32 v[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
-                                 0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+                           0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
     return v[i];
   }
   static constexpr u32 kInv = 0xfffcfffd;  // -p^-1 mod 2^32
   // R mod p, R = 2^384.
   __host__ __device__ static constexpr u32 one(int i) {
     constexpr u32 v[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857,
-                                   0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
+                           0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
     return v[i];
   }
 };
@@ -809,14 +805,14 @@ struct FrParams {
   static constexpr int kN = 8;
   __host__ __device__ static constexpr u32 p(int i) {
     constexpr u32 v[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
-                                0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
+                          0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
     return v[i];
   }
   static constexpr u32 kInv = 0xffffffff;  // -r^-1 mod 2^32 (r = 1 mod 2^32)
   // R mod r, R = 2^256.
   __host__ __device__ static constexpr u32 one(int i) {
     constexpr u32 v[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa,
-                                  0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
+                          0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
     return v[i];
   }
 };

@@ -12,10 +12,18 @@ __global__ void field_op_kernel(FieldOpKind op, const F* a, const F* b, F* out, 
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   switch (op) {
-    case FieldOpKind::kAdd: out[i] = a[i] + b[i]; break;
-    case FieldOpKind::kSub: out[i] = a[i] - b[i]; break;
-    case FieldOpKind::kMul: out[i] = a[i] * b[i]; break;
-    case FieldOpKind::kSqr: out[i] = a[i].sqr(); break;
+    case FieldOpKind::kAdd:
+      out[i] = a[i] + b[i];
+      break;
+    case FieldOpKind::kSub:
+      out[i] = a[i] - b[i];
+      break;
+    case FieldOpKind::kMul:
+      out[i] = a[i] * b[i];
+      break;
+    case FieldOpKind::kSqr:
+      out[i] = a[i].sqr();
+      break;
     case FieldOpKind::kFromMont:
       if constexpr (requires { a[i].from_mont(); }) out[i] = a[i].from_mont();
       break;
@@ -37,9 +45,8 @@ __global__ void field_op_kernel(FieldOpKind op, const F* a, const F* b, F* out, 
 
 template <class F>
 void launch(cudaStream_t s, FieldOpKind op, const u32* a, const u32* b, u32* out, std::size_t n) {
-  field_op_kernel<F><<<detail::grid_for(n, 128), 128, 0, s>>>(op, reinterpret_cast<const F*>(a),
-                                                               reinterpret_cast<const F*>(b),
-                                                               reinterpret_cast<F*>(out), n);
+  field_op_kernel<F><<<detail::grid_for(n, 128), 128, 0, s>>>(
+      op, reinterpret_cast<const F*>(a), reinterpret_cast<const F*>(b), reinterpret_cast<F*>(out), n);
   CUZK_CUDA_CHECK_LAUNCH();
 }
 
@@ -48,9 +55,15 @@ void launch(cudaStream_t s, FieldOpKind op, const u32* a, const u32* b, u32* out
 void field_op(cudaStream_t s, FieldKind field, FieldOpKind op, const u32* a, const u32* b, u32* out, std::size_t n) {
   if (n == 0) return;
   switch (field) {
-    case FieldKind::kFp: launch<dev::Fp>(s, op, a, b, out, n); break;
-    case FieldKind::kFr: launch<dev::Fr>(s, op, a, b, out, n); break;
-    case FieldKind::kFp2: launch<dev::Fp2>(s, op, a, b, out, n); break;
+    case FieldKind::kFp:
+      launch<dev::Fp>(s, op, a, b, out, n);
+      break;
+    case FieldKind::kFr:
+      launch<dev::Fr>(s, op, a, b, out, n);
+      break;
+    case FieldKind::kFp2:
+      launch<dev::Fp2>(s, op, a, b, out, n);
+      break;
   }
 }
 

@@ -39,7 +39,6 @@ static_assert(sizeof(Fr) == 32 && std::is_trivially_copyable_v<Fr>);
 
 namespace {
 
-
 std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 void require_fits(Device& device, std::size_t bytes, const char* what) {
@@ -274,8 +273,8 @@ DeviceBuffer<u32> replicate_points(cudaStream_t s, std::span<const HostPoint> po
   upload_points<HostPoint>(s, points.first(have), buf.get());
   while (have < count) {
     const std::size_t n = std::min(have, count - have);
-    CUZK_CUDA_CHECK(cudaMemcpyAsync(buf.get() + have * kPointLimbs, buf.get(), n * kPointLimbs * 4,
-                                    cudaMemcpyDeviceToDevice, s));
+    CUZK_CUDA_CHECK(
+        cudaMemcpyAsync(buf.get() + have * kPointLimbs, buf.get(), n * kPointLimbs * 4, cudaMemcpyDeviceToDevice, s));
     have += n;
   }
   return buf;
@@ -339,10 +338,8 @@ ReplicatedSrs::ReplicatedSrs(Device& device, std::span<const ec::G1Affine> g1, s
   impl->h = replicate_placed<ec::G1Affine>(s, g1, h_count, p[SrsVector::kH].device_points, "replicated SRS h");
   impl->l = replicate_placed<ec::G1Affine>(s, g1, l_count, p[SrsVector::kL].device_points, "replicated SRS l");
   impl->a = replicate_placed<ec::G1Affine>(s, g1, a_count, p[SrsVector::kA].device_points, "replicated SRS a");
-  impl->b_g1 =
-      replicate_placed<ec::G1Affine>(s, g1, b_count, p[SrsVector::kBG1].device_points, "replicated SRS b_g1");
-  impl->b_g2 =
-      replicate_placed<ec::G2Affine>(s, g2, b_count, p[SrsVector::kBG2].device_points, "replicated SRS b_g2");
+  impl->b_g1 = replicate_placed<ec::G1Affine>(s, g1, b_count, p[SrsVector::kBG1].device_points, "replicated SRS b_g1");
+  impl->b_g2 = replicate_placed<ec::G2Affine>(s, g2, b_count, p[SrsVector::kBG2].device_points, "replicated SRS b_g2");
   stream.sync();
   impl_ = std::move(impl);
 }

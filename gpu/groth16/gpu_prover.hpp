@@ -185,8 +185,8 @@ struct GpuSplitCounts {
 // splits.
 struct GpuProveStats {
   // host, prepare()
-  double evaluate_ms = 0;                              // a, b, c (kDevice: the witness copied to pinned memory)
-  bool abc_on_device = false;                          // a, b, c came from the device-resident R1CS
+  double evaluate_ms = 0;      // a, b, c (kDevice: the witness copied to pinned memory)
+  bool abc_on_device = false;  // a, b, c came from the device-resident R1CS
   // kDevice: the witness was staged but the matrices did not fit this
   // device, so enqueue() evaluated a, b, c on the host (a transient
   // pageable buffer of 3 m Fr outside the staging; evaluate_ms counts it).
@@ -200,7 +200,7 @@ struct GpuProveStats {
   // witness upload and the count pass (the MSMs' sizes).
   bool split_on_device = false;
   double split_wait_ms = 0;
-  double prepare_ms = 0;                               // all of prepare()
+  double prepare_ms = 0;  // all of prepare()
   // host, enqueue(): queueing the device work (growing device buffers included)
   double enqueue_ms = 0;
   // device
@@ -271,12 +271,12 @@ class ProveStaging {
 // benchmark's replicated random points); prove() builds one from a ResidentSrs.
 // Each vector may be streamed: a device prefix and a pinned host rest (PointSource).
 struct DeviceSrsBases {
-  PointSource h;         // >= m - 1 G1 points
-  PointSource l;         // >= aux.size() G1 points
-  PointSource a;         // a_count G1 points
+  PointSource h;            // >= m - 1 G1 points
+  PointSource l;            // >= aux.size() G1 points
+  PointSource a;            // a_count G1 points
   std::size_t a_count = 0;  // inputs + popcount(a_aux_density)
-  PointSource b_g1;      // b_count G1 points
-  PointSource b_g2;      // b_count G2 points
+  PointSource b_g1;         // b_count G1 points
+  PointSource b_g2;         // b_count G2 points
   std::size_t b_count = 0;  // popcount(b_input_density) + popcount(b_aux_density)
 };
 
@@ -324,8 +324,8 @@ struct DeviceStageInputs {
 // Error{kOutOfDeviceMemory} when the device part does not fit.
 class ReplicatedSrs {
  public:
-  ReplicatedSrs(Device& device, std::span<const ec::G1Affine> g1, std::span<const ec::G2Affine> g2,
-                std::size_t h_count, std::size_t l_count, std::size_t a_count, std::size_t b_count,
+  ReplicatedSrs(Device& device, std::span<const ec::G1Affine> g1, std::span<const ec::G2Affine> g2, std::size_t h_count,
+                std::size_t l_count, std::size_t a_count, std::size_t b_count,
                 std::size_t device_budget_bytes = std::numeric_limits<std::size_t>::max());
   ~ReplicatedSrs();
   ReplicatedSrs(ReplicatedSrs&&) noexcept;

@@ -41,8 +41,7 @@ constexpr unsigned kFoldThreads = 64;
 // its fresh partial.
 template <class F, bool kAccumulate>
 __global__ void __launch_bounds__(kPartialThreads)
-    partial_sums_kernel(const dev::Affine<F>* bases, const u32* idx, u64 count, u32 idx_base,
-                        dev::Xyzz<F>* partials) {
+    partial_sums_kernel(const dev::Affine<F>* bases, const u32* idx, u64 count, u32 idx_base, dev::Xyzz<F>* partials) {
   const u64 t = u64(blockIdx.x) * blockDim.x + threadIdx.x;
   const u64 stride = u64(gridDim.x) * blockDim.x;
   if (kAccumulate && t >= count) return;  // nothing to add: the partial stays as it is
@@ -55,8 +54,8 @@ __global__ void __launch_bounds__(kPartialThreads)
 }
 
 template <class F>
-__global__ void __launch_bounds__(kFoldThreads) fold_kernel(const dev::Xyzz<F>* partials, u64 count,
-                                                            dev::Xyzz<F>* out) {
+__global__ void __launch_bounds__(kFoldThreads)
+    fold_kernel(const dev::Xyzz<F>* partials, u64 count, dev::Xyzz<F>* out) {
   __shared__ dev::Xyzz<F> folded[kFoldThreads];
   dev::Xyzz<F> acc = dev::Xyzz<F>::identity();
   for (u64 j = threadIdx.x; j < count; j += kFoldThreads) acc.add(partials[j]);
@@ -104,8 +103,8 @@ std::pair<unsigned char*, std::size_t> tree_arena(cudaStream_t s, std::size_t co
   const std::size_t whole = kernels::tree::list_sum_bytes(kG2, count, count);
   // kAuto: pieces of kTreeSumMinPoints at least (shorter ones would mostly
   // pay for their launches); kTree (tests): one group.
-  const std::size_t least_piece = o.method == PointSumMethod::kTree ? std::size_t{1} << kernels::tree::kListGroupLog
-                                                                    : kTreeSumMinPoints;
+  const std::size_t least_piece =
+      o.method == PointSumMethod::kTree ? std::size_t{1} << kernels::tree::kListGroupLog : kTreeSumMinPoints;
   const std::size_t least = kernels::tree::list_sum_bytes(kG2, count, std::min(count, least_piece));
   std::size_t budget = std::min(o.arena->capacity_bytes(), o.arena_limit_bytes);
   if (budget < whole) {
@@ -129,8 +128,7 @@ std::pair<unsigned char*, std::size_t> tree_arena(cudaStream_t s, std::size_t co
 
 template <class F>
 PointSumMethod sum_points(cudaStream_t s, const u32* bases_raw, const u32* idx, std::size_t count,
-                          detail::DeviceBuffer<unsigned char>& scratch, const PointSumOptions& options,
-                          u32* host_out) {
+                          detail::DeviceBuffer<unsigned char>& scratch, const PointSumOptions& options, u32* host_out) {
   using Point = dev::Xyzz<F>;
   if (count == 0) {
     std::memset(host_out, 0, sizeof(Point));  // zz = 0: the identity
@@ -203,8 +201,8 @@ void sum_and_gather_streamed(const StreamedSplitPasses& a, detail::DeviceBuffer<
       const u32* piece = stager.load(k, lo, hi);
       stager.wait(k);
       if (o_hi > o_lo) {
-        partial_sums_kernel<F, true><<<blocks, kPartialThreads, 0, s>>>(
-            reinterpret_cast<const dev::Affine<F>*>(piece), a.ones + o_lo, o_hi - o_lo, u32(lo), partials);
+        partial_sums_kernel<F, true><<<blocks, kPartialThreads, 0, s>>>(reinterpret_cast<const dev::Affine<F>*>(piece),
+                                                                        a.ones + o_lo, o_hi - o_lo, u32(lo), partials);
         CUZK_CUDA_CHECK_LAUNCH();
       }
       if (t_hi > t_lo) {
@@ -252,8 +250,8 @@ void gather_points(cudaStream_t stream, const u32* bases, const u32* idx, std::s
                    std::size_t limbs_per_point, u32* out) {
   if (count == 0) return;
   const u32 vecs = static_cast<u32>(limbs_per_point / 4);
-  gather_kernel<<<detail::grid_for(count * vecs, 256), 256, 0, stream>>>(
-      reinterpret_cast<const uint4*>(bases), idx, count, vecs, 0, reinterpret_cast<uint4*>(out));
+  gather_kernel<<<detail::grid_for(count * vecs, 256), 256, 0, stream>>>(reinterpret_cast<const uint4*>(bases), idx,
+                                                                         count, vecs, 0, reinterpret_cast<uint4*>(out));
   CUZK_CUDA_CHECK_LAUNCH();
 }
 

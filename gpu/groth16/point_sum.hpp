@@ -80,8 +80,8 @@ struct StreamedSplitPasses {
   const std::uint32_t* tail_idx = nullptr;       // device, n_tail ascending indices
   const std::uint32_t* tail_idx_host = nullptr;  // the same on the host
   std::size_t n_tail = 0;
-  std::uint32_t* gathered = nullptr;  // device, n_tail points
-  kernels::MsmScratch* arena = nullptr;  // staging slots and the copy stream
+  std::uint32_t* gathered = nullptr;                     // device, n_tail points
+  kernels::MsmScratch* arena = nullptr;                  // staging slots and the copy stream
   std::size_t chunk_points = kStreamedSplitChunkPoints;  // streamed points per staging slot
 };
 void sum_and_gather_streamed_g1(const StreamedSplitPasses& passes, detail::DeviceBuffer<unsigned char>& scratch,

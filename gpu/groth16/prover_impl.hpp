@@ -52,7 +52,7 @@ enum StageEvent : int {
 
 // Host side of one witness MSM: its selected scalars, split or not.
 struct WitnessMsmHost {
-  std::size_t n = 0;     // scalars selected (the MSM's points)
+  std::size_t n = 0;      // scalars selected (the MSM's points)
   GpuSplitCounts counts;  // counts.split: ones / tail_idx / values[0, tail), else values[0, n)
   detail::PinnedBuffer<std::uint32_t> ones, tail_idx;
   detail::PinnedBuffer<ff::Fr> values;
@@ -163,8 +163,8 @@ struct GpuProver::Impl {
   // straight to two vectors for it (no cudaFree + failed allocation, which
   // would wait for the previous instance, per enqueue) until release_workspace.
   std::size_t h_compact_m = 0;
-  detail::DeviceBuffer<std::uint32_t> witness;               // inputs ++ aux for the mat-vec
-  detail::DeviceBuffer<std::uint64_t> first_unsatisfied;     // the mat-vec's check word (one)
+  detail::DeviceBuffer<std::uint32_t> witness;            // inputs ++ aux for the mat-vec
+  detail::DeviceBuffer<std::uint64_t> first_unsatisfied;  // the mat-vec's check word (one)
   // The device split's block counts and scan scratch (per witness MSM: they
   // are counted together, then filled), and its totals for the host.
   std::array<detail::DeviceBuffer<std::uint32_t>, staging::kWitnessMsms> split_counts;

@@ -36,8 +36,7 @@ __global__ void __launch_bounds__(kThreads) quotient_kernel(u32* a, const u32* b
 
 }  // namespace
 
-void quotient_on_coset(cudaStream_t stream, u32* a, const u32* b, const u32* c, const u32 (&z_inv)[8],
-                       std::size_t n) {
+void quotient_on_coset(cudaStream_t stream, u32* a, const u32* b, const u32* c, const u32 (&z_inv)[8], std::size_t n) {
   if (n == 0) return;
   Fr z;
   for (int i = 0; i < 8; ++i) z.l[i] = z_inv[i];

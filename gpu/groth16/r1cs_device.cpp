@@ -88,12 +88,12 @@ DeviceR1cs::DeviceR1cs(const R1cs& r1cs, cudaStream_t stream, const DeviceR1csOp
   std::size_t free_bytes = 0, total_bytes = 0;
   CUZK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (need_bytes > options.budget_bytes || need_bytes + detail::kDeviceMemoryReserveBytes > free_bytes) {
-    throw Error(ErrorKind::kOutOfDeviceMemory,
-                "device R1CS needs " + std::to_string(need_bytes >> 20) + " MiB; budget " +
-                    (options.budget_bytes == std::numeric_limits<std::size_t>::max()
-                         ? std::string("unlimited")
-                         : std::to_string(options.budget_bytes >> 20) + " MiB") +
-                    ", " + std::to_string(free_bytes >> 20) + " MiB free");
+    throw Error(ErrorKind::kOutOfDeviceMemory, "device R1CS needs " + std::to_string(need_bytes >> 20) +
+                                                   " MiB; budget " +
+                                                   (options.budget_bytes == std::numeric_limits<std::size_t>::max()
+                                                        ? std::string("unlimited")
+                                                        : std::to_string(options.budget_bytes >> 20) + " MiB") +
+                                                   ", " + std::to_string(free_bytes >> 20) + " MiB free");
   }
 
   coeffs_ = detail::DeviceBuffer<std::uint32_t>(r1cs.coeffs().size() * 8, "R1CS coefficients");
@@ -155,8 +155,8 @@ void DeviceR1cs::reset_first_unsatisfied(cudaStream_t stream, std::uint64_t* fir
 void DeviceR1cs::evaluate(cudaStream_t stream, const std::uint32_t* witness, std::uint32_t* a, std::uint32_t* b,
                           std::uint32_t* c, std::size_t m, std::uint64_t* first_unsatisfied) const {
   if (m < rows_) {
-    throw Error(ErrorKind::kInvalidArgument, "DeviceR1cs::evaluate: domain " + std::to_string(m) + " < " +
-                                                 std::to_string(rows_) + " rows");
+    throw Error(ErrorKind::kInvalidArgument,
+                "DeviceR1cs::evaluate: domain " + std::to_string(m) + " < " + std::to_string(rows_) + " rows");
   }
   auto fill = [&](auto args) {
     args.coeffs = coeffs_.get();

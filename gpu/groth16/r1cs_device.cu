@@ -160,8 +160,7 @@ void launch(cudaStream_t stream, const SpmvArgs<Offset>& args) {
     CUZK_CUDA_CHECK_LAUNCH();
   }
   if (args.long_row_count > 0) {
-    long_rows_kernel<Offset>
-        <<<detail::grid_for(args.long_row_count * kWarp, kThreads), kThreads, 0, stream>>>(args);
+    long_rows_kernel<Offset><<<detail::grid_for(args.long_row_count * kWarp, kThreads), kThreads, 0, stream>>>(args);
     CUZK_CUDA_CHECK_LAUNCH();
   }
 }

@@ -110,8 +110,8 @@ class DeviceR1cs {
   // is non-null, the smallest row with a*b != c is min'ed into it; the caller
   // sets it to kAllRowsSatisfied beforehand (reset_first_unsatisfied).
   // Throws Error{kInvalidArgument} when m < num_constraints().
-  void evaluate(cudaStream_t stream, const std::uint32_t* witness, std::uint32_t* a, std::uint32_t* b,
-                std::uint32_t* c, std::size_t m, std::uint64_t* first_unsatisfied = nullptr) const;
+  void evaluate(cudaStream_t stream, const std::uint32_t* witness, std::uint32_t* a, std::uint32_t* b, std::uint32_t* c,
+                std::size_t m, std::uint64_t* first_unsatisfied = nullptr) const;
   static void reset_first_unsatisfied(cudaStream_t stream, std::uint64_t* first_unsatisfied);
 
  private:
@@ -120,9 +120,9 @@ class DeviceR1cs {
     detail::DeviceBuffer<std::uint64_t> row_start64;  // wide_offsets_ == true
     detail::DeviceBuffer<std::uint32_t> col, coeff_id;
   };
-  std::array<Matrix, 3> m_;  // A, B, C
-  detail::DeviceBuffer<std::uint32_t> coeffs_;     // 8 limbs per coefficient
-  detail::DeviceBuffer<std::uint32_t> long_rows_;  // rows with > thread_row_max_terms_ terms, increasing
+  std::array<Matrix, 3> m_;                                       // A, B, C
+  detail::DeviceBuffer<std::uint32_t> coeffs_;                    // 8 limbs per coefficient
+  detail::DeviceBuffer<std::uint32_t> long_rows_;                 // rows with > thread_row_max_terms_ terms, increasing
   std::array<detail::DeviceBuffer<std::uint64_t>, 3> densities_;  // by Density
   std::array<std::size_t, 3> nnz_{};
   std::size_t rows_ = 0, num_inputs_ = 0, num_aux_ = 0, bytes_ = 0;

@@ -31,9 +31,8 @@ namespace cuzk::gpu {
 
 enum class SrsVector : std::uint8_t { kH, kL, kA, kBG1, kBG2 };
 inline constexpr std::size_t kSrsVectors = 5;
-inline constexpr std::array<SrsVector, kSrsVectors> kSrsDeviceFillOrder = {SrsVector::kL, SrsVector::kA,
-                                                                           SrsVector::kBG1, SrsVector::kBG2,
-                                                                           SrsVector::kH};
+inline constexpr std::array<SrsVector, kSrsVectors> kSrsDeviceFillOrder = {
+    SrsVector::kL, SrsVector::kA, SrsVector::kBG1, SrsVector::kBG2, SrsVector::kH};
 inline constexpr std::size_t kSrsG1PointBytes = 96;   // packed affine x, y
 inline constexpr std::size_t kSrsG2PointBytes = 192;  // x.c0, x.c1, y.c0, y.c1
 
@@ -42,11 +41,16 @@ constexpr std::size_t srs_point_bytes(SrsVector v) {
 }
 constexpr const char* to_string(SrsVector v) {
   switch (v) {
-    case SrsVector::kH: return "h";
-    case SrsVector::kL: return "l";
-    case SrsVector::kA: return "a";
-    case SrsVector::kBG1: return "b_g1";
-    case SrsVector::kBG2: return "b_g2";
+    case SrsVector::kH:
+      return "h";
+    case SrsVector::kL:
+      return "l";
+    case SrsVector::kA:
+      return "a";
+    case SrsVector::kBG1:
+      return "b_g1";
+    case SrsVector::kBG2:
+      return "b_g2";
   }
   return "?";
 }

@@ -66,8 +66,8 @@ int log_domain(const groth16::R1cs& r1cs) {
   const std::uint64_t m = groth16::domain_size(r1cs);
   const int log_m = std::bit_width(m) - 1;
   if (log_m > kLogDomainMax) {
-    throw Error(ErrorKind::kInvalidArgument, "domain 2^" + std::to_string(log_m) + " exceeds the device NTT's 2^" +
-                                                 std::to_string(kLogDomainMax));
+    throw Error(ErrorKind::kInvalidArgument,
+                "domain 2^" + std::to_string(log_m) + " exceeds the device NTT's 2^" + std::to_string(kLogDomainMax));
   }
   return log_m;
 }
@@ -114,7 +114,6 @@ ec::Jacobian<F> slot_result(const u32* slot, const staging::MsmResultMeta& meta)
   return r;
 }
 
-
 // Grows a reused buffer to at least `count` elements (contents dropped).
 template <class T>
 T* grow_pinned(PinnedBuffer<T>& buf, std::size_t count) {
@@ -156,10 +155,9 @@ struct Group<ff::Fp> {
     groth16_kernels::sum_points_g1(s, bases, idx, n, scratch, sum_options(device), out);
   }
   static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
-                                 std::size_t n,
-                                 u32* out) {
-    return kernels::msm_g1_enqueue(s, bases, scalars, n, kernels::msm_config(device.msm_tuning()),
-                                   device.msm_scratch(), out);
+                                 std::size_t n, u32* out) {
+    return kernels::msm_g1_enqueue(s, bases, scalars, n, kernels::msm_config(device.msm_tuning()), device.msm_scratch(),
+                                   out);
   }
 };
 template <>
@@ -170,10 +168,9 @@ struct Group<ff::Fp2> {
     groth16_kernels::sum_points_g2(s, bases, idx, n, scratch, sum_options(device), out);
   }
   static kernels::MsmWindows msm(Device& device, cudaStream_t s, const PointSource& bases, const u32* scalars,
-                                 std::size_t n,
-                                 u32* out) {
-    return kernels::msm_g2_enqueue(s, bases, scalars, n, kernels::msm_config(device.msm_tuning()),
-                                   device.msm_scratch(), out);
+                                 std::size_t n, u32* out) {
+    return kernels::msm_g2_enqueue(s, bases, scalars, n, kernels::msm_config(device.msm_tuning()), device.msm_scratch(),
+                                   out);
   }
 };
 
@@ -301,8 +298,8 @@ void grow_split_buffers(GpuProver::Impl& d, const ProveStaging::Impl& st) {
     if (h.counts.split) {
       grow_device(dev.ones, h.counts.ones, "split: indices of ones");
       grow_device(dev.tail_idx, h.counts.tail, "split: tail indices");
-      gather_limbs = std::max(gather_limbs, h.counts.tail * (k == kB ? Group<ff::Fp2>::kPointLimbs
-                                                                     : Group<ff::Fp>::kPointLimbs));
+      gather_limbs =
+          std::max(gather_limbs, h.counts.tail * (k == kB ? Group<ff::Fp2>::kPointLimbs : Group<ff::Fp>::kPointLimbs));
     }
     grow_device(dev.values, values * kFrLimbs, "witness MSM scalars");
   }
@@ -327,8 +324,8 @@ void split_witness_on_device(GpuProver::Impl& d, ProveStaging::Impl& st, cudaStr
   // L: every aux. A: every input, the aux by a_aux. B: inputs by b_input, aux by b_aux.
   src[kL] = {witness_dev, n_in, n_var, n_in, true, true, nullptr, nullptr};
   src[kA] = {witness_dev, 0, n_var, n_in, true, false, nullptr, r1cs_dev.density(Density::kAAux)};
-  src[kB] = {witness_dev, 0, n_var, n_in, false, false, r1cs_dev.density(Density::kBInput),
-             r1cs_dev.density(Density::kBAux)};
+  src[kB] = {
+      witness_dev, 0, n_var, n_in, false, false, r1cs_dev.density(Density::kBInput), r1cs_dev.density(Density::kBAux)};
   std::size_t temp_bytes = 0;
   for (int k = 0; k < kWitnessMsms; ++k) {
     grow_device(d.split_counts[k], groth16_kernels::split_counts_words(src[k]), "split: block counts");
@@ -363,8 +360,8 @@ void split_witness_on_device(GpuProver::Impl& d, ProveStaging::Impl& st, cudaStr
     if (h.counts.split && host_lists[k]) {
       CUZK_CUDA_CHECK(cudaMemcpyAsync(grow_pinned(h.ones, h.counts.ones), dev.ones.get(), h.counts.ones * 4,
                                       cudaMemcpyDeviceToHost, s));
-      CUZK_CUDA_CHECK(cudaMemcpyAsync(grow_pinned(h.tail_idx, h.counts.tail), dev.tail_idx.get(),
-                                      h.counts.tail * 4, cudaMemcpyDeviceToHost, s));
+      CUZK_CUDA_CHECK(cudaMemcpyAsync(grow_pinned(h.tail_idx, h.counts.tail), dev.tail_idx.get(), h.counts.tail * 4,
+                                      cudaMemcpyDeviceToHost, s));
       wait = true;
     }
   }
@@ -512,8 +509,7 @@ void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, Pr
     for (staging::WitnessMsmHost& h : st.msm) h.values.reset();  // host_bytes_bound: not held on this path
     st.step = Step::kPrepared;
   } else {
-    prepare_witness_msms(w.inputs, w.aux, r1cs.a_aux_density(), r1cs.b_input_density(), r1cs.b_aux_density(),
-                         staging);
+    prepare_witness_msms(w.inputs, w.aux, r1cs.a_aux_density(), r1cs.b_input_density(), r1cs.b_aux_density(), staging);
   }
   st.abc = abc;
   st.log_m = log_m;
@@ -529,8 +525,8 @@ void GpuProver::prepare_witness_msms(std::span<const Fr> inputs, std::span<const
   // into the staging's pinned buffers. Every scalar is copied, even when the
   // MSM reads one unfiltered segment unsplit: the device reads pinned memory
   // after this returns, and the witness need not outlive prepare().
-  auto select = [&](std::initializer_list<SelectSegment> segments, staging::WitnessMsmHost& out,
-                    GpuSplitCounts& counts, double& host_ms) {
+  auto select = [&](std::initializer_list<SelectSegment> segments, staging::WitnessMsmHost& out, GpuSplitCounts& counts,
+                    double& host_ms) {
     const auto t0 = std::chrono::steady_clock::now();
     const detail::SelectSplit sel(std::span<const SelectSegment>(segments.begin(), segments.size()), pool_);
     const detail::SelectSplitCounts& c = sel.totals();
@@ -571,13 +567,12 @@ Fence GpuProver::enqueue(const ResidentSrs& srs, ProveStaging& staging) {
   }
   if (p.h.size() + 1 < m || p.l.size() != st.msm[staging::kL].n || p.a.size() != st.msm[staging::kA].n ||
       p.b_g1.size() != st.msm[staging::kB].n || p.b_g2.size() != st.msm[staging::kB].n) {
-    throw groth16::ParamsError(groth16::ParamsErrorKind::kShapeMismatch,
-                               "the parameters do not fit the prepared instance (h " + std::to_string(p.h.size()) +
-                                   ", l " + std::to_string(p.l.size()) + ", a " + std::to_string(p.a.size()) +
-                                   ", b " + std::to_string(p.b_g1.size()) + " for domain " + std::to_string(m) +
-                                   ", " + std::to_string(st.msm[staging::kL].n) + " aux, " +
-                                   std::to_string(st.msm[staging::kA].n) + " / " +
-                                   std::to_string(st.msm[staging::kB].n) + " A / B scalars)");
+    throw groth16::ParamsError(
+        groth16::ParamsErrorKind::kShapeMismatch,
+        "the parameters do not fit the prepared instance (h " + std::to_string(p.h.size()) + ", l " +
+            std::to_string(p.l.size()) + ", a " + std::to_string(p.a.size()) + ", b " + std::to_string(p.b_g1.size()) +
+            " for domain " + std::to_string(m) + ", " + std::to_string(st.msm[staging::kL].n) + " aux, " +
+            std::to_string(st.msm[staging::kA].n) + " / " + std::to_string(st.msm[staging::kB].n) + " A / B scalars)");
   }
   return enqueue(srs.device_bases(), staging);
 }
@@ -719,8 +714,8 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
     if (check_word != nullptr) DeviceR1cs::reset_first_unsatisfied(s, check_word);
     r1cs_dev->evaluate(s, witness_dev, abc_dev, abc_dev + m * kFrLimbs, abc_dev + 2 * m * kFrLimbs, m, check_word);
     if (check_word != nullptr) {
-      CUZK_CUDA_CHECK(cudaMemcpyAsync(st.first_unsatisfied.get(), check_word, sizeof(std::uint64_t),
-                                      cudaMemcpyDeviceToHost, s));
+      CUZK_CUDA_CHECK(
+          cudaMemcpyAsync(st.first_unsatisfied.get(), check_word, sizeof(std::uint64_t), cudaMemcpyDeviceToHost, s));
     }
     for (int k = 0; k < 3; ++k) ev[kUploadedA + k].record(s);
   } else {
@@ -750,8 +745,7 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   // Compute stream: H = (a b - c) / Z over the coset, back to coefficients.
   device_stage("h_ntt");
   // (kUploadedC is recorded inside queue_h_compact, after this wait.)
-  CUZK_CUDA_CHECK(
-      cudaStreamWaitEvent(s, ev[options_.h_uploads_first && !compact ? kUploadedC : kUploadedA].get(), 0));
+  CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[options_.h_uploads_first && !compact ? kUploadedC : kUploadedA].get(), 0));
   ev[kHBegin].record(s);
   const u32* h_scalars = m <= 1    ? nullptr
                          : compact ? queue_h_compact(abc_dev, log_m, abc_host, staging)
@@ -780,10 +774,8 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
 
   device_stage("b_msm");
   CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kSplitUploaded + int{kB}].get(), 0));
-  queue_witness_msm<ff::Fp>(device_, d, s, bases.b_g1, st.msm[kB], d.split[kB], st.slot(kSlotBG1),
-                            st.meta[kSlotBG1]);
-  queue_witness_msm<ff::Fp2>(device_, d, s, bases.b_g2, st.msm[kB], d.split[kB], st.slot(kSlotBG2),
-                             st.meta[kSlotBG2]);
+  queue_witness_msm<ff::Fp>(device_, d, s, bases.b_g1, st.msm[kB], d.split[kB], st.slot(kSlotBG1), st.meta[kSlotBG1]);
+  queue_witness_msm<ff::Fp2>(device_, d, s, bases.b_g2, st.msm[kB], d.split[kB], st.slot(kSlotBG2), st.meta[kSlotBG2]);
   ev[kBEnd].record(s);
 
   d.idle.record(s);
@@ -946,7 +938,8 @@ groth16::MsmResults GpuProver::finish_msms(ProveStaging& staging) const {
   return r;
 }
 
-groth16::Proof GpuProver::finish(const ResidentSrs& srs, ProveStaging& staging, const groth16::Blinding& blinding) const {
+groth16::Proof GpuProver::finish(const ResidentSrs& srs, ProveStaging& staging,
+                                 const groth16::Blinding& blinding) const {
   return finish(srs.params().vk, staging, blinding);
 }
 
@@ -1061,9 +1054,7 @@ AbcSource GpuProver::abc_source_for(const groth16::R1cs& r1cs) const {
   return AbcSource::kDevice;
 }
 
-std::size_t GpuProver::device_r1cs_bytes() const {
-  return impl_->device_r1cs_bytes.load(std::memory_order_relaxed);
-}
+std::size_t GpuProver::device_r1cs_bytes() const { return impl_->device_r1cs_bytes.load(std::memory_order_relaxed); }
 
 const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params, const groth16::R1cs* r1cs) {
   if (cached_srs_ && cached_srs_->matches(params)) return *cached_srs_;
@@ -1075,8 +1066,8 @@ const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params, const
     // use the workspace as it is (grown where they need more).
     side_srs_.reset();
     try {
-      side_srs_ = std::make_unique<ResidentSrs>(device_, params, std::numeric_limits<std::size_t>::max(),
-                                                SrsOverflow::kFail);
+      side_srs_ =
+          std::make_unique<ResidentSrs>(device_, params, std::numeric_limits<std::size_t>::max(), SrsOverflow::kFail);
       ++srs_uploads_;
       return *side_srs_;
     } catch (const Error& e) {

@@ -47,8 +47,7 @@ class SelectSplit {
  public:
   // The count pass. Throws kInvalidArgument for 2^32 or more selected scalars
   // (the indices are 32-bit on the device).
-  SelectSplit(std::span<const SelectSegment> segments, ThreadPool& pool)
-      : segments_(segments.begin(), segments.end()) {
+  SelectSplit(std::span<const SelectSegment> segments, ThreadPool& pool) : segments_(segments.begin(), segments.end()) {
     std::size_t total = 0;
     for (const SelectSegment& s : segments_) total += s.xs.size();
     // About 8 chunks per thread, at least 4096 source elements (64 words)

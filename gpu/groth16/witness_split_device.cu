@@ -49,8 +49,8 @@ __device__ __forceinline__ bool bit(const u64* words, u64 j) { return (words[j >
 // The class of witness element i, and its limbs when selected.
 __device__ __forceinline__ int classify(const SplitSource& s, u64 i, uint4& lo, uint4& hi) {
   if (i >= s.end) return kNotSelected;
-  const bool selected = i < s.n_inputs ? s.every_input || bit(s.density_inputs, i)
-                                       : s.every_aux || bit(s.density_aux, i - s.n_inputs);
+  const bool selected =
+      i < s.n_inputs ? s.every_input || bit(s.density_inputs, i) : s.every_aux || bit(s.density_aux, i - s.n_inputs);
   if (!selected) return kNotSelected;
   const uint4* p = reinterpret_cast<const uint4*>(s.witness + i * 8);
   lo = p[0];
@@ -151,7 +151,7 @@ void fill_witness_split(cudaStream_t stream, const SplitSource& source, const u3
   if (blocks == 0) return;
   const auto* offsets = reinterpret_cast<const Count3*>(counts) + blocks + 1;
   fill_kernel<<<unsigned(blocks), kSplitBlockThreads, 0, stream>>>(source, offsets, split, ones, tail_idx,
-                                                                    reinterpret_cast<uint4*>(values));
+                                                                   reinterpret_cast<uint4*>(values));
   CUZK_CUDA_CHECK_LAUNCH();
 }
 

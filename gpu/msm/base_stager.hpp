@@ -56,8 +56,8 @@ class BaseStager {
     std::size_t at = lo;
     if (at < source_.device_points) {
       const std::size_t count = source_.device_points - at;
-      CUZK_CUDA_CHECK(cudaMemcpyAsync(dst, source_.device + at * limbs_, count * limbs_ * 4,
-                                      cudaMemcpyDeviceToDevice, copy_));
+      CUZK_CUDA_CHECK(
+          cudaMemcpyAsync(dst, source_.device + at * limbs_, count * limbs_ * 4, cudaMemcpyDeviceToDevice, copy_));
       at += count;
     }
     CUZK_CUDA_CHECK(cudaMemcpyAsync(dst + (at - lo) * limbs_, source_.host + (at - source_.device_points) * limbs_,

@@ -124,7 +124,7 @@ std::size_t local_memory_margin_bytes(int ordinal, int sm_count) {
   constexpr bool kG2 = sizeof(F) != sizeof(dev::Fp);
   std::size_t per_thread = detail::max_local_bytes({reinterpret_cast<const void*>(&window_sum_kernel<F>)});
   per_thread = std::max(per_thread, smem_reduce::local_bytes_per_thread(kG2 ? smem_reduce::PointGroup::kG2
-                                                                             : smem_reduce::PointGroup::kG1));
+                                                                            : smem_reduce::PointGroup::kG1));
   per_thread += tree::local_bytes_per_thread(kG2);
   return per_thread * std::size_t(sm_count) * std::size_t(threads_per_sm);
 }
@@ -156,11 +156,11 @@ msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmSc
     for (int c = c_given ? c_given : msm::kAutoWindowBitsMin; c <= (c_given ? c_given : msm::kAutoWindowBitsMax); ++c) {
       need = std::min(need, msm::minimum_bytes(c, n, xyzz_bytes, sort_temp, staged_point_bytes));
     }
-    throw Error(ErrorKind::kOutOfDeviceMemory,
-                "msm of " + std::to_string(n) + " points needs at least " + mib(need) + " of device scratch; limit " +
-                    mib(config.scratch_limit_bytes) + ", " + mib(free_bytes) + " free + " +
-                    mib(scratch.capacity_bytes()) + " arena (" + mib(keep) +
-                    " kept for the CUDA context and thread stacks)");
+    throw Error(ErrorKind::kOutOfDeviceMemory, "msm of " + std::to_string(n) + " points needs at least " + mib(need) +
+                                                   " of device scratch; limit " + mib(config.scratch_limit_bytes) +
+                                                   ", " + mib(free_bytes) + " free + " + mib(scratch.capacity_bytes()) +
+                                                   " arena (" + mib(keep) +
+                                                   " kept for the CUDA context and thread stacks)");
   }
   return p;
 }
@@ -169,8 +169,7 @@ msm::Plan plan_for(cudaStream_t s, std::size_t n, const MsmConfig& config, MsmSc
 // 2^h XYZZ points per window whose running-sum reduction is the window's sum;
 // segment sums into segs, returns segments per window.
 template <class F>
-u32 reduce_trees(cudaStream_t s, const msm::Plan& plan, unsigned char* arena, MsmScratch& scratch,
-                 dev::Xyzz<F>* segs) {
+u32 reduce_trees(cudaStream_t s, const msm::Plan& plan, unsigned char* arena, MsmScratch& scratch, dev::Xyzz<F>* segs) {
   tree::ReduceArgs t;
   if (plan.tree_sets > 1) {
     auto& side = scratch.side();
@@ -291,7 +290,7 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
     CUZK_CUDA_CHECK(cudaMemsetAsync(start, 0, plan.key_count * 4, s));
     CUZK_CUDA_CHECK(cudaMemsetAsync(end, 0, plan.key_count * 4, s));
     bucket_bounds_kernel<<<detail::grid_for(total, 256), 256, 0, s>>>(dk.Current(), total, sentinel, start, end,
-                                                                       nonzero);
+                                                                      nonzero);
     CUZK_CUDA_CHECK_LAUNCH();
     mark(4 * k + 2);
     stager.wait(k);
@@ -325,8 +324,8 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
   }
 
   mark(4 * plan.chunks);
-  const u32 segs_per_window = tree_reduce ? reduce_trees<F>(s, plan, arena, scratch, segs)
-                                          : reduce_segments<F>(s, plan, buckets, segs);
+  const u32 segs_per_window =
+      tree_reduce ? reduce_trees<F>(s, plan, arena, scratch, segs) : reduce_segments<F>(s, plan, buckets, segs);
   window_sum_kernel<F><<<unsigned(windows), kWindowSumThreads, 0, s>>>(segs, segs_per_window, window_sums);
   CUZK_CUDA_CHECK_LAUNCH();
   out.window_bits = c;
@@ -369,13 +368,13 @@ MsmWindows msm_run(cudaStream_t s, const PointSource& source, const u32* scalars
 
 }  // namespace
 
-MsmWindows msm_g1(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
-                  const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases) {
+MsmWindows msm_g1(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n, const MsmConfig& config,
+                  MsmScratch& scratch, MsmPhaseMs* phases) {
   return msm_run<dev::Fp>(s, bases, scalars, n, config, scratch, phases);
 }
 
-MsmWindows msm_g2(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n,
-                  const MsmConfig& config, MsmScratch& scratch, MsmPhaseMs* phases) {
+MsmWindows msm_g2(cudaStream_t s, const PointSource& bases, const u32* scalars, std::size_t n, const MsmConfig& config,
+                  MsmScratch& scratch, MsmPhaseMs* phases) {
   return msm_run<dev::Fp2>(s, bases, scalars, n, config, scratch, phases);
 }
 

@@ -143,8 +143,8 @@ inline double tree_model_cost(std::uint64_t n, int c, std::uint64_t chunks, bool
   const double buckets = double(windows_for(c)) * double(buckets_per_window(c));
   const double passes = double(((tree_sorts_by_window(c) ? c : key_bits(c)) + 7) / 8);
   const double sort = (g2 ? 0.0072 : 0.0225) * passes * work;
-  const double reduce = tree_reduce ? (g2 ? 2.8 : 2.1) * buckets * double(chunks) + 3e6 / add_ns
-                                    : (g2 ? 5.5 : 5.1) * buckets;
+  const double reduce =
+      tree_reduce ? (g2 ? 2.8 : 2.1) * buckets * double(chunks) + 3e6 / add_ns : (g2 ? 5.5 : 5.1) * buckets;
   const double chunking = 0.1 * double(chunks - 1) * buckets;
   return work + sort + reduce + chunking;
 }
@@ -212,10 +212,10 @@ inline int tree_rounds(std::uint64_t chunk_points, int c, bool has_top_window) {
 // d = 2^m) then the D groups (A buckets each), each group's entries chunk by
 // chunk, contiguous.
 struct TreeReduceShape {
-  int h = 0;                        // low digit bits
-  std::uint32_t a_max = 0;          // A = 2^(m - h)
-  std::uint32_t chunks = 0;         // K
-  std::uint64_t c_entries = 0;      // entries of a window's C groups
+  int h = 0;                    // low digit bits
+  std::uint32_t a_max = 0;      // A = 2^(m - h)
+  std::uint32_t chunks = 0;     // K
+  std::uint64_t c_entries = 0;  // entries of a window's C groups
   std::uint64_t window_entries = 0;
   std::uint32_t window_groups = 0;  // A + 2^h - 1
   int rounds = 0;                   // tree rounds that bring the longest group to one point
@@ -277,12 +277,12 @@ struct Plan {
   int window_bits = 0;
   int windows = 0;
   std::uint64_t buckets_per_window = 0;
-  std::uint64_t bucket_count = 0;      // windows * buckets_per_window
-  std::uint64_t key_count = 0;         // sentinel_key + 1 (bounds arrays' length)
-  std::size_t chunk_points = 0;        // points per chunk (the last may be shorter)
+  std::uint64_t bucket_count = 0;  // windows * buckets_per_window
+  std::uint64_t key_count = 0;     // sentinel_key + 1 (bounds arrays' length)
+  std::size_t chunk_points = 0;    // points per chunk (the last may be shorter)
   std::size_t chunks = 0;
-  std::uint64_t seg_len = 0;           // buckets per reduction segment
-  std::uint64_t segments = 0;          // all windows
+  std::uint64_t seg_len = 0;   // buckets per reduction segment
+  std::uint64_t segments = 0;  // all windows
   // Offsets (bytes) and the total.
   std::size_t buckets_off = 0, starts_off = 0, ends_off = 0, nonzero_off = 0, segs_off = 0, window_sums_off = 0;
   std::size_t keys_off[2] = {0, 0}, vals_off[2] = {0, 0};
@@ -343,8 +343,8 @@ inline void set_tree_reduce(Plan& p, std::size_t chunk_entries, std::size_t xyzz
   const TreeReduceShape s = tree_reduce_shape(p.window_bits, std::uint32_t(p.chunks));
   const std::uint64_t entries = s.window_entries * std::uint64_t(p.windows);
   const std::size_t e_bytes = (std::size_t{1} << s.h) * std::size_t(p.windows) * xyzz_bytes;
-  const std::uint64_t slab = std::min({p.tree_entries / s.window_entries, p.tree_buckets / s.window_groups,
-                                       std::uint64_t(p.windows)});
+  const std::uint64_t slab =
+      std::min({p.tree_entries / s.window_entries, p.tree_buckets / s.window_groups, std::uint64_t(p.windows)});
   if (slab == 0 || entries * 4 > chunk_entries * 4 || e_bytes > chunk_entries * 4) return;
   p.tree_reduce_chunks = std::uint32_t(p.chunks);
   // With two sets, at least two slabs: one's latency-bound steps (each of its
@@ -390,8 +390,7 @@ Plan layout(int c, std::size_t chunk_points, std::size_t n, std::size_t xyzz_byt
   for (int i = 0; i < 2; ++i) p.keys_off[i] = take(entries * 4);
   // CUB's scratch need is not promised to be monotone in the item count: ask
   // for the full chunks and for the (shorter) last one.
-  const std::size_t last_entries =
-      p.chunks == 0 ? 0 : (n - (p.chunks - 1) * chunk_points) * std::size_t(p.windows);
+  const std::size_t last_entries = p.chunks == 0 ? 0 : (n - (p.chunks - 1) * chunk_points) * std::size_t(p.windows);
   p.sort_temp_bytes =
       entries == 0 ? 0 : std::max(sort_temp(entries, key_bits(c)), sort_temp(last_entries, key_bits(c)));
   if (entries > 0 && tree_sorts_by_window(c)) {

@@ -269,10 +269,10 @@ __device__ __noinline__ bool dbl_slots(const E e) {
     e.st(kEX, e.mul(v, kEX));                // S = X V
     e.st(kEA, e.mul(v, kEA));                // W = U V
   }
-  e.st(kEZZZ, e.mul(kEZZZ, kEA));  // ZZZ3 = W ZZZ
-  e.st(kEY, e.mul(kEY, kEA));      // W Y
+  e.st(kEZZZ, e.mul(kEZZZ, kEA));                             // ZZZ3 = W ZZZ
+  e.st(kEY, e.mul(kEY, kEA));                                 // W Y
   const typename E::Field x3 = e.sqr(kEB) - e.ld(kEX).dbl();  // X3 = M^2 - 2S
-  e.st(kEA, e.ld(kEX) - x3);                                   // S - X3
+  e.st(kEA, e.ld(kEX) - x3);                                  // S - X3
   e.st(kEX, x3);
   e.st(kEY, e.mul(kEB, kEA) - e.ld(kEY));  // Y3 = M (S - X3) - W Y
   return e.ld(kEZZ).is_zero();
@@ -311,8 +311,8 @@ __device__ __noinline__ bool add_full(const E e, const uint4* g, bool empty) {
     copy_to_slots(e, g);
     return false;
   }
-  e.st(kEX, e.mul(zz2, kEX));               // U1 = X1 ZZ2
-  e.st(kEY, e.mul(gld<F>(g, kEZZZ), kEY));  // S1 = Y1 ZZZ2
+  e.st(kEX, e.mul(zz2, kEX));                           // U1 = X1 ZZ2
+  e.st(kEY, e.mul(gld<F>(g, kEZZZ), kEY));              // S1 = Y1 ZZZ2
   const F p = e.mul(gld<F>(g, kEX), kEZZ) - e.ld(kEX);  // P = X2 ZZ1 - U1
   const bool p_zero = p.is_zero();
   e.st(kEA, p);
@@ -326,14 +326,14 @@ __device__ __noinline__ bool add_full(const E e, const uint4* g, bool empty) {
     }
     return true;  // the operand is minus the accumulator
   }
-  e.st(kEZZ, e.mul(gld<F>(g, kEZZ), kEZZ));     // ZZ1 ZZ2
-  e.st(kEZZZ, e.mul(gld<F>(g, kEZZZ), kEZZZ));  // ZZZ1 ZZZ2
-  const F pp = e.sqr(kEA);         // PP = P^2
-  e.st(kEZZ, e.mul(pp, kEZZ));     // ZZ3 = ZZ1 ZZ2 PP
-  e.st(kEX, e.mul(pp, kEX));       // Q = U1 PP
-  e.st(kEA, e.mul(pp, kEA));       // PPP = P PP
-  e.st(kEZZZ, e.mul(kEZZZ, kEA));  // ZZZ3 = ZZZ1 ZZZ2 PPP
-  e.st(kEY, e.mul(kEY, kEA));      // S1 PPP
+  e.st(kEZZ, e.mul(gld<F>(g, kEZZ), kEZZ));               // ZZ1 ZZ2
+  e.st(kEZZZ, e.mul(gld<F>(g, kEZZZ), kEZZZ));            // ZZZ1 ZZZ2
+  const F pp = e.sqr(kEA);                                // PP = P^2
+  e.st(kEZZ, e.mul(pp, kEZZ));                            // ZZ3 = ZZ1 ZZ2 PP
+  e.st(kEX, e.mul(pp, kEX));                              // Q = U1 PP
+  e.st(kEA, e.mul(pp, kEA));                              // PPP = P PP
+  e.st(kEZZZ, e.mul(kEZZZ, kEA));                         // ZZZ3 = ZZZ1 ZZZ2 PPP
+  e.st(kEY, e.mul(kEY, kEA));                             // S1 PPP
   const F x3 = e.sqr(kEB) - e.ld(kEA) - e.ld(kEX).dbl();  // X3 = R^2 - PPP - 2Q
   e.st(kEA, e.ld(kEX) - x3);                              // Q - X3
   e.st(kEX, x3);
@@ -396,8 +396,7 @@ std::size_t resident_threads(const void* kernel, int blocks_per_sm_max = 0) {
   if (blocks_per_sm_max > 0) {
     int shared_per_sm = 0, reserved_per_block = 0;
     CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal));
-    CUZK_CUDA_CHECK(
-        cudaDeviceGetAttribute(&reserved_per_block, cudaDevAttrReservedSharedMemoryPerBlock, ordinal));
+    CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&reserved_per_block, cudaDevAttrReservedSharedMemoryPerBlock, ordinal));
     const std::size_t need = std::size_t(blocks_per_sm_max) * (kSharedBytes + std::size_t(reserved_per_block));
     carveout_percent = int(std::min<std::size_t>(100, (100 * need + shared_per_sm - 1) / std::size_t(shared_per_sm)));
   }

@@ -193,7 +193,8 @@ __device__ __forceinline__ Kind classify_output(const Source<F, kFromBases>& src
   const Pair p = pair_of(o, pair_in);
   const F x1 = src.x(p.i1);
   const F x2 = p.has2 ? src.x(p.i1 + 1) : x1;
-  return classify(x1, x2, p.has2, [&] { return src.y(p.i1); }, [&] { return src.y(p.i1 + 1); }, d);
+  return classify(
+      x1, x2, p.has2, [&] { return src.y(p.i1); }, [&] { return src.y(p.i1 + 1); }, d);
 }
 
 // G2's rounds invert norms, not denominators: 1 / d = conj(d) / N(d) with
@@ -312,8 +313,8 @@ __device__ __forceinline__ F shfl(const F& v, int lane) {
 // thread-per-range layout suffered: 45.8 of 134.8 ms at 2^24), and each lane
 // walks its range back.
 template <class F>
-__global__ void __launch_bounds__(kThreads) invert_kernel(const u32* start_next, u32 buckets, F* slot_product,
-                                                          F* prefix) {
+__global__ void __launch_bounds__(kThreads)
+    invert_kernel(const u32* start_next, u32 buckets, F* slot_product, F* prefix) {
   const u64 slots = msm::tree_slots(start_next[buckets]);
   const u64 warps = u64(gridDim.x) * (kThreads / 32);
   const u64 per_warp = (slots + warps - 1) / warps;
@@ -398,7 +399,8 @@ __global__ void __launch_bounds__(kThreads, 3)
     const dev::Affine<Fp2> a = src.point(p.i1);
     const dev::Affine<Fp2> b = p.has2 ? src.point(p.i1 + 1) : a;
     Fp2 d;
-    const Kind kind = classify(a.x, b.x, p.has2, [&] { return a.y; }, [&] { return b.y; }, d);
+    const Kind kind = classify(
+        a.x, b.x, p.has2, [&] { return a.y; }, [&] { return b.y; }, d);
     out[o] = complete(kind, a, b, needs_inverse(kind) ? d.inverse_from_norm(norm_prefix[2 * o]) : Fp2::zero());
   }
 }
@@ -419,7 +421,8 @@ __global__ void __launch_bounds__(kThreads)
       const dev::Affine<F> a = src.point(p.i1);
       const dev::Affine<F> b = p.has2 ? src.point(p.i1 + 1) : a;
       F d;
-      const Kind kind = classify(a.x, b.x, p.has2, [&] { return a.y; }, [&] { return b.y; }, d);
+      const Kind kind = classify(
+          a.x, b.x, p.has2, [&] { return a.y; }, [&] { return b.y; }, d);
       F inv_d = inv;
       if (needs_inverse(kind) && k > 0) {
         inv_d = inv * output_prefix[msm::tree_output(t, k - 1)];  // the prefix before o
@@ -449,8 +452,7 @@ __device__ __forceinline__ bool defer_long(u32 n, u32 b, u32* long_list, u32* lo
 // (one mixed add each; a copy into an empty bucket, as in the first chunk).
 template <class F>
 __global__ void finish_kernel(Source<F, false> src, const u32* len, const u32* start, u32 buckets,
-                              const dev::Affine<F>* sums, dev::Xyzz<F>* slab_buckets, u32* long_list,
-                              u32* long_count) {
+                              const dev::Affine<F>* sums, dev::Xyzz<F>* slab_buckets, u32* long_list, u32* long_count) {
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= buckets) return;
   const u32 n = len[b];
@@ -481,8 +483,7 @@ __device__ __forceinline__ dev::Affine<F> to_affine(const dev::Xyzz<F>& p) {
 // skewed bucket) is summed in XYZZ and brought back by one inversion.
 template <class F>
 __global__ void finish_affine_kernel(Source<F, false> src, const u32* len, const u32* start, u32 buckets,
-                                     const dev::Affine<F>* sums, dev::Affine<F>* out, u32* long_list,
-                                     u32* long_count) {
+                                     const dev::Affine<F>* sums, dev::Affine<F>* out, u32* long_list, u32* long_count) {
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= buckets) return;
   const u32 n = len[b];
@@ -508,8 +509,7 @@ constexpr unsigned kLongThreads = 64;
 template <class F, bool kAffine>
 __global__ void __launch_bounds__(kLongThreads)
     finish_long_kernel(Source<F, false> src, const u32* len, const u32* start, const dev::Affine<F>* sums,
-                       const u32* long_list, const u32* long_count, dev::Xyzz<F>* slab_buckets,
-                       dev::Affine<F>* out) {
+                       const u32* long_list, const u32* long_count, dev::Xyzz<F>* slab_buckets, dev::Affine<F>* out) {
   __shared__ dev::Xyzz<F> part[kLongThreads];
   const u32 count = *long_count;
   for (u32 k = blockIdx.x; k < count; k += gridDim.x) {
@@ -599,8 +599,7 @@ __global__ void reduce_combine_kernel(msm::TreeReduceShape shape, u32 windows, c
 // List sums (sum_list): group g of a piece holds its entries
 // [g 2^log, min((g + 1) 2^log, entries)), round 0's lengths and starts.
 template <class F>
-__global__ void list_init_kernel(u64 entries, int group_log, u32 groups, u32* len0, u32* start0,
-                                 dev::Affine<F>* sums) {
+__global__ void list_init_kernel(u64 entries, int group_log, u32 groups, u32* len0, u32* start0, dev::Affine<F>* sums) {
   const u32 g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g >= groups) return;
   const u64 s = u64(g) << group_log;
@@ -712,21 +711,20 @@ void launch_round(cudaStream_t s, Source<F, kFromBases> src, Buffers<F>& buf, in
   using D = typename ForwardTerms<F>::D;
   D* prefix = reinterpret_cast<D*>(buf.output_prefix);
   D* slot_product = reinterpret_cast<D*>(buf.slot_product);
-  forward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt],
-                                                                    buckets, prefix, slot_product);
+  forward_kernel<F, kFromBases>
+      <<<grid.per_output, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt], buckets, prefix, slot_product);
   CUZK_CUDA_CHECK_LAUNCH();
-  invert_kernel<D><<<grid.invert, kThreads, 0, s>>>(buf.start[nxt], buckets, slot_product,
-                                                    reinterpret_cast<D*>(buf.prefix));
+  invert_kernel<D>
+      <<<grid.invert, kThreads, 0, s>>>(buf.start[nxt], buckets, slot_product, reinterpret_cast<D*>(buf.prefix));
   CUZK_CUDA_CHECK_LAUNCH();
   if constexpr (sizeof(F) == sizeof(Fp)) {
     backward_kernel<F, kFromBases><<<grid.per_output, kThreads, 0, s>>>(
         src, buf.pair_in[out_list], buf.start[nxt], buckets, buf.output_prefix, buf.list[out_list], buf.slot_product);
   } else {
-    inverse_walk_norm_kernel<<<grid.per_output, kThreads, 0, s>>>(buf.start[nxt], buckets, prefix,
-                                                                  slot_product);
+    inverse_walk_norm_kernel<<<grid.per_output, kThreads, 0, s>>>(buf.start[nxt], buckets, prefix, slot_product);
     CUZK_CUDA_CHECK_LAUNCH();
-    point_kernel<kFromBases><<<grid.per_point, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt],
-                                                                buckets, prefix, buf.list[out_list]);
+    point_kernel<kFromBases><<<grid.per_point, kThreads, 0, s>>>(src, buf.pair_in[out_list], buf.start[nxt], buckets,
+                                                                 prefix, buf.list[out_list]);
   }
   CUZK_CUDA_CHECK_LAUNCH();
 }
@@ -747,8 +745,7 @@ int run_rounds(cudaStream_t st, Source<F, true> first, Buffers<F>& buf, u32 buck
     if (r == 0) {
       launch_round<F, true>(st, first, buf, cur, out_list, buckets, grid);
     } else {
-      launch_round<F, false>(st, Source<F, false>{buf.list[1 - out_list], nullptr}, buf, cur, out_list, buckets,
-                             grid);
+      launch_round<F, false>(st, Source<F, false>{buf.list[1 - out_list], nullptr}, buf, cur, out_list, buckets, grid);
     }
     cur = 1 - cur;
   }
@@ -796,11 +793,11 @@ void accumulate(cudaStream_t s, const msm::Plan& plan, const ChunkArgs& a) {
     dev::Xyzz<F>* slab_buckets = xyzz + u64(w0) * bpw;
     const int rounds = msm::tree_rounds(a.chunk_points, plan.window_bits, w0 + nwin == plan.windows);
     init_kernel<F><<<detail::grid_for(buckets, 256), 256, 0, st>>>(a.start, a.end, plan.window_bits, bpw, u32(w0),
-                                                                buckets, buf.len[0], buf.start[0], buf.sums);
+                                                                   buckets, buf.len[0], buf.start[0], buf.sums);
     CUZK_CUDA_CHECK_LAUNCH();
     // The slab's entries: at most its windows times the chunk's points.
-    const int cur = run_rounds<F>(st, Source<F, true>{bases, a.vals}, buf, buckets, u64(nwin) * a.chunk_points,
-                                  rounds, sm_count);
+    const int cur =
+        run_rounds<F>(st, Source<F, true>{bases, a.vals}, buf, buckets, u64(nwin) * a.chunk_points, rounds, sm_count);
     const Source<F, false> last{buf.list[(rounds - 1) % 2], nullptr};
     // The previous round's lengths and starts are dead: they hold the long
     // buckets' count and list.
@@ -843,8 +840,8 @@ void reduce(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& a) {
   const int sm_count = current_sm_count();
   const u32 windows = u32(plan.windows);
   const u64 all_entries = u64(windows) * shape.window_entries;
-  reduce_index_kernel<<<detail::grid_for(all_entries, 256), 256, 0, s>>>(
-      shape, windows, plan.bucket_count, u32(plan.buckets_per_window), a.index);
+  reduce_index_kernel<<<detail::grid_for(all_entries, 256), 256, 0, s>>>(shape, windows, plan.bucket_count,
+                                                                         u32(plan.buckets_per_window), a.index);
   CUZK_CUDA_CHECK_LAUNCH();
   if (sets == 2) {
     CUZK_CUDA_CHECK(cudaEventRecord(a.fork, s));
@@ -860,8 +857,8 @@ void reduce(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& a) {
     Buffers<F> buf(plan, a.arena + std::size_t(set) * plan.tree_set_bytes);
     const u32 nwin = std::min(u32(slab_windows), windows - w0);
     const u32 groups = nwin * shape.window_groups;
-    reduce_init_kernel<F><<<detail::grid_for(groups, 256), 256, 0, st>>>(shape, groups, buf.len[0], buf.start[0],
-                                                                        buf.sums);
+    reduce_init_kernel<F>
+        <<<detail::grid_for(groups, 256), 256, 0, st>>>(shape, groups, buf.len[0], buf.start[0], buf.sums);
     CUZK_CUDA_CHECK_LAUNCH();
     const Source<F, true> entries{points, a.index + u64(w0) * shape.window_entries};
     const int cur = run_rounds<F>(st, entries, buf, groups, u64(nwin) * shape.window_entries, shape.rounds, sm_count);
@@ -882,8 +879,7 @@ constexpr std::size_t align_256(std::size_t b) { return (b + 255) / 256 * 256; }
 // placed after `base_off` bytes; returns the end. Round 0 writes list 0 (at
 // most entries / 2 + groups outputs: one odd point per group), round 1 list
 // 1 (half that, + groups), later rounds less.
-std::size_t list_set_offsets(std::uint64_t entries, std::size_t affine_bytes, std::size_t base_off,
-                             SetOffsets& o) {
+std::size_t list_set_offsets(std::uint64_t entries, std::size_t affine_bytes, std::size_t base_off, SetOffsets& o) {
   const u64 groups = (entries + (u64(1) << kListGroupLog) - 1) >> kListGroupLog;
   const u64 out0 = entries / 2 + groups;
   const u64 lens[2] = {out0, out0 / 2 + groups};
@@ -911,8 +907,7 @@ std::size_t list_set_offsets(std::uint64_t entries, std::size_t affine_bytes, st
 
 // The arena's layout for a list sum in pieces of piece_entries: the group
 // sums of the whole list, then one buffer set (offsets from the arena's start).
-std::size_t list_layout(std::uint64_t count, std::uint64_t piece_entries, std::size_t affine_bytes,
-                        SetOffsets& set) {
+std::size_t list_layout(std::uint64_t count, std::uint64_t piece_entries, std::size_t affine_bytes, SetOffsets& set) {
   const std::size_t sums_bytes = align_256(list_sum_groups(count) * affine_bytes);
   return list_set_offsets(std::min<u64>(count, piece_entries), affine_bytes, sums_bytes, set);
 }
@@ -930,15 +925,14 @@ const void* sum_list(cudaStream_t s, const ListSumArgs& a) {
   for (u64 lo = 0; lo < a.count; lo += piece) {
     const u64 n = std::min(piece, a.count - lo);
     const u32 groups = u32(list_sum_groups(n));
-    list_init_kernel<F><<<detail::grid_for(groups, 256), 256, 0, s>>>(n, kListGroupLog, groups, buf.len[0],
-                                                                     buf.start[0], buf.sums);
+    list_init_kernel<F>
+        <<<detail::grid_for(groups, 256), 256, 0, s>>>(n, kListGroupLog, groups, buf.len[0], buf.start[0], buf.sums);
     CUZK_CUDA_CHECK_LAUNCH();
     // At least one round: it moves a lone point into sums.
     const int rounds = std::max(1, msm::tree_rounds_for(std::min<u64>(n, u64(1) << kListGroupLog)));
     const int cur = run_rounds<F>(s, Source<F, true>{bases, a.idx + lo}, buf, groups, n, rounds, sm_count);
     list_collect_kernel<F><<<detail::grid_for(groups, 128), 128, 0, s>>>(
-        buf.len[cur], buf.start[cur], buf.list[(rounds - 1) % 2], buf.sums, groups,
-        group_sums + (lo >> kListGroupLog));
+        buf.len[cur], buf.start[cur], buf.list[(rounds - 1) % 2], buf.sums, groups, group_sums + (lo >> kListGroupLog));
     CUZK_CUDA_CHECK_LAUNCH();
   }
   return group_sums;
@@ -956,20 +950,20 @@ std::size_t local_bytes() {
                                         reinterpret_cast<const void*>(&point_kernel<true>),
                                         reinterpret_cast<const void*>(&point_kernel<false>)});
   }
-  return std::max(backward, detail::max_local_bytes({reinterpret_cast<const void*>(&map_kernel<F, true>),
-                                                     reinterpret_cast<const void*>(&map_kernel<F, false>),
-                                                     reinterpret_cast<const void*>(&forward_kernel<F, true>),
-                                                     reinterpret_cast<const void*>(&forward_kernel<F, false>),
-                                                     reinterpret_cast<const void*>(
-                                                         &invert_kernel<typename ForwardTerms<F>::D>),
-                                                     reinterpret_cast<const void*>(&finish_kernel<F>),
-                                                     reinterpret_cast<const void*>(&finish_affine_kernel<F>),
-                                                     reinterpret_cast<const void*>(&finish_long_kernel<F, true>),
-                                                     reinterpret_cast<const void*>(&finish_long_kernel<F, false>),
-                                                     reinterpret_cast<const void*>(&reduce_init_kernel<F>),
-                                                     reinterpret_cast<const void*>(&reduce_combine_kernel<F>),
-                                                     reinterpret_cast<const void*>(&list_init_kernel<F>),
-                                                     reinterpret_cast<const void*>(&list_collect_kernel<F>)}));
+  return std::max(
+      backward,
+      detail::max_local_bytes(
+          {reinterpret_cast<const void*>(&map_kernel<F, true>), reinterpret_cast<const void*>(&map_kernel<F, false>),
+           reinterpret_cast<const void*>(&forward_kernel<F, true>),
+           reinterpret_cast<const void*>(&forward_kernel<F, false>),
+           reinterpret_cast<const void*>(&invert_kernel<typename ForwardTerms<F>::D>),
+           reinterpret_cast<const void*>(&finish_kernel<F>), reinterpret_cast<const void*>(&finish_affine_kernel<F>),
+           reinterpret_cast<const void*>(&finish_long_kernel<F, true>),
+           reinterpret_cast<const void*>(&finish_long_kernel<F, false>),
+           reinterpret_cast<const void*>(&reduce_init_kernel<F>),
+           reinterpret_cast<const void*>(&reduce_combine_kernel<F>),
+           reinterpret_cast<const void*>(&list_init_kernel<F>),
+           reinterpret_cast<const void*>(&list_collect_kernel<F>)}));
 }
 
 }  // namespace

@@ -15,12 +15,12 @@ namespace cuzk::gpu::kernels::tree {
 // One chunk's sorted entries (msm.cu's digits + sort + bounds steps). All
 // device pointers; arena is the MSM's scratch base (plan's tree offsets).
 struct ChunkArgs {
-  const void* bases = nullptr;          // the chunk's packed affine points
-  const std::uint32_t* vals = nullptr;  // point index | sign << 31, in key order
-  const std::uint32_t* start = nullptr; // per key: first entry (0 / 0 when absent)
-  const std::uint32_t* end = nullptr;   // per key: one past the last entry
+  const void* bases = nullptr;           // the chunk's packed affine points
+  const std::uint32_t* vals = nullptr;   // point index | sign << 31, in key order
+  const std::uint32_t* start = nullptr;  // per key: first entry (0 / 0 when absent)
+  const std::uint32_t* end = nullptr;    // per key: one past the last entry
   std::uint64_t chunk_points = 0;
-  void* buckets = nullptr;              // running XYZZ buckets (window-major)
+  void* buckets = nullptr;  // running XYZZ buckets (window-major)
   unsigned char* arena = nullptr;
   // With plan.tree_sets = 2: odd slabs run on `side`, forked from and joined
   // back into the MSM's stream by the two events.
@@ -51,7 +51,7 @@ struct ReduceArgs {
   std::uint32_t* index = nullptr;        // plan: tree_reduce_index_off
   void* e_out = nullptr;                 // plan: tree_reduce_e_off
   unsigned char* arena = nullptr;
-  cudaStream_t side = nullptr;           // as ChunkArgs' (plan.tree_sets = 2)
+  cudaStream_t side = nullptr;  // as ChunkArgs' (plan.tree_sets = 2)
   cudaEvent_t fork = nullptr, join = nullptr;
 };
 void reduce_g1(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& args);
@@ -67,11 +67,11 @@ void reduce_g2(cudaStream_t s, const msm::Plan& plan, const ReduceArgs& args);
 // passes.
 inline constexpr int kListGroupLog = 9;
 struct ListSumArgs {
-  const void* bases = nullptr;          // packed affine points
-  const std::uint32_t* idx = nullptr;   // count indices into bases, each < 2^31
+  const void* bases = nullptr;         // packed affine points
+  const std::uint32_t* idx = nullptr;  // count indices into bases, each < 2^31
   std::uint64_t count = 0;
   unsigned char* arena = nullptr;
-  std::size_t arena_bytes = 0;          // at least list_sum_bytes(g2, count, 2^kListGroupLog)
+  std::size_t arena_bytes = 0;  // at least list_sum_bytes(g2, count, 2^kListGroupLog)
 };
 std::uint64_t list_sum_groups(std::uint64_t count);
 // Arena bytes for a list of count entries summed in pieces of piece_entries.

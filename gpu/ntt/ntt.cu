@@ -53,8 +53,8 @@ __global__ void scale_kernel(u32* data, u64 n, const u32* hi, const u32* lo, int
   store_fr(data, i, load_fr(data, i) * f);
 }
 
-__global__ void __launch_bounds__(kPassThreads) dif_pass_kernel(u32* data, const u32* tw, int log_n, int s_lo,
-                                                                 int k_stages, int l_bits, bool inverse) {
+__global__ void __launch_bounds__(kPassThreads)
+    dif_pass_kernel(u32* data, const u32* tw, int log_n, int s_lo, int k_stages, int l_bits, bool inverse) {
   extern __shared__ u32 shm[];
   const int t_bits = k_stages + l_bits;
   const u32 tile = 1u << t_bits;
@@ -172,7 +172,7 @@ void ntt_dif(cudaStream_t s, u32* data, const u32* tw, int log_n, bool inverse) 
     const std::size_t blocks = std::size_t{1} << (log_n - t_bits);
     const std::size_t shm_bytes = (std::size_t{1} << t_bits) * 32;
     dif_pass_kernel<<<static_cast<unsigned>(blocks), kPassThreads, shm_bytes, s>>>(data, tw, log_n, s_lo, k, l_bits,
-                                                                                  inverse);
+                                                                                   inverse);
     CUZK_CUDA_CHECK_LAUNCH();
     s_hi = s_lo - 1;
   }

@@ -145,8 +145,8 @@ __global__ void __launch_bounds__(nl::kThreads, nl::kMinBlocksPerSm) lean_dif_pa
 template <bool kInverse>
 void launch_pass(cudaStream_t s, const LeanPassParams& p) {
   constexpr std::size_t shm_bytes = std::size_t{nl::kTileWords} * 4;  // 64 KiB: see nl::slot
-  CUZK_CUDA_CHECK(cudaFuncSetAttribute(lean_dif_pass_kernel<kInverse>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shm_bytes)));
+  CUZK_CUDA_CHECK(cudaFuncSetAttribute(lean_dif_pass_kernel<kInverse>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(shm_bytes)));
   const int t_bits = p.k + nl::kOtherBits;
   const unsigned blocks = static_cast<unsigned>(std::size_t{1} << (p.log_n - t_bits));
   lean_dif_pass_kernel<kInverse><<<blocks, nl::kThreads, shm_bytes, s>>>(p);

@@ -55,11 +55,11 @@ namespace cuzk::gpu::ntt_lean {
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
 
-inline constexpr int kTileBitsMax = 11;          // 2^11 elements * 32 B = 64 KiB of shared memory
-inline constexpr int kOtherBits = 2;             // L: runs of 4 elements (128 B) in global memory
-inline constexpr int kThreads = 256;             // per block; 3 blocks per SM
-inline constexpr int kMinBlocksPerSm = 3;        // __launch_bounds__: <= 80 registers
-inline constexpr int kLogMin = 6;                // smaller sizes run radix-2
+inline constexpr int kTileBitsMax = 11;                       // 2^11 elements * 32 B = 64 KiB of shared memory
+inline constexpr int kOtherBits = 2;                          // L: runs of 4 elements (128 B) in global memory
+inline constexpr int kThreads = 256;                          // per block; 3 blocks per SM
+inline constexpr int kMinBlocksPerSm = 3;                     // __launch_bounds__: <= 80 registers
+inline constexpr int kLogMin = 6;                             // smaller sizes run radix-2
 inline constexpr int kStagesMax = kTileBitsMax - kOtherBits;  // 9
 
 // One pass: stages [s_lo, s_lo + k) of a 2^log_n transform.

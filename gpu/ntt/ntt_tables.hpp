@@ -20,12 +20,12 @@ namespace cuzk::gpu::detail {
 // hi[i >> coset_lo_bits] * lo[i mod 2^coset_lo_bits] (kernels::NttScaleTable).
 struct NttTables {
   DeviceBuffer<kernels::u32> twiddles;
-  DeviceBuffer<kernels::u32> n_inv;                       // 1/n (one element)
-  DeviceBuffer<kernels::u32> coset_hi, coset_lo;          // g^i
-  DeviceBuffer<kernels::u32> coset_inv_hi, coset_inv_lo;  // n^-1 g^-i
+  DeviceBuffer<kernels::u32> n_inv;                         // 1/n (one element)
+  DeviceBuffer<kernels::u32> coset_hi, coset_lo;            // g^i
+  DeviceBuffer<kernels::u32> coset_inv_hi, coset_inv_lo;    // n^-1 g^-i
   DeviceBuffer<kernels::u32> coset_ninv_hi, coset_ninv_lo;  // n^-1 g^i
-  DeviceBuffer<kernels::u32> coset_inv_z_hi;  // (n Z)^-1 g^-i, high factors (low: coset_inv_lo)
-  DeviceBuffer<kernels::u32> n_inv_z;         // (n Z)^-1 (one element)
+  DeviceBuffer<kernels::u32> coset_inv_z_hi;                // (n Z)^-1 g^-i, high factors (low: coset_inv_lo)
+  DeviceBuffer<kernels::u32> n_inv_z;                       // (n Z)^-1 (one element)
   // Their negations, for the two-vector H stage (GpuProver, compact_h_stage).
   DeviceBuffer<kernels::u32> neg_coset_inv_z_hi, neg_n_inv_z;
   int coset_lo_bits = 0;
@@ -33,9 +33,7 @@ struct NttTables {
 
   kernels::NttScaleTable coset() const { return {coset_hi.get(), coset_lo.get(), coset_lo_bits, false}; }
   kernels::NttScaleTable coset_inv() const { return {coset_inv_hi.get(), coset_inv_lo.get(), coset_lo_bits, false}; }
-  kernels::NttScaleTable coset_ninv() const {
-    return {coset_ninv_hi.get(), coset_ninv_lo.get(), coset_lo_bits, false};
-  }
+  kernels::NttScaleTable coset_ninv() const { return {coset_ninv_hi.get(), coset_ninv_lo.get(), coset_lo_bits, false}; }
   kernels::NttScaleTable inv_size() const { return {n_inv.get(), nullptr, 0, false}; }
   // The H stage's iNTT of c and coset iNTT of a b, each divided by Z (the
   // constant g^n - 1 on the coset) as well: (n Z)^-1, (n Z)^-1 g^-i.

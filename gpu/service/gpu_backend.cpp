@@ -182,8 +182,8 @@ bool GpuBackend::can_use(const engine::InstanceStaging& staging) const {
   return dynamic_cast<const GpuStaging*>(&staging) != nullptr;
 }
 
-void GpuBackend::prepare(engine::InstanceStaging& staging, const groth16::Parameters& params,
-                         const groth16::R1cs& r1cs, const groth16::Witness& w, const groth16::Blinding& blinding,
+void GpuBackend::prepare(engine::InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
+                         const groth16::Witness& w, const groth16::Blinding& blinding,
                          groth16::SatisfactionCheck check) {
   GpuStaging& g = as_gpu(staging);
   groth16::check_inputs(params, r1cs, w);

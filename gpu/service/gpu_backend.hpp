@@ -104,16 +104,15 @@ class GpuBackend final : public engine::DeviceBackend {
   std::unique_ptr<engine::InstanceStaging> make_staging() const override;
   bool can_use(const engine::InstanceStaging& staging) const override;
   void prepare(engine::InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
-               const groth16::Witness& w, const groth16::Blinding& blinding,
-               groth16::SatisfactionCheck check) override;
+               const groth16::Witness& w, const groth16::Blinding& blinding, groth16::SatisfactionCheck check) override;
   void start(engine::InstanceStaging& staging, std::function<void(std::exception_ptr)> done) override;
   groth16::Proof finish(engine::InstanceStaging& staging, engine::ProveBreakdown* breakdown) override;
 
   // Development parameters on this device (gpu/setup when built, else the
   // CPU's groth16::generate_parameters). Blocking: runs on the device
   // thread and waits, so call it from any thread but that one.
-  groth16::Parameters generate_parameters(const groth16::R1cs& r1cs, const groth16::ToxicWaste& toxic,
-                                          ThreadPool& pool, const engine::SetupProgress& progress);
+  groth16::Parameters generate_parameters(const groth16::R1cs& r1cs, const groth16::ToxicWaste& toxic, ThreadPool& pool,
+                                          const engine::SetupProgress& progress);
   // Whether generate_parameters runs on the GPU in this build.
   static bool has_gpu_setup();
 
@@ -141,16 +140,16 @@ class GpuBackend final : public engine::DeviceBackend {
   // from (compared by address and size only, never dereferenced).
   void note_resident_srs();
   mutable std::mutex srs_mu_;
-  engine::ResidentSrsSplit srs_split_;                // guarded by srs_mu_
-  const groth16::Parameters* srs_params_ = nullptr;  // guarded by srs_mu_
+  engine::ResidentSrsSplit srs_split_;                    // guarded by srs_mu_
+  const groth16::Parameters* srs_params_ = nullptr;       // guarded by srs_mu_
   const groth16::Parameters* side_srs_params_ = nullptr;  // guarded by srs_mu_: the small one beside
-  std::uint64_t srs_total_bytes_ = 0;                 // guarded by srs_mu_: both tiers
-  std::atomic<std::uint64_t> clean_free_bytes_{0};   // free device memory with no SRS or workspace held
-  std::uint64_t msm_scratch_limit_bytes_ = 0;         // the device's MSM tuning, read at open
-  std::atomic<std::uint64_t> msm_scratch_bytes_{0};   // the arena's capacity (note_msm_scratch)
-  bool compact_h_logged_ = false;                     // device thread only: warned once
-  mutable std::mutex stage_mu_;               // CUDA's callback thread writes, status() reads
-  std::optional<engine::ProverStage> stage_;  // the device's stage; guarded by stage_mu_
+  std::uint64_t srs_total_bytes_ = 0;                     // guarded by srs_mu_: both tiers
+  std::atomic<std::uint64_t> clean_free_bytes_{0};        // free device memory with no SRS or workspace held
+  std::uint64_t msm_scratch_limit_bytes_ = 0;             // the device's MSM tuning, read at open
+  std::atomic<std::uint64_t> msm_scratch_bytes_{0};       // the arena's capacity (note_msm_scratch)
+  bool compact_h_logged_ = false;                         // device thread only: warned once
+  mutable std::mutex stage_mu_;                           // CUDA's callback thread writes, status() reads
+  std::optional<engine::ProverStage> stage_;              // the device's stage; guarded by stage_mu_
 };
 
 // The GPUs named by a config value: "auto" (every device), "none", or a

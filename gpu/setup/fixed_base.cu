@@ -112,7 +112,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 template <class F>
 void launch(cudaStream_t s, const u32* table, const u32* scalars, std::size_t n, u32* scratch, u32* out) {
   if (n == 0) return;
-  const u64 per_thread = std::min<u64>(kMaxPointsPerThread, std::max<u64>(1, (u64(n) + kTargetThreads - 1) / kTargetThreads));
+  const u64 per_thread =
+      std::min<u64>(kMaxPointsPerThread, std::max<u64>(1, (u64(n) + kTargetThreads - 1) / kTargetThreads));
   const u64 threads = (u64(n) + per_thread - 1) / per_thread;
   fixed_base_kernel<F><<<detail::grid_for(threads, kThreadsPerBlock), kThreadsPerBlock, 0, s>>>(
       reinterpret_cast<const dev::Affine<F>*>(table), reinterpret_cast<const Fr*>(scalars), u64(n), int(per_thread),

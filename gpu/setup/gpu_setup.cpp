@@ -64,9 +64,8 @@ std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"
 void require_fits(Device& device, std::size_t bytes, const std::string& what) {
   const std::size_t free_bytes = device.free_memory_bytes();
   if (bytes + detail::kDeviceMemoryReserveBytes > free_bytes) {
-    throw Error(ErrorKind::kOutOfDeviceMemory, what + " needs " + mib(bytes) + " of device memory, " +
-                                                   mib(free_bytes) + " free (" +
-                                                   mib(detail::kDeviceMemoryReserveBytes) +
+    throw Error(ErrorKind::kOutOfDeviceMemory, what + " needs " + mib(bytes) + " of device memory, " + mib(free_bytes) +
+                                                   " free (" + mib(detail::kDeviceMemoryReserveBytes) +
                                                    " kept in reserve); lower SetupOptions::chunk_points");
   }
 }
@@ -107,7 +106,8 @@ using ScalarSource = std::function<void(std::size_t begin, std::span<Fr> out)>;
 ScalarSource from_vector(std::span<const Fr> v, ThreadPool& pool) {
   return [v, &pool](std::size_t begin, std::span<Fr> out) {
     pool.parallel_for(out.size(), [&](std::size_t b, std::size_t e) {
-      std::copy(v.begin() + std::ptrdiff_t(begin + b), v.begin() + std::ptrdiff_t(begin + e), out.begin() + std::ptrdiff_t(b));
+      std::copy(v.begin() + std::ptrdiff_t(begin + b), v.begin() + std::ptrdiff_t(begin + e),
+                out.begin() + std::ptrdiff_t(b));
     });
   };
 }
@@ -163,8 +163,8 @@ void run_fixed_base(cudaStream_t s, const DeviceBuffer<u32>& table, const Scalar
     const std::size_t slot = k % 2, begin = k * chunk, n = std::min(chunk, count - begin);
     if (k >= 2) unpack(k - 2);  // its download followed its upload: both pinned slots are free again
     fill(begin, std::span<Fr>(h_scalars[slot].get(), n));
-    CUZK_CUDA_CHECK(cudaMemcpyAsync(d_scalars.get(), h_scalars[slot].get(), n * kernels::kFrBytes,
-                                    cudaMemcpyHostToDevice, s));
+    CUZK_CUDA_CHECK(
+        cudaMemcpyAsync(d_scalars.get(), h_scalars[slot].get(), n * kernels::kFrBytes, cudaMemcpyHostToDevice, s));
     T::launch(s, table.get(), d_scalars.get(), n, d_scratch.get(), d_out.get());
     CUZK_CUDA_CHECK(cudaMemcpyAsync(h_out[slot].get(), d_out.get(), n * T::kAffineBytes, cudaMemcpyDeviceToHost, s));
     downloaded[slot].record(s);

@@ -54,9 +54,9 @@ std::vector<ec::G2Affine> fixed_base_g2(Device& device, const ec::G2Affine& base
 // runs on the calling thread after every chunk (same total as the CPU's).
 // Checks the device's free memory before any field work and throws
 // Error{kOutOfDeviceMemory} when the chunks cannot fit.
-groth16::Parameters generate_parameters(Device& device, const groth16::R1cs& r1cs, const groth16::ToxicWaste& tw,
-                                        ThreadPool& pool,
-                                        const std::function<void(std::uint64_t done, std::uint64_t total)>& progress = {},
-                                        const SetupOptions& options = {});
+groth16::Parameters generate_parameters(
+    Device& device, const groth16::R1cs& r1cs, const groth16::ToxicWaste& tw, ThreadPool& pool,
+    const std::function<void(std::uint64_t done, std::uint64_t total)>& progress = {},
+    const SetupOptions& options = {});
 
 }  // namespace cuzk::gpu

@@ -26,8 +26,7 @@ std::uint64_t popcount(const std::vector<bool>& bits) {
 
 void check_room(std::size_t n_inputs, std::size_t n_aux) {
   if (n_inputs + n_aux >= std::numeric_limits<std::uint32_t>::max()) {
-    throw groth16::SynthesisError(groth16::SynthesisErrorKind::kTooManyVariables,
-                                  "more than 2^32 variables");
+    throw groth16::SynthesisError(groth16::SynthesisErrorKind::kTooManyVariables, "more than 2^32 variables");
   }
 }
 
@@ -82,8 +81,7 @@ std::size_t ShapeStatsCs::visit(const LinearCombination& lc, std::vector<bool>* 
                                 std::vector<bool>* aux_density) {
   scratch_.assign(lc.terms().begin(), lc.terms().end());
   if (scratch_.size() > 1) {
-    std::sort(scratch_.begin(), scratch_.end(),
-              [](const Term& x, const Term& y) { return x.var < y.var; });
+    std::sort(scratch_.begin(), scratch_.end(), [](const Term& x, const Term& y) { return x.var < y.var; });
   }
   std::size_t n = 0;
   for (std::size_t i = 0; i < scratch_.size();) {
@@ -104,8 +102,7 @@ std::size_t ShapeStatsCs::visit(const LinearCombination& lc, std::vector<bool>* 
   return n;
 }
 
-void ShapeStatsCs::add_constraint(const Name&, LinearCombination a, LinearCombination b,
-                                  LinearCombination c) {
+void ShapeStatsCs::add_constraint(const Name&, LinearCombination a, LinearCombination b, LinearCombination c) {
   nnz_[0] += visit(a, nullptr, &a_aux_);
   nnz_[1] += visit(b, &b_input_, &b_aux_);
   nnz_[2] += visit(c, nullptr, nullptr);
@@ -134,8 +131,7 @@ namespace {
 // Feeds each constraint to an R1csHasher as it is enforced.
 class FingerprintCs final : public groth16::ConstraintSystem {
  public:
-  explicit FingerprintCs(const ShapeStats& counts)
-      : hasher_(counts.inputs, counts.aux, counts.constraints) {}
+  explicit FingerprintCs(const ShapeStats& counts) : hasher_(counts.inputs, counts.aux, counts.constraints) {}
   bool has_witness() const override { return false; }
   bool keeps_constraints() const override { return true; }
   void push_namespace(const Name&) override {}
@@ -154,8 +150,7 @@ class FingerprintCs final : public groth16::ConstraintSystem {
     check_room(n_inputs_, n_aux_);
     return Variable::input(std::uint32_t(n_inputs_++));
   }
-  void add_constraint(const Name&, LinearCombination a, LinearCombination b,
-                      LinearCombination c) override {
+  void add_constraint(const Name&, LinearCombination a, LinearCombination b, LinearCombination c) override {
     hasher_.add_lc(a.normalized());
     hasher_.add_lc(b.normalized());
     hasher_.add_lc(c.normalized());
@@ -175,8 +170,7 @@ class FingerprintCs final : public groth16::ConstraintSystem {
 std::string stream_fingerprint(const groth16::Circuit& circuit, const ShapeStats& counts) {
   FingerprintCs cs(counts);
   circuit.synthesize(cs);
-  if (cs.num_inputs() != counts.inputs || cs.num_aux() != counts.aux ||
-      cs.num_constraints() != counts.constraints) {
+  if (cs.num_inputs() != counts.inputs || cs.num_aux() != counts.aux || cs.num_constraints() != counts.constraints) {
     die("stream_fingerprint: counts differ from the first pass");
   }
   return cs.finish();

@@ -63,8 +63,8 @@ class ShapeStatsCs final : public groth16::ConstraintSystem {
  protected:
   groth16::Variable alloc_aux(const groth16::Name& name, groth16::ValueFn value) override;
   groth16::Variable alloc_public(const groth16::Name& name, groth16::ValueFn value) override;
-  void add_constraint(const groth16::Name& name, groth16::LinearCombination a,
-                      groth16::LinearCombination b, groth16::LinearCombination c) override;
+  void add_constraint(const groth16::Name& name, groth16::LinearCombination a, groth16::LinearCombination b,
+                      groth16::LinearCombination c) override;
   void count_constraint() override;
 
  private:

@@ -62,8 +62,8 @@ class Reader {
   }
 
  private:
-  inline static const std::set<std::string> kSections = {"daemon", "engine", "cpu",    "logging", "gpu",
-                                                         "memory", "porep",  "snap",   "srs",    "metrics"};
+  inline static const std::set<std::string> kSections = {"daemon", "engine", "cpu",  "logging", "gpu",
+                                                         "memory", "porep",  "snap", "srs",     "metrics"};
   const toml::table& root_;
   std::string origin_;
   std::set<std::string> known_;
@@ -209,8 +209,10 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
   }
   if (auto v = r.get<std::string>("memory", "critical_overdraft")) {
     auto b = policy::parse_size_bytes(*v);
-    if (!b) r.fail("memory.critical_overdraft", b.error().message);
-    else c.engine.memory_critical_overdraft_bytes = b.value();
+    if (!b)
+      r.fail("memory.critical_overdraft", b.error().message);
+    else
+      c.engine.memory_critical_overdraft_bytes = b.value();
   }
   if (auto v = r.get<std::string>("memory", "auto_margin")) {
     auto b = policy::parse_size_bytes(*v);
@@ -261,8 +263,10 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
       c.engine.srs_max_host_bytes = UINT64_MAX;
     } else {
       auto b = policy::parse_size_bytes(*v);
-      if (!b) r.fail("srs.max_host_bytes", "expected \"unlimited\" or a size: " + b.error().message);
-      else c.engine.srs_max_host_bytes = b.value();
+      if (!b)
+        r.fail("srs.max_host_bytes", "expected \"unlimited\" or a size: " + b.error().message);
+      else
+        c.engine.srs_max_host_bytes = b.value();
     }
   }
   if (auto v = r.get<std::string>("metrics", "listen")) c.metrics_listen = *v;

@@ -43,7 +43,7 @@ struct Config {
   std::size_t math_threads = 0;      // data-parallel proving threads (0: all cores)
   std::size_t pipeline_threads = 0;  // stage runner threads (0: max_concurrent_jobs + 1)
   // [gpu]
-  std::string gpu_devices = "auto";  // "auto" (every device), "none" (CPU only), or ordinals "0,1"
+  std::string gpu_devices = "auto";          // "auto" (every device), "none" (CPU only), or ordinals "0,1"
   std::uint32_t gpu_workers_per_device = 1;  // provers per device (each holds its own SRS copy)
   // a, b, c = A.w, B.w, C.w (and the satisfaction check) on the device from
   // R1CS matrices kept there, instead of on the host pool
@@ -60,7 +60,7 @@ struct Config {
   // left beside it (gpu::GpuProverOptions::srs_device_budget_bytes).
   std::optional<std::uint64_t> gpu_srs_device_budget_bytes = std::nullopt;
   // [memory]
-  std::string memory_total_budget = "auto";             // host-memory budget: "auto" (RAM - margin) or a size
+  std::string memory_total_budget = "auto";              // host-memory budget: "auto" (RAM - margin) or a size
   std::uint64_t memory_auto_margin_bytes = 12ull << 30;  // what "auto" leaves to the OS and the rest
   // [porep] per-partition pipeline of PoRep C2 jobs: engine.porep_* fields.
   // [srs] parameter-set residency: engine.srs_min_idle, engine.srs_max_host_bytes.

@@ -91,17 +91,20 @@ std::string load_token(const std::filesystem::path& path) {
 }
 
 // Keys SIGHUP applies; every other changed key is reported as needing a restart.
-const std::set<std::string> kReloadable = {"logging.level",          "logging.format",
-                                           "daemon.max_calls_per_connection", "daemon.token_file",
-                                           "engine.queue_capacity",  "engine.urgent_reserve",
-                                           "engine.max_demo_log_domain"};
+const std::set<std::string> kReloadable = {
+    "logging.level",         "logging.format",        "daemon.max_calls_per_connection", "daemon.token_file",
+    "engine.queue_capacity", "engine.urgent_reserve", "engine.max_demo_log_domain"};
 
 class Reloader {
  public:
   Reloader(ConfigReloader reload, Config current, std::string text, rpc::Server& server, engine::Engine& engine,
            runtime::Logger& log)
-      : reload_(std::move(reload)), current_(std::move(current)), text_(std::move(text)), server_(server),
-        engine_(engine), log_(log) {}
+      : reload_(std::move(reload)),
+        current_(std::move(current)),
+        text_(std::move(text)),
+        server_(server),
+        engine_(engine),
+        log_(log) {}
 
   void reload() {
     if (!reload_) {
@@ -291,7 +294,7 @@ int run(const Config& config, runtime::Logger& log, ConfigReloader reload, std::
       }
     }
     if (gpus.empty()) {
-      log.info("proving on the CPU", {{"reason", !backends.make_gpus        ? "built without CUDA"
+      log.info("proving on the CPU", {{"reason", !backends.make_gpus            ? "built without CUDA"
                                                  : config.gpu_devices == "none" ? "gpu.devices = none"
                                                                                 : "no usable GPU"},
                                       {"math_threads", math.size()}});
@@ -340,7 +343,8 @@ int run(const Config& config, runtime::Logger& log, ConfigReloader reload, std::
     mc.listen = config.metrics_listen;
     mc.allow_non_loopback = config.metrics_allow_non_loopback;
     try {
-      metrics.emplace(loop.io(), mc, [&engine] { return engine.metrics(); }, log);
+      metrics.emplace(
+          loop.io(), mc, [&engine] { return engine.metrics(); }, log);
     } catch (const std::runtime_error& e) {
       log.error("metrics endpoint", {{"error", e.what()}});
       return 2;
@@ -376,8 +380,8 @@ int run(const Config& config, runtime::Logger& log, ConfigReloader reload, std::
     log.info("watchdog", {{"interval_ms", watchdog_usec / 2000}});
   }
   if (ring) ring->start();
-  main_tasks.spawn(lifecycle(loop.io(), signals, engine, server, metrics ? &*metrics : nullptr, ops, ring.get(),
-                             notify, log, config.drain_timeout));
+  main_tasks.spawn(lifecycle(loop.io(), signals, engine, server, metrics ? &*metrics : nullptr, ops, ring.get(), notify,
+                             log, config.drain_timeout));
   log.info("cuzkd ready", {{"listen", inherited == 1 ? std::string("systemd socket") : config.listen},
                            {"listen_tcp", config.listen_tcp.empty() ? std::string("off") : config.listen_tcp},
                            {"state_dir", config.state_dir.string()},

@@ -49,7 +49,7 @@ struct BackendFactory {
   // workers_per_device, abc_on_device, msm_scratch, srs_device_budget
   // (Config's gpu_* fields).
   std::function<std::vector<std::shared_ptr<engine::DeviceBackend>>(const Config& config, ThreadPool& math,
-                                                                      runtime::Logger& log)>
+                                                                    runtime::Logger& log)>
       make_gpus;
   // The development-parameter generator running on a GPU back end.
   std::function<engine::DevParamsGenerator(std::shared_ptr<engine::DeviceBackend>)> dev_params;

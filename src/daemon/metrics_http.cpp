@@ -63,7 +63,8 @@ std::string metrics_http_response(std::string_view head, const std::function<std
     r.insert(r.find("\r\n") + 2, "Allow: GET, HEAD\r\n");
     return r;
   }
-  if (target != "/metrics") return reply("404 Not Found", kText, "not found: the metrics are at /metrics\n", !head_only);
+  if (target != "/metrics")
+    return reply("404 Not Found", kText, "not found: the metrics are at /metrics\n", !head_only);
   // The exposition format's content type (Prometheus text format 0.0.4).
   return reply("200 OK", "text/plain; version=0.0.4; charset=utf-8", render(), !head_only);
 }
@@ -106,7 +107,8 @@ asio::awaitable<void> MetricsHttpServer::accept_loop() {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
     if (ec) continue;  // a connection reset before it was accepted, out of fds: keep serving
     if (connections_ >= config_.max_connections) {
-      if (refused_total_++ == 0) log_.warn("metrics endpoint: connection limit reached", {{"limit", config_.max_connections}});
+      if (refused_total_++ == 0)
+        log_.warn("metrics endpoint: connection limit reached", {{"limit", config_.max_connections}});
       socket.close(ec);
       continue;
     }
@@ -127,10 +129,9 @@ asio::awaitable<void> MetricsHttpServer::serve(asio::ip::tcp::socket socket) {
   std::string head;
   asio::error_code read_ec, timer_ec;
   asio::steady_timer deadline(io_, config_.request_timeout);
-  auto done = co_await (
-      asio::async_read_until(socket, asio::dynamic_buffer(head, config_.max_request_bytes), "\r\n\r\n",
-                             asio::redirect_error(asio::use_awaitable, read_ec)) ||
-      deadline.async_wait(asio::redirect_error(asio::use_awaitable, timer_ec)));
+  auto done = co_await (asio::async_read_until(socket, asio::dynamic_buffer(head, config_.max_request_bytes),
+                                               "\r\n\r\n", asio::redirect_error(asio::use_awaitable, read_ec)) ||
+                        deadline.async_wait(asio::redirect_error(asio::use_awaitable, timer_ec)));
   asio::error_code ec;
   if (done.index() == 1 || read_ec) {
     // Too slow, too long (not_found: the buffer limit), closed early: no answer.

@@ -131,15 +131,15 @@ constexpr bool is_on_curve(const Jacobian<F>& p) {
 // dbl-2009-l, 2M + 5S. Identity (Z = 0) and 2-torsion (Y = 0) both give Z3 = 0.
 template <class F>
 constexpr Jacobian<F> dbl(const Jacobian<F>& p) {
-  F a = p.x.square();                       // A = X1^2
-  F b = p.y.square();                       // B = Y1^2
-  F c = b.square();                         // C = B^2
-  F d = ((p.x + b).square() - a - c).dbl(); // D = 2((X1+B)^2 - A - C) = 4 X1 Y1^2
-  F e = a.dbl() + a;                        // E = 3A
-  F f = e.square();                         // F = E^2
+  F a = p.x.square();                        // A = X1^2
+  F b = p.y.square();                        // B = Y1^2
+  F c = b.square();                          // C = B^2
+  F d = ((p.x + b).square() - a - c).dbl();  // D = 2((X1+B)^2 - A - C) = 4 X1 Y1^2
+  F e = a.dbl() + a;                         // E = 3A
+  F f = e.square();                          // F = E^2
   Jacobian<F> r;
-  r.x = f - d.dbl();                        // X3 = F - 2D
-  r.z = (p.y * p.z).dbl();                  // Z3 = 2 Y1 Z1
+  r.x = f - d.dbl();                          // X3 = F - 2D
+  r.z = (p.y * p.z).dbl();                    // Z3 = 2 Y1 Z1
   r.y = e * (d - r.x) - c.dbl().dbl().dbl();  // Y3 = E(D - X3) - 8C
   return r;
 }
@@ -150,22 +150,22 @@ template <class F>
 constexpr Jacobian<F> add(const Jacobian<F>& p, const Jacobian<F>& q) {
   if (p.is_identity()) return q;
   if (q.is_identity()) return p;
-  F z1z1 = p.z.square();             // Z1^2
-  F z2z2 = q.z.square();             // Z2^2
-  F u1 = p.x * z2z2;                 // U1 = X1 Z2^2
-  F u2 = q.x * z1z1;                 // U2 = X2 Z1^2
-  F s1 = p.y * q.z * z2z2;           // S1 = Y1 Z2^3
-  F s2 = q.y * p.z * z1z1;           // S2 = Y2 Z1^3
-  F h = u2 - u1;                     // H = U2 - U1
-  F rr = s2 - s1;                    // r/2 = S2 - S1
+  F z1z1 = p.z.square();    // Z1^2
+  F z2z2 = q.z.square();    // Z2^2
+  F u1 = p.x * z2z2;        // U1 = X1 Z2^2
+  F u2 = q.x * z1z1;        // U2 = X2 Z1^2
+  F s1 = p.y * q.z * z2z2;  // S1 = Y1 Z2^3
+  F s2 = q.y * p.z * z1z1;  // S2 = Y2 Z1^3
+  F h = u2 - u1;            // H = U2 - U1
+  F rr = s2 - s1;           // r/2 = S2 - S1
   if (h.is_zero()) {
     if (rr.is_zero()) return dbl(p);  // same point
-    return Jacobian<F>::identity();  // P == -Q
+    return Jacobian<F>::identity();   // P == -Q
   }
-  rr = rr.dbl();                     // r = 2(S2 - S1)
-  F i = h.dbl().square();            // I = (2H)^2
-  F j = h * i;                       // J = H I
-  F v = u1 * i;                      // V = U1 I
+  rr = rr.dbl();           // r = 2(S2 - S1)
+  F i = h.dbl().square();  // I = (2H)^2
+  F j = h * i;             // J = H I
+  F v = u1 * i;            // V = U1 I
   Jacobian<F> out;
   out.x = rr.square() - j - v.dbl();                 // X3 = r^2 - J - 2V
   out.y = rr * (v - out.x) - (s1 * j).dbl();         // Y3 = r(V - X3) - 2 S1 J
@@ -179,24 +179,24 @@ template <class F>
 constexpr Jacobian<F> add_mixed(const Jacobian<F>& p, const Affine<F>& q) {
   if (q.infinity) return p;
   if (p.is_identity()) return {q.x, q.y, F::one()};
-  F z1z1 = p.z.square();          // Z1^2
-  F u2 = q.x * z1z1;              // U2 = X2 Z1^2
-  F s2 = q.y * p.z * z1z1;        // S2 = Y2 Z1^3
-  F h = u2 - p.x;                 // H = U2 - X1
-  F rr = s2 - p.y;                // r/2 = S2 - Y1
+  F z1z1 = p.z.square();    // Z1^2
+  F u2 = q.x * z1z1;        // U2 = X2 Z1^2
+  F s2 = q.y * p.z * z1z1;  // S2 = Y2 Z1^3
+  F h = u2 - p.x;           // H = U2 - X1
+  F rr = s2 - p.y;          // r/2 = S2 - Y1
   if (h.is_zero()) {
     if (rr.is_zero()) return dbl(p);
     return Jacobian<F>::identity();
   }
-  rr = rr.dbl();                  // r = 2(S2 - Y1)
-  F hh = h.square();              // HH = H^2
-  F i = hh.dbl().dbl();           // I = 4 HH
-  F j = h * i;                    // J = H I
-  F v = p.x * i;                  // V = X1 I
+  rr = rr.dbl();         // r = 2(S2 - Y1)
+  F hh = h.square();     // HH = H^2
+  F i = hh.dbl().dbl();  // I = 4 HH
+  F j = h * i;           // J = H I
+  F v = p.x * i;         // V = X1 I
   Jacobian<F> out;
-  out.x = rr.square() - j - v.dbl();              // X3 = r^2 - J - 2V
-  out.y = rr * (v - out.x) - (p.y * j).dbl();     // Y3 = r(V - X3) - 2 Y1 J
-  out.z = (p.z * h).dbl();                        // Z3 = 2 Z1 H
+  out.x = rr.square() - j - v.dbl();           // X3 = r^2 - J - 2V
+  out.y = rr * (v - out.x) - (p.y * j).dbl();  // Y3 = r(V - X3) - 2 Y1 J
+  out.z = (p.z * h).dbl();                     // Z3 = 2 Z1 H
   return out;
 }
 
@@ -261,8 +261,10 @@ Jacobian<F> straus(const Jacobian<F> (&tables)[M][kWnafTable], const ff::BigInt<
     for (std::size_t i = 0; i < M; ++i) {
       if (j >= len[i]) continue;
       const int d = digits[i][j];
-      if (d > 0) acc = add(acc, tables[i][(d - 1) / 2]);
-      else if (d < 0) acc = add(acc, neg(tables[i][(-d - 1) / 2]));
+      if (d > 0)
+        acc = add(acc, tables[i][(d - 1) / 2]);
+      else if (d < 0)
+        acc = add(acc, neg(tables[i][(-d - 1) / 2]));
     }
   }
   return acc;
@@ -419,7 +421,7 @@ constexpr Projective<F> dbl_complete(const Projective<F>& p) {
   F t0 = p.y.square();
   F z3 = t0.dbl().dbl().dbl();  // 8 Y^2
   F t1 = p.y * p.z;
-  F t2 = b3 * p.z.square();     // 3b Z^2
+  F t2 = b3 * p.z.square();  // 3b Z^2
   F x3 = t2 * z3;
   F y3 = t0 + t2;
   z3 = t1 * z3;

@@ -14,14 +14,22 @@ namespace cuzk::ec {
 
 std::string_view to_string(DecodeError e) {
   switch (e) {
-    case DecodeError::kOk: return "ok";
-    case DecodeError::kBadFlags: return "bad flags";
-    case DecodeError::kNotCanonical: return "coordinate not canonical (>= p)";
-    case DecodeError::kNotOnCurve: return "point not on curve";
-    case DecodeError::kNotInSubgroup: return "point not in the prime-order subgroup";
-    case DecodeError::kBadInfinity: return "infinity flag with other bits set";
-    case DecodeError::kWrongLength: return "wrong encoding length";
-    case DecodeError::kNoSquareRoot: return "compressed x has no point on the curve";
+    case DecodeError::kOk:
+      return "ok";
+    case DecodeError::kBadFlags:
+      return "bad flags";
+    case DecodeError::kNotCanonical:
+      return "coordinate not canonical (>= p)";
+    case DecodeError::kNotOnCurve:
+      return "point not on curve";
+    case DecodeError::kNotInSubgroup:
+      return "point not in the prime-order subgroup";
+    case DecodeError::kBadInfinity:
+      return "infinity flag with other bits set";
+    case DecodeError::kWrongLength:
+      return "wrong encoding length";
+    case DecodeError::kNoSquareRoot:
+      return "compressed x has no point on the curve";
   }
   return "unknown decode error";
 }
@@ -109,8 +117,8 @@ DecodeError decode(std::span<const std::uint8_t> in, PointForm form, Affine<F>& 
 }
 
 template <class F>
-BulkDecodeResult decode_many(std::span<const std::uint8_t> in, std::span<Affine<F>> out, PointForm form,
-                             Subgroup check, ThreadPool* pool) {
+BulkDecodeResult decode_many(std::span<const std::uint8_t> in, std::span<Affine<F>> out, PointForm form, Subgroup check,
+                             ThreadPool* pool) {
   const std::size_t stride = encoded_bytes<F>(form);
   if (in.size() != out.size() * stride) return {DecodeError::kWrongLength, 0};
   constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();

@@ -68,14 +68,10 @@ void encode_g2(const G2Affine& p, PointForm form, std::span<std::uint8_t> out);
 
 // Decoders of one form: `in` must have exactly that form's length (else
 // kWrongLength). `out` is written only on kOk.
-DecodeError decode_g1_compressed(std::span<const std::uint8_t> in, G1Affine& out,
-                                 Subgroup check = Subgroup::kCheck);
-DecodeError decode_g1_uncompressed(std::span<const std::uint8_t> in, G1Affine& out,
-                                   Subgroup check = Subgroup::kCheck);
-DecodeError decode_g2_compressed(std::span<const std::uint8_t> in, G2Affine& out,
-                                 Subgroup check = Subgroup::kCheck);
-DecodeError decode_g2_uncompressed(std::span<const std::uint8_t> in, G2Affine& out,
-                                   Subgroup check = Subgroup::kCheck);
+DecodeError decode_g1_compressed(std::span<const std::uint8_t> in, G1Affine& out, Subgroup check = Subgroup::kCheck);
+DecodeError decode_g1_uncompressed(std::span<const std::uint8_t> in, G1Affine& out, Subgroup check = Subgroup::kCheck);
+DecodeError decode_g2_compressed(std::span<const std::uint8_t> in, G2Affine& out, Subgroup check = Subgroup::kCheck);
+DecodeError decode_g2_uncompressed(std::span<const std::uint8_t> in, G2Affine& out, Subgroup check = Subgroup::kCheck);
 
 // Form chosen by the length (48/96 for G1, 96/192 for G2); the compression
 // flag must then agree with it.

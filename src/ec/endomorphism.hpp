@@ -18,8 +18,8 @@ namespace cuzk::ec {
 inline constexpr std::uint64_t kBlsXAbs = 0xd201000000010000ull;
 
 // Primitive cube root of unity in Fp: phi(x, y) = (beta x, y) acts on G1 as [-x^2].
-inline constexpr Fp kG1Beta = Fp::from_hex(
-    "5f19672fdf76ce51ba69c6076a0f77eaddb3a93be6f89688de17d813620a00022e01fffffffefffe");
+inline constexpr Fp kG1Beta =
+    Fp::from_hex("5f19672fdf76ce51ba69c6076a0f77eaddb3a93be6f89688de17d813620a00022e01fffffffefffe");
 
 // psi(x, y) = (conj(x) cx, conj(y) cy) with cx = 1/(1+u)^((p-1)/3),
 // cy = 1/(1+u)^((p-1)/2) (derivation checked in tests). cx is purely imaginary.
@@ -30,8 +30,8 @@ inline constexpr Fp2 kPsiCy = {
     Fp::from_hex("135203e60180a68ee2e9c448d77a2cd91c3dedd930b1cf60ef396489f61eb45e304466cf3e67fa0af1ee7b04121bdea2"),
     Fp::from_hex("06af0e0437ff400b6831e36d6bd17ffe48395dabc2d3435e77f76e17009241c5ee67992f72ec05f4c81084fbede3cc09")};
 // psi^2(x, y) = (x w, -y) with w = cx conj(cx) = beta^2 in Fp.
-inline constexpr Fp kPsi2W = Fp::from_hex(
-    "1a0111ea397fe699ec02408663d4de85aa0d857d89759ad4897d29650fb85f9b409427eb4f49fffd8bfd00000000aaac");
+inline constexpr Fp kPsi2W =
+    Fp::from_hex("1a0111ea397fe699ec02408663d4de85aa0d857d89759ad4897d29650fb85f9b409427eb4f49fffd8bfd00000000aaac");
 
 // G1 endomorphism phi(x, y) = (beta x, y); on Jacobian coordinates X scales alike.
 constexpr G1Jacobian phi(const G1Jacobian& p) { return {p.x * kG1Beta, p.y, p.z}; }

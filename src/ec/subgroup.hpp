@@ -57,14 +57,14 @@ inline G1Jacobian clear_cofactor(const G1Jacobian& p) { return add(p, neg(mul_by
 // G2: h_eff P = [x^2 - x - 1] P + [x - 1] psi(P) + psi^2(2P) (Budroni-Pintore,
 // the IETF hash-to-curve method).
 inline G2Jacobian clear_cofactor(const G2Jacobian& p) {
-  G2Jacobian t1 = mul_by_x(p);           // [x] P
-  G2Jacobian t2 = psi(p);                // psi(P)
-  G2Jacobian t3 = psi2(dbl(p));          // psi^2(2P)
-  t3 = sub(t3, t2);                      // psi^2(2P) - psi(P)
-  t2 = mul_by_x(add(t1, t2));            // [x^2] P + [x] psi(P)
+  G2Jacobian t1 = mul_by_x(p);   // [x] P
+  G2Jacobian t2 = psi(p);        // psi(P)
+  G2Jacobian t3 = psi2(dbl(p));  // psi^2(2P)
+  t3 = sub(t3, t2);              // psi^2(2P) - psi(P)
+  t2 = mul_by_x(add(t1, t2));    // [x^2] P + [x] psi(P)
   t3 = add(t3, t2);
-  t3 = sub(t3, t1);                      // .. - [x] P
-  return sub(t3, p);                     // .. - P
+  t3 = sub(t3, t1);   // .. - [x] P
+  return sub(t3, p);  // .. - P
 }
 
 // A uniformly random point of the whole curve group (NOT cleared into the

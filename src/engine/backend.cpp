@@ -14,7 +14,8 @@ std::uint64_t params_host_bytes(const groth16::Parameters& p) {
 std::uint64_t expected_params_host_bytes(const groth16::R1cs& r1cs) {
   const std::uint64_t inputs = r1cs.num_inputs(), aux = r1cs.num_aux();
   const std::uint64_t b = r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount();
-  const std::uint64_t g1 = (groth16::domain_size(r1cs) - 1) + aux + (inputs + r1cs.a_aux_density().popcount()) + b + inputs;
+  const std::uint64_t g1 =
+      (groth16::domain_size(r1cs) - 1) + aux + (inputs + r1cs.a_aux_density().popcount()) + b + inputs;
   return g1 * sizeof(ec::G1Affine) + b * sizeof(ec::G2Affine);
 }
 
@@ -29,8 +30,7 @@ std::uint64_t CpuBackend::host_bytes_per_instance(const groth16::R1cs& r1cs) con
 
 std::vector<groth16::Proof> CpuBackend::prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
                                               std::span<const groth16::Witness> witnesses,
-                                              std::span<const groth16::Blinding> blinding,
-                                              ProveBreakdown* breakdown) {
+                                              std::span<const groth16::Blinding> blinding, ProveBreakdown* breakdown) {
   groth16::CpuProver prover(math_);
   if (breakdown) *breakdown = ProveBreakdown{};
   return prover.prove(params, r1cs, witnesses, blinding);

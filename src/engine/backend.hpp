@@ -63,17 +63,17 @@ struct ProveBreakdown {
   double h_msm_ms = 0;
   double l_msm_ms = 0;
   double a_msm_ms = 0;
-  double b_msm_ms = 0;     // B_G1 and B_G2
+  double b_msm_ms = 0;  // B_G1 and B_G2
   double assemble_ms = 0;
   bool srs_uploaded = false;  // this call uploaded the SRS to the device first
 };
 
 // A stage of a running prove(), for status (DeviceWorkerView::prover_stage).
 struct ProverStage {
-  std::string name;                                // "evaluate", "h_ntt", "h_msm", ...
-  std::chrono::steady_clock::time_point started;   // when the stage began
-  std::uint64_t stream = 0;                        // CUDA stream handle value (0: default stream)
-  std::uint32_t streams = 0, events = 0;           // owned by the prover (0: unknown)
+  std::string name;                               // "evaluate", "h_ntt", "h_msm", ...
+  std::chrono::steady_clock::time_point started;  // when the stage began
+  std::uint64_t stream = 0;                       // CUDA stream handle value (0: default stream)
+  std::uint32_t streams = 0, events = 0;          // owned by the prover (0: unknown)
 };
 
 // One instance's host-side state between the staged steps, made by a back end
@@ -133,8 +133,7 @@ class DeviceBackend {
   // fills *breakdown when given.
   virtual std::vector<groth16::Proof> prove(const groth16::Parameters& params, const groth16::R1cs& r1cs,
                                             std::span<const groth16::Witness> witnesses,
-                                            std::span<const groth16::Blinding> blinding,
-                                            ProveBreakdown* breakdown) = 0;
+                                            std::span<const groth16::Blinding> blinding, ProveBreakdown* breakdown) = 0;
 
   // Frees the SRS kept resident on the device (keeps_srs_resident back
   // ends): the engine evicts the parameter set it was uploaded from (policy
@@ -163,8 +162,7 @@ class DeviceBackend {
   //    groth16::UnsatisfiedError, from whichever step evaluates, when w does
   //    not satisfy r1cs.
   virtual void prepare(InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
-                       const groth16::Witness& w, const groth16::Blinding& blinding,
-                       groth16::SatisfactionCheck check);
+                       const groth16::Witness& w, const groth16::Blinding& blinding, groth16::SatisfactionCheck check);
   // 2. On runner(), holding the device lock: queues the device work and
   //    returns. Either throws (nothing queued; `done` is never called) or
   //    calls done(nullptr) - or done(error) - exactly once, from any thread

@@ -85,7 +85,9 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
       stop_(loop, clock_),
       sets_(std::make_unique<ParamSets>(
           params.dir(),
-          [&params](const std::filesystem::path& path, ThreadPool& pool) { return params.read_params_file(path, pool); },
+          [&params](const std::filesystem::path& path, ThreadPool& pool) {
+            return params.read_params_file(path, pool);
+          },
           [&params](const std::filesystem::path& path, ThreadPool& pool, groth16::Parameters& into) {
             params.read_params_into(path, pool, into);
           },
@@ -94,9 +96,11 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
       tasks_(loop) {
   if (config_.max_concurrent_jobs == 0) config_.max_concurrent_jobs = 1;
   memory_ = std::make_unique<MemoryGate>(
-      loop_, config_.memory_budget_bytes != 0 ? config_.memory_budget_bytes : std::numeric_limits<std::uint64_t>::max() / 2,
-      config_.memory_budget_bytes != 0 ? std::min(config_.memory_critical_overdraft_bytes, config_.memory_budget_bytes / 16)
-                                       : 0);
+      loop_,
+      config_.memory_budget_bytes != 0 ? config_.memory_budget_bytes : std::numeric_limits<std::uint64_t>::max() / 2,
+      config_.memory_budget_bytes != 0
+          ? std::min(config_.memory_critical_overdraft_bytes, config_.memory_budget_bytes / 16)
+          : 0);
   devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_),
                                          std::vector<std::shared_ptr<DeviceBackend>>{});
   stagings_ = std::make_unique<StagingPool>(loop_, staging_slots(*devices_));
@@ -131,9 +135,8 @@ void Engine::set_dev_params_generator(DevParamsGenerator generator) {
   dev_params_ = std::move(generator);
   const bool on_gpu = static_cast<bool>(dev_params_);
   porep_generator_ = [this, on_gpu](const groth16::R1cs& r1cs, ThreadPool& pool) {
-    log_.warn("generating DEVELOPMENT parameters", {{"on", on_gpu ? "gpu" : "cpu"},
-                                                   {"constraints", r1cs.num_constraints()},
-                                                   {"aux", r1cs.num_aux()}});
+    log_.warn("generating DEVELOPMENT parameters",
+              {{"on", on_gpu ? "gpu" : "cpu"}, {"constraints", r1cs.num_constraints()}, {"aux", r1cs.num_aux()}});
     auto t0 = steady_clock::now();
     // Progress in steps of 5% (the callback may run on any thread).
     auto last_step = std::make_shared<std::atomic<int>>(-1);
@@ -144,13 +147,15 @@ void Engine::set_dev_params_generator(DevParamsGenerator generator) {
       while (step > prev && !last_step->compare_exchange_weak(prev, step)) {
       }
       if (step > prev) {
-        log_.info("development parameters", {{"percent", step * 5}, {"done", done}, {"total", total},
+        log_.info("development parameters", {{"percent", step * 5},
+                                             {"done", done},
+                                             {"total", total},
                                              {"elapsed_ms", ms_between(t0, steady_clock::now())}});
       }
     };
-    groth16::Parameters p = dev_params_ ? dev_params_(r1cs, groth16::random_toxic_waste(), pool, progress)
-                                        : groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool,
-                                                                       progress);
+    groth16::Parameters p = dev_params_
+                                ? dev_params_(r1cs, groth16::random_toxic_waste(), pool, progress)
+                                : groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool, progress);
     log_.info("development parameters generated",
               {{"on", on_gpu ? "gpu" : "cpu"}, {"ms", ms_between(t0, steady_clock::now())}});
     return p;
@@ -225,8 +230,10 @@ void Engine::restore_journaled_jobs() {
       continue;
     }
     queue_.restore(job->id, job->priority);
-    log_.info("job resumed", {{"job", job->id}, {"request_id", job->request_id},
-                              {"kind", to_string(job->request.kind)}, {"priority", to_string(job->priority)},
+    log_.info("job resumed", {{"job", job->id},
+                              {"request_id", job->request_id},
+                              {"kind", to_string(job->request.kind)},
+                              {"priority", to_string(job->priority)},
                               {"interrupted_runs", r.interrupted_runs}});
   }
   book_.skip_ids_below(opened.recovery.next_id);
@@ -250,8 +257,8 @@ std::optional<Result<JobView>> Engine::screen(const JobRequest& request, Priorit
       (request.demo_log_domain < kMinDemoLogDomain || request.demo_log_domain > config_.max_demo_log_domain)) {
     return reject(ErrorKind::kInvalidInput, "demo size (log2 of the domain) must be in [" +
                                                 std::to_string(kMinDemoLogDomain) + ", " +
-                                                std::to_string(config_.max_demo_log_domain) +
-                                                "], got " + std::to_string(request.demo_log_domain));
+                                                std::to_string(config_.max_demo_log_domain) + "], got " +
+                                                std::to_string(request.demo_log_domain));
   }
   if (!request.request_id.empty()) {
     if (auto existing = book_.find(request.request_id)) {
@@ -259,7 +266,7 @@ std::optional<Result<JobView>> Engine::screen(const JobRequest& request, Priorit
       // A job restored without its input is compared by digest (hashing a
       // resubmitted C1 of tens of MB here costs tens of ms on the loop: only
       // for a request id reused across a restart).
-      bool same = job->input_known  ? job->request.same_work(request)
+      bool same = job->input_known    ? job->request.same_work(request)
                   : job->input_digest ? *job->input_digest == request_digest(request)
                                       : job->request.kind == request.kind;
       if (!same) {
@@ -354,9 +361,8 @@ asio::awaitable<Result<JobView>> Engine::submit_durable(JobRequest request) {
   try {
     // run_on does not resume us before the write returns: `job` stays valid
     // there, and the loop does not touch job->request meanwhile.
-    failed = co_await runtime::run_on(*journal_writer_, [this, &job, priority] {
-      return journal_->accepted(job->id, job->request, priority);
-    });
+    failed = co_await runtime::run_on(
+        *journal_writer_, [this, &job, priority] { return journal_->accepted(job->id, job->request, priority); });
   } catch (const std::exception& e) {
     failed = Error{ErrorKind::kInternal, std::string("cannot record the job durably: ") + e.what()};
   }
@@ -412,8 +418,10 @@ void Engine::journal_finished(const Job& job) {
 
 Engine::JobPtr Engine::find(const JobKey& key) const {
   std::optional<JobId> id;
-  if (const JobId* p = std::get_if<JobId>(&key)) id = *p;
-  else id = book_.find(std::get<std::string>(key));
+  if (const JobId* p = std::get_if<JobId>(&key))
+    id = *p;
+  else
+    id = book_.find(std::get<std::string>(key));
   if (!id) return nullptr;
   auto it = jobs_.find(*id);
   return it == jobs_.end() ? nullptr : it->second;
@@ -483,7 +491,9 @@ void Engine::set_stage(Job& job, JobState state, std::string stage) {
   if (journal_ && job.state == JobState::kQueued && state == JobState::kRunning) journal_started(job.id);
   job.state = state;
   job.stage = std::move(stage);
-  log_.debug("job stage", {{"job", job.id}, {"kind", to_string(job.request.kind)}, {"stage", job.stage},
+  log_.debug("job stage", {{"job", job.id},
+                           {"kind", to_string(job.request.kind)},
+                           {"stage", job.stage},
                            {"ms", ms_between(job.submitted_at, steady_clock::now())}});
   emit(job);
 }
@@ -507,8 +517,10 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
   if (state != JobState::kCancelled && past_deadline(job.request)) {
     job.deadline_missed = true;
     ++deadline_missed_by_kind_[job.request.kind];
-    log_.warn("deadline missed", {{"job", job.id}, {"kind", to_string(job.request.kind)},
-                                  {"state", to_string(state)}, {"deadline_unix_ms", job.request.deadline_unix_ms}});
+    log_.warn("deadline missed", {{"job", job.id},
+                                  {"kind", to_string(job.request.kind)},
+                                  {"state", to_string(state)},
+                                  {"deadline_unix_ms", job.request.deadline_unix_ms}});
   }
   switch (state) {
     case JobState::kDone: {
@@ -523,16 +535,22 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
       stage_sum_s_[1] += static_cast<double>(t.synthesis_ms) / 1000.0;
       stage_sum_s_[2] += static_cast<double>(t.prove_ms) / 1000.0;
       stage_sum_s_[3] += static_cast<double>(t.verify_ms) / 1000.0;
-      log_.info("job done", {{"job", job.id}, {"kind", to_string(job.request.kind)}, {"ms", total_ms},
-                             {"queue_ms", t.queue_ms}, {"params_ms", t.params_ms},
-                             {"synthesis_ms", t.synthesis_ms}, {"prove_ms", t.prove_ms},
+      log_.info("job done", {{"job", job.id},
+                             {"kind", to_string(job.request.kind)},
+                             {"ms", total_ms},
+                             {"queue_ms", t.queue_ms},
+                             {"params_ms", t.params_ms},
+                             {"synthesis_ms", t.synthesis_ms},
+                             {"prove_ms", t.prove_ms},
                              {"verify_ms", t.verify_ms}});
       break;
     }
     case JobState::kFailed:
       ++failed_total_;
       ++failed_by_error_[job.error ? job.error->kind : ErrorKind::kInternal];
-      log_.warn("job failed", {{"job", job.id}, {"kind", to_string(job.request.kind)}, {"ms", total_ms},
+      log_.warn("job failed", {{"job", job.id},
+                               {"kind", to_string(job.request.kind)},
+                               {"ms", total_ms},
                                {"error", job.error ? job.error->message : ""}});
       break;
     case JobState::kCancelled:
@@ -543,8 +561,7 @@ void Engine::finish(Job& job, JobState state, std::optional<Error> error) {
         break;
       }
       ++cancelled_total_;
-      log_.info("job cancelled", {{"job", job.id}, {"ms", total_ms},
-                                  {"reason", job.error ? job.error->message : ""}});
+      log_.info("job cancelled", {{"job", job.id}, {"ms", total_ms}, {"reason", job.error ? job.error->message : ""}});
       break;
     default:
       std::fprintf(stderr, "Engine::finish with unfinished state\n");
@@ -561,8 +578,8 @@ void Engine::leave_queued(Job& job) {
   job.error = Error{ErrorKind::kShuttingDown, "the daemon is stopping: job " + std::to_string(job.id) +
                                                   " stays queued in the journal and runs at the next start"};
   ++left_queued_total_;
-  log_.info("job left queued for the next start", {{"job", job.id}, {"request_id", job.request_id},
-                                                   {"kind", to_string(job.request.kind)}});
+  log_.info("job left queued for the next start",
+            {{"job", job.id}, {"request_id", job.request_id}, {"kind", to_string(job.request.kind)}});
   emit(job);
   job.done.notify_all();
   job_finished_.notify_all();
@@ -571,7 +588,7 @@ void Engine::leave_queued(Job& job) {
 void Engine::emit(const Job& job) {
   changed_.emit();
   if (subscribers_.empty()) return;
-  JobEvent ev{job.id, job.request_id, job.state, job.stage, ms_between(job.submitted_at, steady_clock::now()),
+  JobEvent ev{job.id,   job.request_id, job.state, job.stage, ms_between(job.submitted_at, steady_clock::now()),
               job.error};
   // Copy: a subscriber may unsubscribe (itself) while being called.
   auto subs = subscribers_;
@@ -765,8 +782,10 @@ asio::awaitable<void> Engine::drain() {
   co_await tasks_.join();
   // The journal's last records (the finishes above) on disk before we report drained.
   if (journal_writer_) co_await runtime::run_on(*journal_writer_, [] {});
-  log_.info("engine drained", {{"completed_total", completed_total_}, {"failed_total", failed_total_},
-                               {"cancelled_total", cancelled_total_}, {"left_queued", left_queued_total_}});
+  log_.info("engine drained", {{"completed_total", completed_total_},
+                               {"failed_total", failed_total_},
+                               {"cancelled_total", cancelled_total_},
+                               {"left_queued", left_queued_total_}});
 }
 
 }  // namespace cuzk::engine

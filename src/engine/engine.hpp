@@ -255,7 +255,8 @@ class Engine {
   struct FilecoinMember;
   struct FilecoinBatch;
   PlanMember filecoin_plan_member(FilecoinMember& m, const FilecoinBatch& b);
-  void finish_filecoin(FilecoinMember& m, const std::vector<std::uint8_t>& vk_bytes, const Result<PipelineOutcome>& outcome);
+  void finish_filecoin(FilecoinMember& m, const std::vector<std::uint8_t>& vk_bytes,
+                       const Result<PipelineOutcome>& outcome);
   // SnapDeals jobs of the batch's set queued while it runs join it
   // (snap_batch_max_jobs members unanswered at most), as PoRep's do.
   asio::awaitable<void> admit_snap_joiners(FilecoinBatch* batch, BatchDoor* door);
@@ -378,10 +379,10 @@ class Engine {
   JobBook book_;
   std::map<JobId, JobPtr> jobs_;
   std::vector<WorkerView> workers_;
-  runtime::Notifier work_available_;  // workers park here
+  runtime::Notifier work_available_;      // workers park here
   runtime::Notifier critical_available_;  // critical-only workers park here
-  runtime::Notifier job_finished_;    // drain waits here
-  runtime::Notifier stop_;            // the expiry and SRS sweep loops park here
+  runtime::Notifier job_finished_;        // drain waits here
+  runtime::Notifier stop_;                // the expiry and SRS sweep loops park here
   // The queue got a job, lost one to a cancel, or the engine began to drain
   // or stop: batch collectors and joiner admission re-decide on it.
   runtime::Signal queue_changed_;
@@ -396,8 +397,8 @@ class Engine {
   // destroyed (joined, its queue run) first. Bounded by admission: at most
   // capacity + accepting_ + workers jobs have records queued, <= 3 each.
   std::unique_ptr<runtime::WorkerPool> journal_writer_;
-  std::size_t accepting_ = 0;  // submissions whose accept record is being written (count against capacity)
-  std::set<JobId> stopped_by_shutdown_;   // cancelled by the drain, not a client: resumed after a restart
+  std::size_t accepting_ = 0;            // submissions whose accept record is being written (count against capacity)
+  std::set<JobId> stopped_by_shutdown_;  // cancelled by the drain, not a client: resumed after a restart
   std::set<JobId> batch_members_;        // running in a batch besides its worker's head job (cancel_running)
   // A batch's entries in batch_members_, erased when the batch coroutine ends
   // (however it ends).
@@ -424,9 +425,9 @@ class Engine {
   std::uint64_t submitted_total_ = 0, deduplicated_total_ = 0;
   std::array<std::uint64_t, 8> rejected_total_{};  // by ErrorKind
   std::uint64_t completed_total_ = 0, failed_total_ = 0, cancelled_total_ = 0;
-  std::map<ProofKind, std::uint64_t> done_by_kind_;     // cuzk_proofs_total
-  std::map<ErrorKind, std::uint64_t> failed_by_error_;  // cuzk_job_failures_total
-  std::uint64_t left_queued_total_ = 0;  // queued jobs the drain left for the next start
+  std::map<ProofKind, std::uint64_t> done_by_kind_;             // cuzk_proofs_total
+  std::map<ErrorKind, std::uint64_t> failed_by_error_;          // cuzk_job_failures_total
+  std::uint64_t left_queued_total_ = 0;                         // queued jobs the drain left for the next start
   std::map<ProofKind, std::uint64_t> deadline_missed_by_kind_;  // cuzk_deadline_missed_total
   // Job latency histogram (submit to finish, done jobs), seconds.
   static constexpr std::array<double, 10> kLatencyBucketsS = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};

@@ -68,7 +68,8 @@ asio::awaitable<void> Engine::admit_joiners(RunningBatch shape, BatchDoor* door,
     shape.unfinished = door->unfinished();
     const JoinDecision decision = decide_join(shape, head);
     if (decision == JoinDecision::kClose) {
-      log_.info("batch closed to joiners", {{"set", std::string(shape.srs_key)}, {"waiting_job", next->id},
+      log_.info("batch closed to joiners", {{"set", std::string(shape.srs_key)},
+                                            {"waiting_job", next->id},
                                             {"waiting_priority", std::string(to_string(next->priority))}});
       co_return;
     }
@@ -87,8 +88,7 @@ asio::awaitable<void> Engine::collect_batch(std::vector<JobPtr>& batch, std::siz
   auto take = [this, &batch, &head, max_size] {
     if (batch.size() >= max_size) return;
     auto fits = [this, &head](JobId id) { return batchable_with(*head, *jobs_.at(id)); };
-    for (JobId id : queue_.take_matching(head->priority, max_size - batch.size(), fits))
-      batch.push_back(jobs_.at(id));
+    for (JobId id : queue_.take_matching(head->priority, max_size - batch.size(), fits)) batch.push_back(jobs_.at(id));
   };
   take();
   // A CRITICAL job (a deadline) never waits for company.

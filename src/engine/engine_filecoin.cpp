@@ -66,7 +66,7 @@ struct Engine::FilecoinBatch {
 
 asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
   using Member = FilecoinMember;
-  std::deque<Member> members;  // stable: the pipeline's callbacks point at their member
+  std::deque<Member> members;     // stable: the pipeline's callbacks point at their member
   std::vector<JobPtr> other_set;  // a request of another parameter set: proved alone afterwards
   start_members(batch, members);
   BatchRegistration registration(batch_members_);  // cancel_running(): the worker's view names the head only
@@ -129,8 +129,8 @@ asio::awaitable<void> Engine::run_filecoin_batch(std::vector<JobPtr> batch) {
       plan.pvk = &r.pvk;
       plan.satisfaction =
           config_.porep_check_satisfaction ? groth16::SatisfactionCheck::kCheck : groth16::SatisfactionCheck::kSkip;
-      FilecoinBatch fb{spec.id, priority, ready.value(), members, registration, other_set, members.size(),
-                       batch.size() > 1};
+      FilecoinBatch fb{spec.id,      priority,  ready.value(),  members,
+                       registration, other_set, members.size(), batch.size() > 1};
       const auto pipeline_started = steady_clock::now();
       std::vector<PlanMember> plan_members;
       for (Member& m : members) {
@@ -250,15 +250,15 @@ asio::awaitable<void> Engine::join_snap(FilecoinBatch* batch, BatchDoor* door, B
   if (!add_joiner(*batch, *door, std::move(m),
                   [this, batch](FilecoinMember& fm) { return filecoin_plan_member(fm, *batch); }))
     co_return;
-  log_.info("snap deals job joined a running batch", {{"job", job->id}, {"set", batch->set_id},
-                                                      {"queue_ms", queue_ms},
-                                                      {"unfinished", door->unfinished()}});
+  log_.info("snap deals job joined a running batch",
+            {{"job", job->id}, {"set", batch->set_id}, {"queue_ms", queue_ms}, {"unfinished", door->unfinished()}});
 }
 
 // A member's end, on the loop, from its pipeline result: every partition
 // proof was verified by the pipeline against the public inputs derived from
 // public data (FilecoinWork::public_inputs).
-void Engine::finish_filecoin(FilecoinMember& m, const std::vector<std::uint8_t>& vk_bytes, const Result<PipelineOutcome>& outcome) {
+void Engine::finish_filecoin(FilecoinMember& m, const std::vector<std::uint8_t>& vk_bytes,
+                             const Result<PipelineOutcome>& outcome) {
   Job& job = *m.job;
   if (is_finished(job.state)) return;
   if (finish_unproved(job, outcome)) {

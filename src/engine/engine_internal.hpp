@@ -29,8 +29,7 @@ namespace cuzk::engine {
 namespace fc = circuits::filecoin;
 
 inline std::uint64_t ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-  return b > a ? static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count())
-               : 0;
+  return b > a ? static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count()) : 0;
 }
 
 // Whether the request's deadline (JobRequest::deadline_unix_ms) has passed.
@@ -76,7 +75,6 @@ struct Engine::Job {
   // It ended (done or failed) after its request's deadline.
   bool deadline_missed = false;
 };
-
 
 template <class Members>
 void Engine::start_members(std::vector<JobPtr>& batch, Members& members) {
@@ -236,11 +234,12 @@ struct Engine::ParamSets {
 
   std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool, const fc::ParamsGenerator& generate,
                                    const ParamsAdmit& admit) {
-    return get_or_load(porep_srs_id(proof), admit, [&] { return shapes.compiled_shape(proof); },
-                       [&](const groth16::R1cs& r1cs) {
-                         return fc::ensure_dev_params(fc::official_param_names(proof), fc::dev_param_names(proof),
-                                                      fc::seal_proof_info(proof).name, dir, r1cs, pool, generate, read);
-                       });
+    return get_or_load(
+        porep_srs_id(proof), admit, [&] { return shapes.compiled_shape(proof); },
+        [&](const groth16::R1cs& r1cs) {
+          return fc::ensure_dev_params(fc::official_param_names(proof), fc::dev_param_names(proof),
+                                       fc::seal_proof_info(proof).name, dir, r1cs, pool, generate, read);
+        });
   }
   std::shared_ptr<const Ready> get(const CircuitSetSpec& spec, ThreadPool& pool, const fc::ParamsGenerator& generate,
                                    const ParamsAdmit& admit) {
@@ -296,15 +295,15 @@ struct Engine::ParamSets {
   }
 
   std::filesystem::path dir;
-  fc::ParamsReader read;       // the ParamStore's io_uring loader
-  ParamsIntoReader read_into;  // the same, into a released host copy (HostSrsCopy)
-  fc::R1csReader read_r1cs;    // the same reads for the compiled shapes' cache files
-  ThreadPool& read_pool;       // decodes a released set read back (the math pool)
-  bool release_host = true;    // large sets get a HostSrsCopy
-  fc::PorepC2 shapes;  // thread-safe (its own lock across a compile)
-  std::mutex ready_mu;  // guards ready and load_mus; never held across a load
-  std::map<std::string, std::shared_ptr<const Ready>> ready;        // by set id
-  std::map<std::string, std::unique_ptr<std::mutex>> load_mus;     // by set id
+  fc::ParamsReader read;                                        // the ParamStore's io_uring loader
+  ParamsIntoReader read_into;                                   // the same, into a released host copy (HostSrsCopy)
+  fc::R1csReader read_r1cs;                                     // the same reads for the compiled shapes' cache files
+  ThreadPool& read_pool;                                        // decodes a released set read back (the math pool)
+  bool release_host = true;                                     // large sets get a HostSrsCopy
+  fc::PorepC2 shapes;                                           // thread-safe (its own lock across a compile)
+  std::mutex ready_mu;                                          // guards ready and load_mus; never held across a load
+  std::map<std::string, std::shared_ptr<const Ready>> ready;    // by set id
+  std::map<std::string, std::unique_ptr<std::mutex>> load_mus;  // by set id
 };
 
 }  // namespace cuzk::engine

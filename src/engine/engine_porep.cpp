@@ -22,9 +22,9 @@ namespace {
 Result<std::vector<std::vector<ff::Fr>>> porep_partition_inputs(const fc::C1Output& c1) {
   return porep_call<std::vector<std::vector<ff::Fr>>>([&] {
     if (c1.vanilla_proofs.size() != c1.info().partitions) {
-      throw fc::PorepC2Error(fc::PorepC2ErrorKind::kPartitionCount,
-                             std::to_string(c1.vanilla_proofs.size()) + " partitions, " + std::string(c1.info().name) +
-                                 " has " + std::to_string(c1.info().partitions));
+      throw fc::PorepC2Error(fc::PorepC2ErrorKind::kPartitionCount, std::to_string(c1.vanilla_proofs.size()) +
+                                                                        " partitions, " + std::string(c1.info().name) +
+                                                                        " has " + std::to_string(c1.info().partitions));
     }
     return fc::porep_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed);
   });
@@ -37,7 +37,7 @@ struct Engine::PorepMember {
   JobPtr job;
   Timings t;
   std::shared_ptr<const fc::C1Output> c1;
-  std::vector<std::vector<ff::Fr>> inputs;  // per partition, ONE excluded (public data only)
+  std::vector<std::vector<ff::Fr>> inputs;    // per partition, ONE excluded (public data only)
   steady_clock::time_point pipeline_started;  // when its partitions entered the pipeline
 };
 
@@ -77,7 +77,7 @@ struct Engine::PorepFinish {
 // is proved.
 asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
   using Member = PorepMember;
-  std::deque<Member> members;  // stable once the pipeline runs (PorepBatch)
+  std::deque<Member> members;       // stable once the pipeline runs (PorepBatch)
   std::vector<JobPtr> other_shape;  // a C1 of another size than the batch's: proved alone afterwards
   start_members(batch, members);
   BatchRegistration registration(batch_members_);  // cancel_running(): the worker's view names the head only
@@ -159,16 +159,16 @@ asio::awaitable<void> Engine::run_porep_batch(std::vector<JobPtr> batch) {
         plan.witness_bytes = witness_bytes(*r.r1cs);
         plan.synthesis_lanes = pipeline_lanes();
         plan.max_in_flight = config_.porep_max_partitions_in_flight != 0 ? config_.porep_max_partitions_in_flight
-                                                                          : plan.synthesis_lanes + 1;
+                                                                         : plan.synthesis_lanes + 1;
         plan.params = &r.loaded.params;
         plan.host_copy = r.host_copy.get();
         plan.on_host_copy = host_copy_books(srs_key, set_bytes);
         plan.r1cs = r.r1cs.get();
         plan.pvk = &r.pvk;
-        plan.satisfaction = config_.porep_check_satisfaction ? groth16::SatisfactionCheck::kCheck
-                                                             : groth16::SatisfactionCheck::kSkip;
-        PorepBatch running{srs_key, plan.priority, ready.value(), members, registration, other_shape,
-                           members.size(), members.size() > 1};
+        plan.satisfaction =
+            config_.porep_check_satisfaction ? groth16::SatisfactionCheck::kCheck : groth16::SatisfactionCheck::kSkip;
+        PorepBatch running{srs_key,      plan.priority, ready.value(),  members,
+                           registration, other_shape,   members.size(), members.size() > 1};
         const auto pipeline_started = steady_clock::now();
         std::vector<PlanMember> plan_members;
         plan.partitions = 0;
@@ -253,9 +253,9 @@ PlanMember Engine::porep_plan_member(PorepMember& m, PorepBatch& b) {
   // keeps admitting joiners holds only its live members' (a 32 GiB C1 is
   // large).
   pm.on_done = [this, member, batch](const Result<PipelineOutcome>& out) {
-    auto f = std::make_shared<PorepFinish>(PorepFinish{std::move(member->job), batch->ready,
-                                                        std::move(member->inputs), out, member->t,
-                                                        member->pipeline_started, batch->members.size()});
+    auto f =
+        std::make_shared<PorepFinish>(PorepFinish{std::move(member->job), batch->ready, std::move(member->inputs), out,
+                                                  member->t, member->pipeline_started, batch->members.size()});
     member->c1.reset();
     // The worker running the batch names a member still proving (status,
     // drain), not one already answered.
@@ -328,11 +328,11 @@ asio::awaitable<void> Engine::join_porep(PorepBatch* batch, BatchDoor* door, Bat
     co_return;
   }
   const std::uint64_t queue_ms = m.t.queue_ms;
-  if (!add_joiner(*batch, *door, std::move(m), [this, batch](PorepMember& pm) { return porep_plan_member(pm, *batch); }))
+  if (!add_joiner(*batch, *door, std::move(m),
+                  [this, batch](PorepMember& pm) { return porep_plan_member(pm, *batch); }))
     co_return;
-  log_.info("porep job joined a running batch", {{"job", job->id}, {"srs", batch->srs_key},
-                                                 {"queue_ms", queue_ms},
-                                                 {"unfinished", door->unfinished()}});
+  log_.info("porep job joined a running batch",
+            {{"job", job->id}, {"srs", batch->srs_key}, {"queue_ms", queue_ms}, {"unfinished", door->unfinished()}});
 }
 
 // A PoRep member's end, from its pipeline result: all its partitions

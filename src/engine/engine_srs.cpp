@@ -128,9 +128,8 @@ void Engine::sweep_idle_srs() {
     if (v.evictable) idle.push_back(std::move(v));
   }
   // Least recently used first.
-  std::sort(idle.begin(), idle.end(), [](const auto& a, const auto& b) {
-    return std::tie(b.idle_ms, a.key) < std::tie(a.idle_ms, b.key);
-  });
+  std::sort(idle.begin(), idle.end(),
+            [](const auto& a, const auto& b) { return std::tie(b.idle_ms, a.key) < std::tie(a.idle_ms, b.key); });
   for (const policy::SrsEntryView& v : idle) {
     // Host-memory requests waiting: idle sets give way to them.
     const bool pressure = memory_->budget().waiting() > 0;
@@ -155,9 +154,8 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
   if (!log_domain && !porep && !spec) co_return Error{ErrorKind::kInvalidInput, unknown_set_message(srs_id)};
   if (log_domain && *log_domain > config_.max_demo_log_domain)
     co_return Error{ErrorKind::kInvalidInput, "demo size above engine.max_demo_log_domain"};
-  const bool already =
-      srs_->residency(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params}, std::nullopt) ==
-      policy::Residency::kResident;
+  const bool already = srs_->residency(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params}, std::nullopt) ==
+                       policy::Residency::kResident;
   auto t0 = steady_clock::now();
   const ParamsAdmit admit = params_admit(/*proving=*/false);
   try {

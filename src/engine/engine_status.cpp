@@ -85,10 +85,10 @@ std::string Engine::metrics() const {
   family("cuzk_jobs_deduplicated_total", "counter", "Submissions answered with an existing job (same request id).");
   o << "cuzk_jobs_deduplicated_total " << deduplicated_total_ << '\n';
   family("cuzk_jobs_rejected_total", "counter", "Submissions refused, by error kind.");
-  for (ErrorKind k : {ErrorKind::kInvalidInput, ErrorKind::kOverloaded, ErrorKind::kUnimplemented,
-                      ErrorKind::kShuttingDown})
-    o << "cuzk_jobs_rejected_total{reason=\"" << to_string(k) << "\"} "
-      << rejected_total_[static_cast<std::size_t>(k)] << '\n';
+  for (ErrorKind k :
+       {ErrorKind::kInvalidInput, ErrorKind::kOverloaded, ErrorKind::kUnimplemented, ErrorKind::kShuttingDown})
+    o << "cuzk_jobs_rejected_total{reason=\"" << to_string(k) << "\"} " << rejected_total_[static_cast<std::size_t>(k)]
+      << '\n';
   family("cuzk_jobs_finished_total", "counter", "Jobs finished, by outcome.");
   o << "cuzk_jobs_finished_total{outcome=\"done\"} " << completed_total_ << '\n';
   o << "cuzk_jobs_finished_total{outcome=\"failed\"} " << failed_total_ << '\n';
@@ -97,8 +97,7 @@ std::string Engine::metrics() const {
   for (ProofKind k : {ProofKind::kGroth16Demo, ProofKind::kPoRepC2, ProofKind::kWindowPost, ProofKind::kWinningPost,
                       ProofKind::kSnapDeals}) {
     auto it = done_by_kind_.find(k);
-    o << "cuzk_proofs_total{kind=\"" << to_string(k) << "\"} " << (it == done_by_kind_.end() ? 0 : it->second)
-      << '\n';
+    o << "cuzk_proofs_total{kind=\"" << to_string(k) << "\"} " << (it == done_by_kind_.end() ? 0 : it->second) << '\n';
   }
   family("cuzk_deadline_missed_total", "counter",
          "Jobs that ended (done or failed) after their request's deadline, by proof kind.");
@@ -147,8 +146,7 @@ std::string Engine::metrics() const {
   family("cuzk_gpu_cpu_retries_total", "counter",
          "GPU proofs that failed verification and were proved again on the CPU.");
   o << "cuzk_gpu_cpu_retries_total " << s.cpu_retries_total << '\n';
-  family("cuzk_batches_total", "counter",
-         "Batches of several jobs of one circuit: one partition pipeline.");
+  family("cuzk_batches_total", "counter", "Batches of several jobs of one circuit: one partition pipeline.");
   o << "cuzk_batches_total " << batches_total_ << '\n';
   family("cuzk_batched_jobs_total", "counter", "Jobs proved as members of a batch.");
   o << "cuzk_batched_jobs_total " << batched_jobs_total_ << '\n';

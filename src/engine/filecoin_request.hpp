@@ -22,10 +22,10 @@
 namespace cuzk::engine {
 
 struct PostRequest {
-  std::uint64_t registered_proof = 0;  // rust-filecoin-proofs-api RegisteredPoStProof
-  std::uint64_t miner_id = 0;          // actor id (the prover id is its LEB128)
-  std::uint32_t partition_index = 0;   // WindowPoSt; 0 for WinningPoSt
-  std::vector<std::uint8_t> randomness;          // 32 bytes (checked by the job)
+  std::uint64_t registered_proof = 0;                     // rust-filecoin-proofs-api RegisteredPoStProof
+  std::uint64_t miner_id = 0;                             // actor id (the prover id is its LEB128)
+  std::uint32_t partition_index = 0;                      // WindowPoSt; 0 for WinningPoSt
+  std::vector<std::uint8_t> randomness;                   // 32 bytes (checked by the job)
   std::vector<std::vector<std::uint8_t>> vanilla_proofs;  // bincode FallbackPoStSectorProof each
 };
 

@@ -77,7 +77,8 @@ std::optional<Error> screen_post(ProofKind kind, const FilecoinRequestHeader& h)
     return invalid("registered proof " + std::string(info.name) + " is not a " +
                    (want == fc::PostKind::kWinning ? "WinningPoSt" : "WindowPoSt") + " proof");
   }
-  if (h.randomness_bytes != 32) return invalid("randomness is " + std::to_string(h.randomness_bytes) + " bytes, not 32");
+  if (h.randomness_bytes != 32)
+    return invalid("randomness is " + std::to_string(h.randomness_bytes) + " bytes, not 32");
   if (h.vanilla_proofs == 0) return invalid("no vanilla proofs");
   if (h.vanilla_proofs > info.circuit_sector_count) {
     return invalid(std::to_string(h.vanilla_proofs) + " vanilla proofs; a " + std::string(info.name) +
@@ -110,9 +111,8 @@ Result<FilecoinWork> prepare_post(ProofKind kind, std::string_view input, Thread
   std::vector<fc::FallbackPostSectorProof> sectors;
   sectors.reserve(r.vanilla_proofs.size());
   for (std::size_t i = 0; i < r.vanilla_proofs.size(); ++i) {
-    auto bad = input_errors("vanilla proof " + std::to_string(i) + ": ", [&] {
-      sectors.push_back(fc::parse_sector_proof(r.vanilla_proofs[i], *proof));
-    });
+    auto bad = input_errors("vanilla proof " + std::to_string(i) + ": ",
+                            [&] { sectors.push_back(fc::parse_sector_proof(r.vanilla_proofs[i], *proof)); });
     if (bad) return *bad;
     r.vanilla_proofs[i] = {};  // parsed: its bytes are not needed any more
   }

@@ -39,8 +39,8 @@ namespace cuzk::engine {
 // What the engine loads for one parameter set: the partition circuit (its
 // R1cs is cached on disk beside the parameters) and the parameter files.
 struct CircuitSetSpec {
-  std::string id;    // "window-post-32GiB"
-  std::string what;  // the registered proof's name, for logs and warnings
+  std::string id;                   // "window-post-32GiB"
+  std::string what;                 // the registered proof's name, for logs and warnings
   std::size_t expected_inputs = 0;  // of the R1cs, ONE included
   std::function<groth16::R1cs()> compile;
   circuits::filecoin::ParamFileNames official, dev;

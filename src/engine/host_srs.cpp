@@ -38,8 +38,9 @@ std::optional<Error> HostSrsCopy::acquire() {
     } catch (const groth16::ParamsError& e) {
       release_locked();  // nothing reads a partial read-back
       const bool changed = e.kind() == groth16::ParamsErrorKind::kShapeMismatch;
-      return Error{ErrorKind::kInternal,
-                   what + e.what() + (changed ? " (the file no longer holds the parameters in use: changed on disk)" : "")};
+      return Error{
+          ErrorKind::kInternal,
+          what + e.what() + (changed ? " (the file no longer holds the parameters in use: changed on disk)" : "")};
     } catch (const std::exception& e) {
       release_locked();
       return Error{ErrorKind::kInternal, what + e.what()};

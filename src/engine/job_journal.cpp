@@ -108,8 +108,7 @@ std::string write_durably(const fs::path& path, std::span<const std::uint8_t> he
   tmp += ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
   if (fd < 0) return "create " + tmp.string() + ": " + errno_text();
-  if (!write_all(fd, head.data(), head.size()) || !write_all(fd, body.data(), body.size()) ||
-      ::fdatasync(fd) != 0) {
+  if (!write_all(fd, head.data(), head.size()) || !write_all(fd, body.data(), body.size()) || ::fdatasync(fd) != 0) {
     std::string why = "write " + tmp.string() + ": " + errno_text();
     ::close(fd);
     ::unlink(tmp.c_str());
@@ -184,8 +183,8 @@ std::optional<InputRef> decode_input_ref(const policy::JobInput& input) {
   std::uint8_t version = 0;
   std::uint64_t at = 0;
   std::vector<std::uint8_t> path;
-  if (!r.u8(version) || version != kInputRefVersion || !r.u32(ref.interrupted_runs) || !r.u64(at) ||
-      !r.blob(path) || !r.done())
+  if (!r.u8(version) || version != kInputRefVersion || !r.u32(ref.interrupted_runs) || !r.u64(at) || !r.blob(path) ||
+      !r.done())
     return std::nullopt;
   ref.accepted_at_ms = static_cast<std::int64_t>(at);
   ref.path.assign(path.begin(), path.end());
@@ -228,8 +227,8 @@ Result<JobRequest> decode_job_input(JobId id, ProofKind kind, const std::vector<
   if (get_u64(h + 16) != id) return bad("input file is job " + std::to_string(get_u64(h + 16)) + "'s");
   std::uint64_t body_bytes = get_u64(h + 24);
   if (body_bytes != file.size() - kInputHeaderBytes)
-    return bad("truncated: " + std::to_string(file.size() - kInputHeaderBytes) + " of " +
-               std::to_string(body_bytes) + " B");
+    return bad("truncated: " + std::to_string(file.size() - kInputHeaderBytes) + " of " + std::to_string(body_bytes) +
+               " B");
   std::span<const std::uint8_t> body(file.data() + kInputHeaderBytes, body_bytes);
   if (get_u32(h + 32) != policy::crc32c(body)) return bad("body checksum mismatch");
   JobRequest r;
@@ -417,15 +416,15 @@ JournalRecovery JobJournal::recover(policy::ReplayReport replay) {
     r.since_accepted = since(now, ref ? Millis{ref->accepted_at_ms} : a.accepted_at);
     std::optional<std::vector<std::uint8_t>> file;
     if (ref) file = read_whole(config_.dir / ref->path);
-    Result<JobRequest> request = !ref    ? Result<JobRequest>(Error{ErrorKind::kInternal, "undecodable record"})
+    Result<JobRequest> request = !ref   ? Result<JobRequest>(Error{ErrorKind::kInternal, "undecodable record"})
                                  : file ? decode_job_input(r.id, a.kind, *file)
                                         : Result<JobRequest>(Error{ErrorKind::kInternal, "input file missing"});
     if (request) {
       r.request = std::move(request.value());
     } else {
-      r.error = Error{ErrorKind::kInternal, "the input of job " + std::to_string(r.id) +
-                                                " was lost across a restart (" + request.error().message +
-                                                "); submit it again"};
+      r.error =
+          Error{ErrorKind::kInternal, "the input of job " + std::to_string(r.id) + " was lost across a restart (" +
+                                          request.error().message + "); submit it again"};
       log_.warn("journal: job input unusable, the job will fail",
                 {{"job", r.id}, {"input", ref ? ref->path : ""}, {"error", request.error().message}});
     }
@@ -462,9 +461,8 @@ JournalRecovery JobJournal::recover(policy::ReplayReport replay) {
   for (const auto* list : {&rec.finished, &rec.resume})
     for (const RecoveredJob& r : *list)
       if (!r.request_id.empty()) newest[r.request_id] = std::max(newest[r.request_id], r.id);
-  std::erase_if(rec.finished, [&](const RecoveredJob& r) {
-    return !r.request_id.empty() && newest[r.request_id] != r.id;
-  });
+  std::erase_if(rec.finished,
+                [&](const RecoveredJob& r) { return !r.request_id.empty() && newest[r.request_id] != r.id; });
   for (const RecoveredJob& r : rec.finished) input_dropped_.insert(r.id);
 
   // Ids: above everything in the journal and above the floor written before
@@ -476,8 +474,7 @@ JournalRecovery JobJournal::recover(policy::ReplayReport replay) {
         get_u32(b->data() + 4) == policy::crc32c(std::span(b->data() + 8, 8))) {
       floor = get_u64(b->data() + 8);
     } else {
-      log_.warn("journal: damaged job id floor, ids continue after the journal's largest",
-                {{"path", ids.string()}});
+      log_.warn("journal: damaged job id floor, ids continue after the journal's largest", {{"path", ids.string()}});
     }
   }
   next_id_ = std::max({next_id_, floor, max_id + 1});

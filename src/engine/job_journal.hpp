@@ -115,11 +115,11 @@ struct RecoveredJob {
   // kQueued: resume it (or, with `error` set, fail it: its input is lost).
   // kDone / kFailed / kCancelled: its outcome, awaitable until it expires.
   JobState state = JobState::kQueued;
-  ProofOutput output;          // kDone
-  std::optional<Error> error;  // kFailed, kCancelled; kQueued: why it cannot resume
+  ProofOutput output;                           // kDone
+  std::optional<Error> error;                   // kFailed, kCancelled; kQueued: why it cannot resume
   std::chrono::milliseconds since_accepted{0};  // wall time since submit (approximate when finished)
   std::chrono::milliseconds since_finished{0};  // finished jobs: wall time since the end
-  std::uint32_t interrupted_runs = 0;  // resumed jobs: starts that found it running
+  std::uint32_t interrupted_runs = 0;           // resumed jobs: starts that found it running
 };
 
 struct JournalRecovery {

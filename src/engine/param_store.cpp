@@ -54,12 +54,12 @@ ParamStore::Loaded ParamStore::get_demo(std::uint32_t log_domain, const ParamsAd
 }
 
 std::shared_ptr<const CircuitParams> ParamStore::load_or_generate(std::uint32_t log_domain, const ParamsAdmit& admit,
-                                                              bool& generated) {
+                                                                  bool& generated) {
   using namespace std::chrono;
   auto t0 = steady_clock::now();
   const std::string circuit_id = demo_circuit_id(log_domain);
-  groth16::R1cs r1cs = groth16::compile(
-      circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(log_domain), std::nullopt));
+  groth16::R1cs r1cs =
+      groth16::compile(circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(log_domain), std::nullopt));
   if (admit) {
     if (std::optional<Error> refused = admit(r1cs)) throw ParamsRefused(std::move(*refused));
   }
@@ -158,14 +158,15 @@ io::FileSourceOptions ParamStore::source_options() const {
 }
 
 void ParamStore::log_read(const std::filesystem::path& path, const io::LoadStats& stats) const {
-  log_.info("parameter file read", {{"path", path.string()},
-                                    {"bytes", stats.file_bytes},
-                                    {"backend", io::to_string(stats.backend)},
-                                    {"direct", stats.direct ? "yes" : "no"},
-                                    {"wall_s", stats.wall_s},
-                                    {"io_wait_s", stats.io_wait_s},
-                                    {"decode_s", stats.decode_s},
-                                    {"mib_per_s", stats.wall_s > 0 ? stats.file_bytes / stats.wall_s / (1 << 20) : 0.0}});
+  log_.info("parameter file read",
+            {{"path", path.string()},
+             {"bytes", stats.file_bytes},
+             {"backend", io::to_string(stats.backend)},
+             {"direct", stats.direct ? "yes" : "no"},
+             {"wall_s", stats.wall_s},
+             {"io_wait_s", stats.io_wait_s},
+             {"decode_s", stats.decode_s},
+             {"mib_per_s", stats.wall_s > 0 ? stats.file_bytes / stats.wall_s / (1 << 20) : 0.0}});
 }
 
 groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& path, ThreadPool& pool,
@@ -180,8 +181,8 @@ groth16::Parameters ParamStore::read_params_file(const std::filesystem::path& pa
 void ParamStore::read_params_into(const std::filesystem::path& path, ThreadPool& pool,
                                   groth16::Parameters& into) const {
   io::ParamsLoaderOptions opts;
-  LoadGuard guard = track(path, log_tenths(log_, "reading parameters back", path.filename().string(), {}),
-                          opts.progress);
+  LoadGuard guard =
+      track(path, log_tenths(log_, "reading parameters back", path.filename().string(), {}), opts.progress);
   opts.source = source_options();
   io::LoadStats stats;
   io::ParamsLoader(pool, opts).load_params_into(path, into, &stats);
@@ -197,8 +198,8 @@ groth16::R1cs ParamStore::read_r1cs_file(const std::filesystem::path& path) cons
   return r1cs;
 }
 
-groth16::Parameters ParamStore::read_tracked(const std::filesystem::path& path, ThreadPool& pool,
-                                             io::LoadStats& stats, const io::ProgressFn& also) const {
+groth16::Parameters ParamStore::read_tracked(const std::filesystem::path& path, ThreadPool& pool, io::LoadStats& stats,
+                                             const io::ProgressFn& also) const {
   io::ParamsLoaderOptions opts;
   LoadGuard guard = track(path, also, opts.progress);
   opts.source = source_options();
@@ -210,9 +211,9 @@ std::vector<ParamsLoadView> ParamStore::loading() const {
   std::vector<ParamsLoadView> out;
   const auto now = std::chrono::steady_clock::now();
   for (const auto& l : loads_) {
-    out.push_back({l->file, l->file_bytes.load(), l->read_bytes.load(), l->decoded_bytes.load(),
-                   static_cast<std::uint64_t>(
-                       std::chrono::duration_cast<std::chrono::milliseconds>(now - l->started).count())});
+    out.push_back(
+        {l->file, l->file_bytes.load(), l->read_bytes.load(), l->decoded_bytes.load(),
+         static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now - l->started).count())});
   }
   return out;
 }

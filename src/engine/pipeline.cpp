@@ -158,12 +158,13 @@ asio::awaitable<void> lane(Ctx c) {
       auto t0 = steady_clock::now();
       Result<groth16::Witness> w = co_await runtime::run_on(
           c.deps.synthesis, [&plan, k, local, own_synthesize, &storage]() -> Result<groth16::Witness> {
-        try {
-          return own_synthesize ? (*own_synthesize)(local, std::move(storage)) : plan.synthesize(k, std::move(storage));
-        } catch (const std::exception& e) {
-          return Error{ErrorKind::kInternal, e.what()};
-        }
-      });
+            try {
+              return own_synthesize ? (*own_synthesize)(local, std::move(storage))
+                                    : plan.synthesize(k, std::move(storage));
+            } catch (const std::exception& e) {
+              return Error{ErrorKind::kInternal, e.what()};
+            }
+          });
       item.timing.synthesis_ms = ms_since(t0);
       if (!w) {
         c.fail(k, w.error());
@@ -225,10 +226,9 @@ asio::awaitable<std::optional<Error>> use_host_copy(Ctx c, std::uint32_t k, Devi
     c.deps.log.error("parameters could not be read back", {{"srs", c.plan.srs_key}, {"error", e->message}});
   } else if (released) {
     if (c.plan.on_host_copy) c.plan.on_host_copy(0);
-    c.deps.log.info("parameters read back", {{"srs", c.plan.srs_key},
-                                             {"device", backend.name()},
-                                             {"bytes", copy->bases_bytes()},
-                                             {"ms", ms_since(t0)}});
+    c.deps.log.info(
+        "parameters read back",
+        {{"srs", c.plan.srs_key}, {"device", backend.name()}, {"bytes", copy->bases_bytes()}, {"ms", ms_since(t0)}});
   }
   co_return e;
 }
@@ -621,9 +621,10 @@ asio::awaitable<void> prove_item(Ctx c, Item item) {
       devices.record_prove(plan.srs_key, item.timing.prove_ms, item.timing.breakdown.srs_uploaded);
     if (!proof && !st.stopped(m) && !devices.is_cpu(*slot) && !item.input_fault) {
       if (threw && devices.gpu_count() > 1) {
-        c.deps.log.warn("gpu prove failed, proving the partition on another GPU",
-                        {{"job", request.job}, {"partition", item.timing.partition},
-                         {"device", slot->backend->name()}, {"reason", why}});
+        c.deps.log.warn("gpu prove failed, proving the partition on another GPU", {{"job", request.job},
+                                                                                   {"partition", item.timing.partition},
+                                                                                   {"device", slot->backend->name()},
+                                                                                   {"reason", why}});
         // The working set stays held while waiting for the GPU: no device
         // holder waits for a working set (see take_work_set).
         request.exclude = slot;
@@ -637,8 +638,10 @@ asio::awaitable<void> prove_item(Ctx c, Item item) {
         proof = co_await prove_on(c, std::move(lock), item, why, threw);
       } else if (!threw) {
         c.deps.log.warn("gpu proof failed, proving the partition again on the CPU",
-                        {{"job", request.job}, {"partition", item.timing.partition},
-                         {"device", slot->backend->name()}, {"reason", why}});
+                        {{"job", request.job},
+                         {"partition", item.timing.partition},
+                         {"device", slot->backend->name()},
+                         {"reason", why}});
         devices.count_cpu_retry();
         ++st.members[m].cpu_retries;
         item.timing.retried_on_cpu = true;
@@ -693,7 +696,6 @@ asio::awaitable<void> dispatcher(Ctx c) {
   st.changed.notify_all();
 }
 
-
 // The intake of one run (BatchDoor), over its State.
 class Door final : public BatchDoor {
  public:
@@ -747,9 +749,8 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
       if (m.on_done) m.on_done(out.front());
     return out;
   };
-  if (members.empty() || total != plan.partitions || plan.partitions == 0 || !plan.params || !plan.r1cs ||
-      !plan.pvk || !plan_synthesizes ||
-      (!plan.public_inputs.empty() && plan.public_inputs.size() != plan.partitions)) {
+  if (members.empty() || total != plan.partitions || plan.partitions == 0 || !plan.params || !plan.r1cs || !plan.pvk ||
+      !plan_synthesizes || (!plan.public_inputs.empty() && plan.public_inputs.size() != plan.partitions)) {
     co_return all(Error{ErrorKind::kInternal, "partition pipeline: incomplete plan"});
   }
   auto ex = co_await asio::this_coro::executor;
@@ -759,7 +760,8 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
   State st(ex);
   runtime::Signal::Subscription on_freed = deps.memory.on_freed([&st] { st.changed.notify_all(); });
   for (const PlanMember& pm : members)
-    if (pm.partitions == 0 || !pm.cancel) co_return all(Error{ErrorKind::kInternal, "partition pipeline: empty member"});
+    if (pm.partitions == 0 || !pm.cancel)
+      co_return all(Error{ErrorKind::kInternal, "partition pipeline: empty member"});
   // One prover working set before any witness (see the top of the header).
   // A lone job's cancel ends this wait; a batch's members wait together.
   const runtime::CancelFlag never;

@@ -84,7 +84,7 @@ class MemoryGate {
   // only wait forever: a configuration error), kOverloaded when the wait
   // queue is full, kCancelled as soon as `cancel` is requested.
   asio::awaitable<Result<policy::Reservation>> reserve(std::uint64_t bytes, Priority priority,
-                                                      const runtime::CancelFlag& cancel);
+                                                       const runtime::CancelFlag& cancel);
   // Charges memory that is already in use and stays (loaded parameters), at
   // once, even past the total. Empty (untracked) only when a CRITICAL waiter
   // is queued.
@@ -122,7 +122,7 @@ class DeviceSet {
     Slot(std::shared_ptr<DeviceBackend> b, std::uint32_t i) : backend(std::move(b)), index(i) {}
     std::shared_ptr<DeviceBackend> backend;
     std::uint32_t index;
-    bool busy = false;  // a prove (or GPU setup, or an SRS release) holds the device
+    bool busy = false;        // a prove (or GPU setup, or an SRS release) holds the device
     std::string proving_srs;  // the SRS of the prove holding it ("" none): resident once it ends
     std::uint32_t jobs = 0;   // jobs with a partition proved here that are still running (load)
     // Activity, for status.
@@ -238,8 +238,8 @@ class DeviceSet {
   std::uint64_t cpu_retries_ = 0;
   std::list<Waiter> waiters_;  // service order
   std::uint64_t next_seq_ = 0;
-  runtime::Notifier granted_;  // a waiter was granted a device
-  runtime::Signal changed_;    // on_change()
+  runtime::Notifier granted_;                           // a waiter was granted a device
+  runtime::Signal changed_;                             // on_change()
   std::map<std::string, DispatchEstimates> estimates_;  // by SRS key
 };
 
@@ -302,7 +302,7 @@ struct PartitionPlan {
 };
 
 struct PipelineOutcome {
-  std::vector<groth16::Proof> proofs;  // partition order, each verified
+  std::vector<groth16::Proof> proofs;              // partition order, each verified
   std::vector<std::vector<ff::Fr>> public_inputs;  // what each proof was verified against
   std::vector<PartitionTiming> timings;
   std::uint32_t cpu_retries = 0;

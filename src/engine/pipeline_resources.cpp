@@ -274,8 +274,10 @@ std::vector<DeviceWorkerView> DeviceSet::views() const {
     if (std::optional<ProverStage> ps = s.backend->prover_stage()) {
       v.prover_stage = ps->name;
       auto now = std::chrono::steady_clock::now();
-      v.prover_stage_ms = now > ps->started ? static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(now - ps->started).count()) : 0;
+      v.prover_stage_ms = now > ps->started
+                              ? static_cast<std::uint64_t>(
+                                    std::chrono::duration_cast<std::chrono::milliseconds>(now - ps->started).count())
+                              : 0;
       v.prover_stream = ps->stream;
       v.prover_streams = ps->streams;
       v.prover_events = ps->events;

@@ -93,10 +93,10 @@ struct State {
   // lanes hand references to a member's own callbacks to the synthesis pool.
   std::deque<Member> members;
   std::uint32_t partitions = 0;  // of every member so far (the plan's, then the joiners')
-  std::uint32_t next = 0;     // next partition to synthesize
-  bool intake_open = false;   // members may still join (run_batch_pipeline's `admit`)
-  std::size_t joining = 0;    // joiners held open (BatchDoor::Hold)
-  std::size_t in_flight = 0;  // taken by a lane and not yet proved (or dropped)
+  std::uint32_t next = 0;        // next partition to synthesize
+  bool intake_open = false;      // members may still join (run_batch_pipeline's `admit`)
+  std::size_t joining = 0;       // joiners held open (BatchDoor::Hold)
+  std::size_t in_flight = 0;     // taken by a lane and not yet proved (or dropped)
   std::size_t peak_in_flight = 0;
   std::size_t lanes_alive = 0;
   std::deque<Item> ready;  // synthesized and checked, not yet handed to a prove task
@@ -116,9 +116,9 @@ struct State {
   };
   std::vector<Spare> spares;
   std::size_t max_spares = 0;
-  std::size_t memory_waits = 0;  // lanes waiting for their reservation
+  std::size_t memory_waits = 0;     // lanes waiting for their reservation
   double start_memory_wait_ms = 0;  // the run's first working set (the first partition reports it)
-  runtime::Notifier changed;  // anything above changed
+  runtime::Notifier changed;        // anything above changed
 
   std::uint32_t member_of(std::uint32_t k) const {
     std::uint32_t m = 0;
@@ -210,8 +210,8 @@ struct Ctx {
   PipelineDeps& deps;
   const PartitionPlan& plan;
   State& st;
-  runtime::TaskSet& tasks;  // lanes, the dispatcher, the prove tasks
-  std::list<DeviceSet::Placement>& placements;  // each member's job on each device it proved on
+  runtime::TaskSet& tasks;                               // lanes, the dispatcher, the prove tasks
+  std::list<DeviceSet::Placement>& placements;           // each member's job on each device it proved on
   std::vector<std::pair<JobId, std::uint32_t>>& placed;  // (job, slot index) of placements
   bool stopped(std::uint32_t k) const { return st.stopped(st.member_of(k)); }
   JobId job_of(std::uint32_t k) const { return st.members[st.member_of(k)].job; }
@@ -224,10 +224,7 @@ struct Ctx {
       plan.on_stage(k, s);
     }
   }
-  void fail(std::uint32_t k, const Error& e) const {
-    st.fail(st.member_of(k), about_partition(local(k), e));
-  }
+  void fail(std::uint32_t k, const Error& e) const { st.fail(st.member_of(k), about_partition(local(k), e)); }
 };
 
 }  // namespace cuzk::engine::pipeline_detail
-

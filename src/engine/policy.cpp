@@ -85,8 +85,8 @@ std::optional<JobId> JobQueue::front() const {
 JoinDecision decide_join(const RunningBatch& batch, const std::optional<QueueHead>& head) {
   if (!head) return JoinDecision::kWait;
   if (head->priority < batch.priority) return JoinDecision::kWait;
-  const bool joinable = head->priority == batch.priority && head->kind == batch.kind &&
-                        !head->srs_key.empty() && head->srs_key == batch.srs_key;
+  const bool joinable = head->priority == batch.priority && head->kind == batch.kind && !head->srs_key.empty() &&
+                        head->srs_key == batch.srs_key;
   if (!joinable) return JoinDecision::kClose;
   return batch.unfinished < batch.max_members ? JoinDecision::kJoin : JoinDecision::kWait;
 }

@@ -102,10 +102,10 @@ enum class JoinDecision : std::uint8_t {
 };
 
 struct RunningBatch {
-  std::string_view srs_key;   // the batch's parameter set ("porep-32GiB", "snap-deals-32GiB")
+  std::string_view srs_key;  // the batch's parameter set ("porep-32GiB", "snap-deals-32GiB")
   Priority priority = Priority::kNormal;
-  std::size_t unfinished = 0;   // members not yet answered, joiners being prepared included
-  std::size_t max_members = 1;  // porep_batch_max_jobs / snap_batch_max_jobs
+  std::size_t unfinished = 0;            // members not yet answered, joiners being prepared included
+  std::size_t max_members = 1;           // porep_batch_max_jobs / snap_batch_max_jobs
   ProofKind kind = ProofKind::kPoRepC2;  // the batch's jobs' kind (PoRep C2 or SnapDeals)
 };
 

@@ -1,6 +1,5 @@
 #include "engine/staged_prove.hpp"
 
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -13,9 +12,12 @@ namespace cuzk::engine {
 
 std::string_view to_string(ProveStep step) {
   switch (step) {
-    case ProveStep::kPrepare: return "prepare";
-    case ProveStep::kDevice: return "device";
-    case ProveStep::kFinish: return "finish";
+    case ProveStep::kPrepare:
+      return "prepare";
+    case ProveStep::kDevice:
+      return "device";
+    case ProveStep::kFinish:
+      return "finish";
   }
   return "?";
 }
@@ -72,7 +74,7 @@ void StagingPool::Lease::release() {
 }
 
 InstanceStaging& StagingPool::Lease::staging_for(const DeviceBackend& backend,
-                                                  std::unique_ptr<InstanceStaging>& retired) {
+                                                 std::unique_ptr<InstanceStaging>& retired) {
   if (!pool_) std::abort();
   std::unique_ptr<InstanceStaging>& s = pool_->stagings_[slot_];
   if (!s || !backend.can_use(*s)) {

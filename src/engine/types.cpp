@@ -4,10 +4,14 @@ namespace cuzk::engine {
 
 std::string_view to_string(Priority p) {
   switch (p) {
-    case Priority::kLow: return "low";
-    case Priority::kNormal: return "normal";
-    case Priority::kHigh: return "high";
-    case Priority::kCritical: return "critical";
+    case Priority::kLow:
+      return "low";
+    case Priority::kNormal:
+      return "normal";
+    case Priority::kHigh:
+      return "high";
+    case Priority::kCritical:
+      return "critical";
   }
   return "?";
 }
@@ -22,36 +26,54 @@ std::optional<Priority> parse_priority(std::string_view s) {
 
 std::string_view to_string(JobState s) {
   switch (s) {
-    case JobState::kQueued: return "queued";
-    case JobState::kRunning: return "running";
-    case JobState::kDone: return "done";
-    case JobState::kFailed: return "failed";
-    case JobState::kCancelled: return "cancelled";
+    case JobState::kQueued:
+      return "queued";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kDone:
+      return "done";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kCancelled:
+      return "cancelled";
   }
   return "?";
 }
 
 std::string_view to_string(ErrorKind k) {
   switch (k) {
-    case ErrorKind::kInvalidInput: return "invalid_input";
-    case ErrorKind::kNotFound: return "not_found";
-    case ErrorKind::kOverloaded: return "overloaded";
-    case ErrorKind::kCancelled: return "cancelled";
-    case ErrorKind::kUnimplemented: return "unimplemented";
-    case ErrorKind::kInternal: return "internal";
-    case ErrorKind::kTimeout: return "timeout";
-    case ErrorKind::kShuttingDown: return "shutting_down";
+    case ErrorKind::kInvalidInput:
+      return "invalid_input";
+    case ErrorKind::kNotFound:
+      return "not_found";
+    case ErrorKind::kOverloaded:
+      return "overloaded";
+    case ErrorKind::kCancelled:
+      return "cancelled";
+    case ErrorKind::kUnimplemented:
+      return "unimplemented";
+    case ErrorKind::kInternal:
+      return "internal";
+    case ErrorKind::kTimeout:
+      return "timeout";
+    case ErrorKind::kShuttingDown:
+      return "shutting_down";
   }
   return "?";
 }
 
 std::string_view to_string(ProofKind k) {
   switch (k) {
-    case ProofKind::kGroth16Demo: return "groth16_demo";
-    case ProofKind::kPoRepC2: return "porep_c2";
-    case ProofKind::kWindowPost: return "window_post";
-    case ProofKind::kWinningPost: return "winning_post";
-    case ProofKind::kSnapDeals: return "snap_deals";
+    case ProofKind::kGroth16Demo:
+      return "groth16_demo";
+    case ProofKind::kPoRepC2:
+      return "porep_c2";
+    case ProofKind::kWindowPost:
+      return "window_post";
+    case ProofKind::kWinningPost:
+      return "winning_post";
+    case ProofKind::kSnapDeals:
+      return "snap_deals";
   }
   return "?";
 }
@@ -60,9 +82,12 @@ Priority default_priority(ProofKind k) {
   // Filecoin's deadlines: WinningPoSt must land within a block time, WindowPoSt
   // within its deadline window; sealing proofs can wait.
   switch (k) {
-    case ProofKind::kWinningPost: return Priority::kCritical;
-    case ProofKind::kWindowPost: return Priority::kHigh;
-    default: return Priority::kNormal;
+    case ProofKind::kWinningPost:
+      return Priority::kCritical;
+    case ProofKind::kWindowPost:
+      return Priority::kHigh;
+    default:
+      return Priority::kNormal;
   }
 }
 

@@ -49,7 +49,7 @@ struct Error {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : v_(std::move(error)) {}  // NOLINT
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -71,11 +71,11 @@ enum class ProofKind : std::uint8_t {
 std::string_view to_string(ProofKind k);
 
 struct JobRequest {
-  std::string request_id;  // idempotency key; empty: the engine assigns "job-<id>"
+  std::string request_id;            // idempotency key; empty: the engine assigns "job-<id>"
   std::optional<Priority> priority;  // nullopt: the kind's default
   ProofKind kind = ProofKind::kGroth16Demo;
   std::uint32_t demo_log_domain = 0;  // kGroth16Demo: size = log2 of the domain (rounds fill it)
-  std::uint64_t demo_seed = 0;    // kGroth16Demo: witness x_0
+  std::uint64_t demo_seed = 0;        // kGroth16Demo: witness x_0
   // The input of a Filecoin kind, parsed by the job on a worker thread (a
   // 32 GiB C1 is tens of MB and must not stall the loop):
   //   kPoRepC2: the SealCommitPhase1Output JSON;
@@ -88,8 +88,7 @@ struct JobRequest {
   std::uint64_t deadline_unix_ms = 0;
   // Same proof wanted: the idempotency check compares requests with this.
   bool same_work(const JobRequest& o) const {
-    return kind == o.kind && demo_log_domain == o.demo_log_domain && demo_seed == o.demo_seed &&
-           input == o.input;
+    return kind == o.kind && demo_log_domain == o.demo_log_domain && demo_seed == o.demo_seed && input == o.input;
   }
 };
 

@@ -32,7 +32,7 @@ struct Timings {
 };
 
 struct ProofOutput {
-  std::vector<std::uint8_t> proof;                         // 192 B per proof
+  std::vector<std::uint8_t> proof;                          // 192 B per proof
   std::vector<std::array<std::uint8_t, 32>> public_inputs;  // little-endian Fr, ONE excluded
   std::vector<std::uint8_t> vk_bytes;                       // bellperson .vk encoding
   Timings timings;
@@ -74,16 +74,16 @@ struct WorkerView {
 
 // One proving back end (a GPU, or the CPU) and what it is doing.
 struct DeviceWorkerView {
-  std::uint32_t index = 0;      // GPU index in the daemon (the CPU back end: after the GPUs)
-  std::string name;             // "cpu" or "cuda:<ordinal> <device name>"
-  std::int32_t ordinal = -1;    // CUDA ordinal; -1 for the CPU
-  std::optional<JobId> job;     // the job proving there now
+  std::uint32_t index = 0;    // GPU index in the daemon (the CPU back end: after the GPUs)
+  std::string name;           // "cpu" or "cuda:<ordinal> <device name>"
+  std::int32_t ordinal = -1;  // CUDA ordinal; -1 for the CPU
+  std::optional<JobId> job;   // the job proving there now
   std::optional<std::uint32_t> partition;
-  std::string stage;            // "idle", "prove", "setup"
+  std::string stage;  // "idle", "prove", "setup"
   std::uint32_t jobs_placed = 0;
   std::uint64_t proofs_done = 0;
   std::uint64_t verify_failures = 0;  // proofs that failed verification (retried on the CPU)
-  std::string resident_srs;     // parameters resident on the device ("" none)
+  std::string resident_srs;           // parameters resident on the device ("" none)
   std::uint64_t resident_srs_bytes = 0;
   // The R1CS matrices kept on the device beside the SRS for the device
   // evaluation of a, b, c (DeviceBackend::abc_matrices_device_bytes; 0: none).
@@ -97,8 +97,8 @@ struct DeviceWorkerView {
   // "l_msm", "a_msm", "b_msm"...; "" when none is running or the back end
   // does not report it), since when, and on which CUDA stream.
   std::string prover_stage;
-  std::uint64_t prover_stage_ms = 0;  // elapsed in the stage
-  std::uint64_t prover_stream = 0;    // the stream's handle value (0: the default stream)
+  std::uint64_t prover_stage_ms = 0;                    // elapsed in the stage
+  std::uint64_t prover_stream = 0;                      // the stream's handle value (0: the default stream)
   std::uint32_t prover_streams = 0, prover_events = 0;  // CUDA streams and events the prover owns (0: unknown)
 };
 

@@ -25,9 +25,7 @@ struct BigInt {
     return acc == 0;
   }
   constexpr bool is_odd() const { return limb[0] & 1; }
-  constexpr bool bit(std::size_t i) const {
-    return i / 64 < N ? (limb[i / 64] >> (i % 64)) & 1 : false;
-  }
+  constexpr bool bit(std::size_t i) const { return i / 64 < N ? (limb[i / 64] >> (i % 64)) & 1 : false; }
   // Number of significant bits (0 for zero).
   constexpr std::size_t bit_length() const {
     for (std::size_t i = N; i-- > 0;) {
@@ -123,11 +121,16 @@ constexpr BigInt<N> from_hex(std::string_view s) {
   for (std::size_t i = s.size(); i-- > 0;) {
     char c = s[i];
     u64 d = 0;
-    if (c >= '0' && c <= '9') d = u64(c - '0');
-    else if (c >= 'a' && c <= 'f') d = u64(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') d = u64(c - 'A' + 10);
-    else if (c == '_') continue;
-    else throw "from_hex: bad digit";
+    if (c >= '0' && c <= '9')
+      d = u64(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      d = u64(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      d = u64(c - 'A' + 10);
+    else if (c == '_')
+      continue;
+    else
+      throw "from_hex: bad digit";
     if (nibble / 16 >= N) throw "from_hex: literal too wide";
     r.limb[nibble / 16] |= d << (4 * (nibble % 16));
     ++nibble;

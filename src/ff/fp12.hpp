@@ -65,8 +65,7 @@ struct Fp12 {
     const auto& g = detail::kTowerFrobenius.coeff[power - 1];
     bool odd = (power & 1) != 0;
     auto f = [odd](const Fp2& x) { return odd ? x.conjugate() : x; };
-    return {{f(c0.c0), f(c0.c1) * g[2], f(c0.c2) * g[4]},
-            {f(c1.c0) * g[1], f(c1.c1) * g[3], f(c1.c2) * g[5]}};
+    return {{f(c0.c0), f(c0.c1) * g[2], f(c0.c2) * g[4]}, {f(c1.c0) * g[1], f(c1.c1) * g[3], f(c1.c2) * g[5]}};
   }
 
   // Multiplication by a line function value l0 + l1 w^2 + l4 w^3, which in the

@@ -89,12 +89,8 @@ struct Fp6 {
   constexpr bool is_one() const { return c0.is_one() && c1.is_zero() && c2.is_zero(); }
   constexpr bool operator==(const Fp6&) const = default;
 
-  friend constexpr Fp6 operator+(const Fp6& a, const Fp6& b) {
-    return {a.c0 + b.c0, a.c1 + b.c1, a.c2 + b.c2};
-  }
-  friend constexpr Fp6 operator-(const Fp6& a, const Fp6& b) {
-    return {a.c0 - b.c0, a.c1 - b.c1, a.c2 - b.c2};
-  }
+  friend constexpr Fp6 operator+(const Fp6& a, const Fp6& b) { return {a.c0 + b.c0, a.c1 + b.c1, a.c2 + b.c2}; }
+  friend constexpr Fp6 operator-(const Fp6& a, const Fp6& b) { return {a.c0 - b.c0, a.c1 - b.c1, a.c2 - b.c2}; }
   constexpr Fp6 operator-() const { return {-c0, -c1, -c2}; }
 
   // Karatsuba over the cubic extension: 6 m2.
@@ -105,8 +101,7 @@ struct Fp6 {
   friend constexpr Fp6 operator*(const Fp6& a, const Fp6& b) {
     Fp2 v0 = a.c0 * b.c0, v1 = a.c1 * b.c1, v2 = a.c2 * b.c2;
     return {v0 + ((a.c1 + a.c2) * (b.c1 + b.c2) - v1 - v2).mul_by_xi(),
-            (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1 + v2.mul_by_xi(),
-            (a.c0 + a.c2) * (b.c0 + b.c2) - v0 - v2 + v1};
+            (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1 + v2.mul_by_xi(), (a.c0 + a.c2) * (b.c0 + b.c2) - v0 - v2 + v1};
   }
   constexpr Fp6& operator+=(const Fp6& b) { return *this = *this + b; }
   constexpr Fp6& operator-=(const Fp6& b) { return *this = *this - b; }

@@ -7,9 +7,9 @@
 // Multiplication is CIOS without the extra carry word ("no-carry" CIOS): valid
 // because both BLS12-381 moduli leave the top bit of their top limb clear
 // (p: 0x1a01.. of 6 limbs, r: 0x73ed.. of 4 limbs), so the running sum fits in
-// N limbs plus the two carry words and a + b never overflows N limbs. The final subtraction is branch-free, so mul, add and
-// sub are constant time; pow over a public exponent is too, which covers the
-// Fermat inverse used on secrets (toxic waste, r and s).
+// N limbs plus the two carry words and a + b never overflows N limbs. The final subtraction is branch-free, so mul, add
+// and sub are constant time; pow over a public exponent is too, which covers the Fermat inverse used on secrets (toxic
+// waste, r and s).
 #pragma once
 
 #include <cstring>
@@ -85,9 +85,7 @@ class MontField {
     while (!less_than(x, kModulus)) sub_with_borrow(x, x, kModulus);
     return from_int(x);
   }
-  static constexpr MontField from_hex(std::string_view s) {
-    return from_int(ff::from_hex<kLimbs>(s));
-  }
+  static constexpr MontField from_hex(std::string_view s) { return from_int(ff::from_hex<kLimbs>(s)); }
 
   // Montgomery limbs (x*R mod p).
   constexpr const Int& mont() const { return v_; }

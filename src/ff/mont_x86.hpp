@@ -32,8 +32,7 @@
 #include "ff/bigint.hpp"
 
 // Never in a CUDA device pass (nvcc predefines the host's __x86_64__ there).
-#if defined(__x86_64__) && defined(__ADX__) && defined(__BMI2__) && !defined(CUZK_PORTABLE) && \
-    !defined(__CUDA_ARCH__)
+#if defined(__x86_64__) && defined(__ADX__) && defined(__BMI2__) && !defined(CUZK_PORTABLE) && !defined(__CUDA_ARCH__)
 #define CUZK_FF_X86_MONT 1
 #else
 #define CUZK_FF_X86_MONT 0
@@ -54,8 +53,7 @@ namespace cuzk::ff::x86 {
 // each "m" operand would take an address register of its own and the 6-limb
 // asm would run out of registers, so a "memory" clobber stands in.
 #ifdef __OPTIMIZE__
-#define CUZK_X86_READS(a, b, n) \
-  , "m"(*reinterpret_cast<const u64(*)[n]>(a)), "m"(*reinterpret_cast<const u64(*)[n]>(b))
+#define CUZK_X86_READS(a, b, n) , "m"(*reinterpret_cast<const u64(*)[n]>(a)), "m"(*reinterpret_cast<const u64(*)[n]>(b))
 #define CUZK_X86_MEMORY_CLOBBER
 #else
 #define CUZK_X86_READS(a, b, n)
@@ -65,7 +63,7 @@ namespace cuzk::ff::x86 {
 // ---- 4 limbs ------------------------------------------------------------------
 
 // t = a * b[0]   (a single adc chain: t starts at zero)
-#define CUZK_X86_FIRST4(T0, T1, T2, T3, A)                       \
+#define CUZK_X86_FIRST4(T0, T1, T2, T3, A) \
   "movq 0(%[bp]), %%rdx\n\t"                                     \
   "mulxq 0(%[ap]), " CUZK_X86_OP(T0) ", " CUZK_X86_OP(T1) "\n\t" \
   "mulxq 8(%[ap]), %[lo], " CUZK_X86_OP(T2) "\n\t"               \
@@ -77,7 +75,7 @@ namespace cuzk::ff::x86 {
   "adcq $0, " CUZK_X86_OP(A) "\n\t"
 
 // t += a * b[I]; A is zero on entry (it held t_0 of the previous reduction).
-#define CUZK_X86_MULROW4(I, T0, T1, T2, T3, A)                             \
+#define CUZK_X86_MULROW4(I, T0, T1, T2, T3, A) \
   "movq 8*" #I "(%[bp]), %%rdx\n\t"                                        \
   "xorl %k[" #A "], %k[" #A "]\n\t" /* clears CF and OF */                 \
   "mulxq 0(%[ap]), %[lo], %[hi]\n\t"                                       \
@@ -96,7 +94,7 @@ namespace cuzk::ff::x86 {
   "adoxq %[lo], " CUZK_X86_OP(A) "\n\t"
 
 // t = (t + m*p) / 2^64 with m = t_0 * inv; leaves T0 == 0.
-#define CUZK_X86_REDROW4(T0, T1, T2, T3, A, N)              \
+#define CUZK_X86_REDROW4(T0, T1, T2, T3, A, N) \
   "movq " CUZK_X86_OP(T0) ", %%rdx\n\t"                  \
   "imulq 8*" #N "(%[pc]), %%rdx\n\t"                              \
   "xorl %k[lo], %k[lo]\n\t" /* clears CF and OF */       \
@@ -121,14 +119,14 @@ inline void mont_mul4(u64 out[4], const u64 a[4], const u64 b[4], const u64 pc[5
   const u64* ap = a;
   const u64* bp = b;
   // Row i works on t_j = r[(i+j) mod 5] with top word r[(i+4) mod 5].
-  __asm__(CUZK_X86_FIRST4(r0, r1, r2, r3, r4)          //
-          CUZK_X86_REDROW4(r0, r1, r2, r3, r4, 4)         //
-          CUZK_X86_MULROW4(1, r1, r2, r3, r4, r0)      //
-          CUZK_X86_REDROW4(r1, r2, r3, r4, r0, 4)         //
-          CUZK_X86_MULROW4(2, r2, r3, r4, r0, r1)      //
-          CUZK_X86_REDROW4(r2, r3, r4, r0, r1, 4)         //
-          CUZK_X86_MULROW4(3, r3, r4, r0, r1, r2)      //
-          CUZK_X86_REDROW4(r3, r4, r0, r1, r2, 4)         //
+  __asm__(CUZK_X86_FIRST4(r0, r1, r2, r3, r4)      //
+          CUZK_X86_REDROW4(r0, r1, r2, r3, r4, 4)  //
+          CUZK_X86_MULROW4(1, r1, r2, r3, r4, r0)  //
+          CUZK_X86_REDROW4(r1, r2, r3, r4, r0, 4)  //
+          CUZK_X86_MULROW4(2, r2, r3, r4, r0, r1)  //
+          CUZK_X86_REDROW4(r2, r3, r4, r0, r1, 4)  //
+          CUZK_X86_MULROW4(3, r3, r4, r0, r1, r2)  //
+          CUZK_X86_REDROW4(r3, r4, r0, r1, r2, 4)  //
           // t = (r4, r0, r1, r2) < 2p; subtract p, keep t when that borrows.
           "movq %[r4], %[lo]\n\t"
           "subq 0(%[pc]), %[lo]\n\t"
@@ -142,9 +140,9 @@ inline void mont_mul4(u64 out[4], const u64 a[4], const u64 b[4], const u64 pc[5
           "cmovncq %[hi], %[r0]\n\t"
           "cmovncq %[r3], %[r1]\n\t"
           "cmovncq %%rdx, %[r2]\n\t"
-          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4),
-            [lo] "=&r"(lo), [hi] "=&r"(hi), [ap] "+r"(ap), [bp] "+r"(bp)
-          : [pc] "r"(pc) CUZK_X86_READS(a, b, 4)
+          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [lo] "=&r"(lo),
+            [hi] "=&r"(hi), [ap] "+r"(ap), [bp] "+r"(bp)
+          : [pc] "r"(pc)CUZK_X86_READS(a, b, 4)
           : "rdx", "cc" CUZK_X86_MEMORY_CLOBBER);
   out[0] = r4;
   out[1] = r0;
@@ -154,7 +152,7 @@ inline void mont_mul4(u64 out[4], const u64 a[4], const u64 b[4], const u64 pc[5
 
 // ---- 6 limbs ------------------------------------------------------------------
 
-#define CUZK_X86_FIRST6(T0, T1, T2, T3, T4, T5, A)               \
+#define CUZK_X86_FIRST6(T0, T1, T2, T3, T4, T5, A) \
   "movq 0(%[bp]), %%rdx\n\t"                                     \
   "mulxq 0(%[ap]), " CUZK_X86_OP(T0) ", " CUZK_X86_OP(T1) "\n\t" \
   "mulxq 8(%[ap]), %[lo], " CUZK_X86_OP(T2) "\n\t"               \
@@ -169,7 +167,7 @@ inline void mont_mul4(u64 out[4], const u64 a[4], const u64 b[4], const u64 pc[5
   "adcq %[lo], " CUZK_X86_OP(T5) "\n\t"                          \
   "adcq $0, " CUZK_X86_OP(A) "\n\t"
 
-#define CUZK_X86_MULROW6(I, T0, T1, T2, T3, T4, T5, A)       \
+#define CUZK_X86_MULROW6(I, T0, T1, T2, T3, T4, T5, A) \
   "movq 8*" #I "(%[bp]), %%rdx\n\t"                          \
   "xorl %k[" #A "], %k[" #A "]\n\t"                          \
   "mulxq 0(%[ap]), %[lo], %[hi]\n\t"                         \
@@ -193,7 +191,7 @@ inline void mont_mul4(u64 out[4], const u64 a[4], const u64 b[4], const u64 pc[5
   "movl $0, %k[lo]\n\t"                                      \
   "adoxq %[lo], " CUZK_X86_OP(A) "\n\t"
 
-#define CUZK_X86_REDROW6(T0, T1, T2, T3, T4, T5, A, N)      \
+#define CUZK_X86_REDROW6(T0, T1, T2, T3, T4, T5, A, N) \
   "movq " CUZK_X86_OP(T0) ", %%rdx\n\t"                  \
   "imulq 8*" #N "(%[pc]), %%rdx\n\t"                              \
   "xorl %k[lo], %k[lo]\n\t"                              \
@@ -224,18 +222,18 @@ inline void mont_mul6(u64 out[6], const u64 a[6], const u64 b[6], const u64 pc[7
   const u64* ap = a;
   const u64* bp = b;
   // Row i works on t_j = r[(i+j) mod 7] with top word r[(i+6) mod 7].
-  __asm__(CUZK_X86_FIRST6(r0, r1, r2, r3, r4, r5, r6)        //
-          CUZK_X86_REDROW6(r0, r1, r2, r3, r4, r5, r6, 6)       //
-          CUZK_X86_MULROW6(1, r1, r2, r3, r4, r5, r6, r0)    //
-          CUZK_X86_REDROW6(r1, r2, r3, r4, r5, r6, r0, 6)       //
-          CUZK_X86_MULROW6(2, r2, r3, r4, r5, r6, r0, r1)    //
-          CUZK_X86_REDROW6(r2, r3, r4, r5, r6, r0, r1, 6)       //
-          CUZK_X86_MULROW6(3, r3, r4, r5, r6, r0, r1, r2)    //
-          CUZK_X86_REDROW6(r3, r4, r5, r6, r0, r1, r2, 6)       //
-          CUZK_X86_MULROW6(4, r4, r5, r6, r0, r1, r2, r3)    //
-          CUZK_X86_REDROW6(r4, r5, r6, r0, r1, r2, r3, 6)       //
-          CUZK_X86_MULROW6(5, r5, r6, r0, r1, r2, r3, r4)    //
-          CUZK_X86_REDROW6(r5, r6, r0, r1, r2, r3, r4, 6)       //
+  __asm__(CUZK_X86_FIRST6(r0, r1, r2, r3, r4, r5, r6)      //
+          CUZK_X86_REDROW6(r0, r1, r2, r3, r4, r5, r6, 6)  //
+          CUZK_X86_MULROW6(1, r1, r2, r3, r4, r5, r6, r0)  //
+          CUZK_X86_REDROW6(r1, r2, r3, r4, r5, r6, r0, 6)  //
+          CUZK_X86_MULROW6(2, r2, r3, r4, r5, r6, r0, r1)  //
+          CUZK_X86_REDROW6(r2, r3, r4, r5, r6, r0, r1, 6)  //
+          CUZK_X86_MULROW6(3, r3, r4, r5, r6, r0, r1, r2)  //
+          CUZK_X86_REDROW6(r3, r4, r5, r6, r0, r1, r2, 6)  //
+          CUZK_X86_MULROW6(4, r4, r5, r6, r0, r1, r2, r3)  //
+          CUZK_X86_REDROW6(r4, r5, r6, r0, r1, r2, r3, 6)  //
+          CUZK_X86_MULROW6(5, r5, r6, r0, r1, r2, r3, r4)  //
+          CUZK_X86_REDROW6(r5, r6, r0, r1, r2, r3, r4, 6)  //
           // t = (r6, r0, r1, r2, r3, r4) < 2p; r5 == 0 and the pointers are
           // free now, so they take t - p; keep t when that borrows.
           "movq %[r6], %[lo]\n\t"
@@ -256,10 +254,9 @@ inline void mont_mul6(u64 out[6], const u64 a[6], const u64 b[6], const u64 pc[7
           "cmovncq %[ap], %[r2]\n\t"
           "cmovncq %[bp], %[r3]\n\t"
           "cmovncq %%rdx, %[r4]\n\t"
-          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4),
-            [r5] "=&r"(r5), [r6] "=&r"(r6), [lo] "=&r"(lo), [hi] "=&r"(hi), [ap] "+r"(ap),
-            [bp] "+r"(bp)
-          : [pc] "r"(pc) CUZK_X86_READS(a, b, 6)
+          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5),
+            [r6] "=&r"(r6), [lo] "=&r"(lo), [hi] "=&r"(hi), [ap] "+r"(ap), [bp] "+r"(bp)
+          : [pc] "r"(pc)CUZK_X86_READS(a, b, 6)
           : "rdx", "cc" CUZK_X86_MEMORY_CLOBBER);
   out[0] = r6;
   out[1] = r0;
@@ -281,26 +278,27 @@ inline void mont_mul6(u64 out[6], const u64 a[6], const u64 b[6], const u64 pc[7
 // out = a + b mod p: t = a + b < 2p < 2^256; keep t - p unless it borrows.
 inline void add4(u64 out[4], const u64 a[4], const u64 b[4], const u64 pc[9]) {
   u64 t0 = a[0], t1 = a[1], t2 = a[2], t3 = a[3], s0, s1, s2, s3;
-  __asm__("addq 0(%[b]), %[t0]\n\t"
-          "adcq 8(%[b]), %[t1]\n\t"
-          "adcq 16(%[b]), %[t2]\n\t"
-          "adcq 24(%[b]), %[t3]\n\t"
-          "movq %[t0], %[s0]\n\t"
-          "subq 0(%[pc]), %[s0]\n\t"
-          "movq %[t1], %[s1]\n\t"
-          "sbbq 8(%[pc]), %[s1]\n\t"
-          "movq %[t2], %[s2]\n\t"
-          "sbbq 16(%[pc]), %[s2]\n\t"
-          "movq %[t3], %[s3]\n\t"
-          "sbbq 24(%[pc]), %[s3]\n\t"
-          "cmovncq %[s0], %[t0]\n\t"
-          "cmovncq %[s1], %[t1]\n\t"
-          "cmovncq %[s2], %[t2]\n\t"
-          "cmovncq %[s3], %[t3]\n\t"
-          : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [s0] "=&r"(s0),
-            [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3)
-          : [b] "r"(b), [pc] "r"(pc) CUZK_X86_READS(b, b, 4)
-          : "cc" CUZK_X86_MEMORY_CLOBBER);
+  __asm__(
+      "addq 0(%[b]), %[t0]\n\t"
+      "adcq 8(%[b]), %[t1]\n\t"
+      "adcq 16(%[b]), %[t2]\n\t"
+      "adcq 24(%[b]), %[t3]\n\t"
+      "movq %[t0], %[s0]\n\t"
+      "subq 0(%[pc]), %[s0]\n\t"
+      "movq %[t1], %[s1]\n\t"
+      "sbbq 8(%[pc]), %[s1]\n\t"
+      "movq %[t2], %[s2]\n\t"
+      "sbbq 16(%[pc]), %[s2]\n\t"
+      "movq %[t3], %[s3]\n\t"
+      "sbbq 24(%[pc]), %[s3]\n\t"
+      "cmovncq %[s0], %[t0]\n\t"
+      "cmovncq %[s1], %[t1]\n\t"
+      "cmovncq %[s2], %[t2]\n\t"
+      "cmovncq %[s3], %[t3]\n\t"
+      : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2),
+        [s3] "=&r"(s3)
+      : [b] "r"(b), [pc] "r"(pc)CUZK_X86_READS(b, b, 4)
+      : "cc" CUZK_X86_MEMORY_CLOBBER);
   out[0] = t0;
   out[1] = t1;
   out[2] = t2;
@@ -310,26 +308,27 @@ inline void add4(u64 out[4], const u64 a[4], const u64 b[4], const u64 pc[9]) {
 // out = a - b mod p: t = a - b; add p back (masked by the borrow).
 inline void sub4(u64 out[4], const u64 a[4], const u64 b[4], const u64 pc[9]) {
   u64 t0 = a[0], t1 = a[1], t2 = a[2], t3 = a[3], s0, s1, s2, s3;
-  __asm__("subq 0(%[b]), %[t0]\n\t"
-          "sbbq 8(%[b]), %[t1]\n\t"
-          "sbbq 16(%[b]), %[t2]\n\t"
-          "sbbq 24(%[b]), %[t3]\n\t"
-          "sbbq %[s3], %[s3]\n\t"  // all ones on borrow
-          "movq 0(%[pc]), %[s0]\n\t"
-          "andq %[s3], %[s0]\n\t"
-          "movq 8(%[pc]), %[s1]\n\t"
-          "andq %[s3], %[s1]\n\t"
-          "movq 16(%[pc]), %[s2]\n\t"
-          "andq %[s3], %[s2]\n\t"
-          "andq 24(%[pc]), %[s3]\n\t"
-          "addq %[s0], %[t0]\n\t"
-          "adcq %[s1], %[t1]\n\t"
-          "adcq %[s2], %[t2]\n\t"
-          "adcq %[s3], %[t3]\n\t"
-          : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [s0] "=&r"(s0),
-            [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3)
-          : [b] "r"(b), [pc] "r"(pc) CUZK_X86_READS(b, b, 4)
-          : "cc" CUZK_X86_MEMORY_CLOBBER);
+  __asm__(
+      "subq 0(%[b]), %[t0]\n\t"
+      "sbbq 8(%[b]), %[t1]\n\t"
+      "sbbq 16(%[b]), %[t2]\n\t"
+      "sbbq 24(%[b]), %[t3]\n\t"
+      "sbbq %[s3], %[s3]\n\t"  // all ones on borrow
+      "movq 0(%[pc]), %[s0]\n\t"
+      "andq %[s3], %[s0]\n\t"
+      "movq 8(%[pc]), %[s1]\n\t"
+      "andq %[s3], %[s1]\n\t"
+      "movq 16(%[pc]), %[s2]\n\t"
+      "andq %[s3], %[s2]\n\t"
+      "andq 24(%[pc]), %[s3]\n\t"
+      "addq %[s0], %[t0]\n\t"
+      "adcq %[s1], %[t1]\n\t"
+      "adcq %[s2], %[t2]\n\t"
+      "adcq %[s3], %[t3]\n\t"
+      : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2),
+        [s3] "=&r"(s3)
+      : [b] "r"(b), [pc] "r"(pc)CUZK_X86_READS(b, b, 4)
+      : "cc" CUZK_X86_MEMORY_CLOBBER);
   out[0] = t0;
   out[1] = t1;
   out[2] = t2;
@@ -340,48 +339,49 @@ inline void sub4(u64 out[4], const u64 a[4], const u64 b[4], const u64 pc[9]) {
 // decides whether 2^384 - p is added, i.e. p subtracted.
 inline void add6(u64 out[6], const u64 a[6], const u64 b[6], const u64 pc[13]) {
   u64 t0 = a[0], t1 = a[1], t2 = a[2], t3 = a[3], t4 = a[4], t5 = a[5], s, m;
-  __asm__("addq 0(%[b]), %[t0]\n\t"
-          "adcq 8(%[b]), %[t1]\n\t"
-          "adcq 16(%[b]), %[t2]\n\t"
-          "adcq 24(%[b]), %[t3]\n\t"
-          "adcq 32(%[b]), %[t4]\n\t"
-          "adcq 40(%[b]), %[t5]\n\t"
-          "movq %[t0], %[s]\n\t"
-          "subq 0(%[pc]), %[s]\n\t"
-          "movq %[t1], %[s]\n\t"
-          "sbbq 8(%[pc]), %[s]\n\t"
-          "movq %[t2], %[s]\n\t"
-          "sbbq 16(%[pc]), %[s]\n\t"
-          "movq %[t3], %[s]\n\t"
-          "sbbq 24(%[pc]), %[s]\n\t"
-          "movq %[t4], %[s]\n\t"
-          "sbbq 32(%[pc]), %[s]\n\t"
-          "movq %[t5], %[s]\n\t"
-          "sbbq 40(%[pc]), %[s]\n\t"
-          "sbbq %[m], %[m]\n\t"    // all ones when t < p
-          "testq %[m], %[m]\n\t"   // ZF: t >= p; clears CF
-          "movl $0, %k[s]\n\t"
-          "cmovzq 56(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t0]\n\t"
-          "movl $0, %k[s]\n\t"
-          "cmovzq 64(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t1]\n\t"
-          "movl $0, %k[s]\n\t"
-          "cmovzq 72(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t2]\n\t"
-          "movl $0, %k[s]\n\t"
-          "cmovzq 80(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t3]\n\t"
-          "movl $0, %k[s]\n\t"
-          "cmovzq 88(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t4]\n\t"
-          "movl $0, %k[s]\n\t"
-          "cmovzq 96(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t5]\n\t"
-          : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [t4] "+&r"(t4),
-            [t5] "+&r"(t5), [s] "=&r"(s), [m] "=&r"(m)
-          : [b] "r"(b), [pc] "r"(pc) CUZK_X86_READS(b, b, 6)
-          : "cc" CUZK_X86_MEMORY_CLOBBER);
+  __asm__(
+      "addq 0(%[b]), %[t0]\n\t"
+      "adcq 8(%[b]), %[t1]\n\t"
+      "adcq 16(%[b]), %[t2]\n\t"
+      "adcq 24(%[b]), %[t3]\n\t"
+      "adcq 32(%[b]), %[t4]\n\t"
+      "adcq 40(%[b]), %[t5]\n\t"
+      "movq %[t0], %[s]\n\t"
+      "subq 0(%[pc]), %[s]\n\t"
+      "movq %[t1], %[s]\n\t"
+      "sbbq 8(%[pc]), %[s]\n\t"
+      "movq %[t2], %[s]\n\t"
+      "sbbq 16(%[pc]), %[s]\n\t"
+      "movq %[t3], %[s]\n\t"
+      "sbbq 24(%[pc]), %[s]\n\t"
+      "movq %[t4], %[s]\n\t"
+      "sbbq 32(%[pc]), %[s]\n\t"
+      "movq %[t5], %[s]\n\t"
+      "sbbq 40(%[pc]), %[s]\n\t"
+      "sbbq %[m], %[m]\n\t"   // all ones when t < p
+      "testq %[m], %[m]\n\t"  // ZF: t >= p; clears CF
+      "movl $0, %k[s]\n\t"
+      "cmovzq 56(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t0]\n\t"
+      "movl $0, %k[s]\n\t"
+      "cmovzq 64(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t1]\n\t"
+      "movl $0, %k[s]\n\t"
+      "cmovzq 72(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t2]\n\t"
+      "movl $0, %k[s]\n\t"
+      "cmovzq 80(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t3]\n\t"
+      "movl $0, %k[s]\n\t"
+      "cmovzq 88(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t4]\n\t"
+      "movl $0, %k[s]\n\t"
+      "cmovzq 96(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t5]\n\t"
+      : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [t4] "+&r"(t4), [t5] "+&r"(t5), [s] "=&r"(s),
+        [m] "=&r"(m)
+      : [b] "r"(b), [pc] "r"(pc)CUZK_X86_READS(b, b, 6)
+      : "cc" CUZK_X86_MEMORY_CLOBBER);
   out[0] = t0;
   out[1] = t1;
   out[2] = t2;
@@ -393,36 +393,37 @@ inline void add6(u64 out[6], const u64 a[6], const u64 b[6], const u64 pc[13]) {
 // out = a - b mod p: t = a - b; add p back when that borrowed.
 inline void sub6(u64 out[6], const u64 a[6], const u64 b[6], const u64 pc[13]) {
   u64 t0 = a[0], t1 = a[1], t2 = a[2], t3 = a[3], t4 = a[4], t5 = a[5], s, m;
-  __asm__("subq 0(%[b]), %[t0]\n\t"
-          "sbbq 8(%[b]), %[t1]\n\t"
-          "sbbq 16(%[b]), %[t2]\n\t"
-          "sbbq 24(%[b]), %[t3]\n\t"
-          "sbbq 32(%[b]), %[t4]\n\t"
-          "sbbq 40(%[b]), %[t5]\n\t"
-          "sbbq %[m], %[m]\n\t"    // all ones on borrow
-          "testq %[m], %[m]\n\t"   // ZF: no borrow; clears CF
-          "movl $0, %k[s]\n\t"
-          "cmovnzq 0(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t0]\n\t"
-          "movl $0, %k[s]\n\t"
-          "cmovnzq 8(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t1]\n\t"
-          "movl $0, %k[s]\n\t"
-          "cmovnzq 16(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t2]\n\t"
-          "movl $0, %k[s]\n\t"
-          "cmovnzq 24(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t3]\n\t"
-          "movl $0, %k[s]\n\t"
-          "cmovnzq 32(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t4]\n\t"
-          "movl $0, %k[s]\n\t"
-          "cmovnzq 40(%[pc]), %[s]\n\t"
-          "adcxq %[s], %[t5]\n\t"
-          : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [t4] "+&r"(t4),
-            [t5] "+&r"(t5), [s] "=&r"(s), [m] "=&r"(m)
-          : [b] "r"(b), [pc] "r"(pc) CUZK_X86_READS(b, b, 6)
-          : "cc" CUZK_X86_MEMORY_CLOBBER);
+  __asm__(
+      "subq 0(%[b]), %[t0]\n\t"
+      "sbbq 8(%[b]), %[t1]\n\t"
+      "sbbq 16(%[b]), %[t2]\n\t"
+      "sbbq 24(%[b]), %[t3]\n\t"
+      "sbbq 32(%[b]), %[t4]\n\t"
+      "sbbq 40(%[b]), %[t5]\n\t"
+      "sbbq %[m], %[m]\n\t"   // all ones on borrow
+      "testq %[m], %[m]\n\t"  // ZF: no borrow; clears CF
+      "movl $0, %k[s]\n\t"
+      "cmovnzq 0(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t0]\n\t"
+      "movl $0, %k[s]\n\t"
+      "cmovnzq 8(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t1]\n\t"
+      "movl $0, %k[s]\n\t"
+      "cmovnzq 16(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t2]\n\t"
+      "movl $0, %k[s]\n\t"
+      "cmovnzq 24(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t3]\n\t"
+      "movl $0, %k[s]\n\t"
+      "cmovnzq 32(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t4]\n\t"
+      "movl $0, %k[s]\n\t"
+      "cmovnzq 40(%[pc]), %[s]\n\t"
+      "adcxq %[s], %[t5]\n\t"
+      : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [t4] "+&r"(t4), [t5] "+&r"(t5), [s] "=&r"(s),
+        [m] "=&r"(m)
+      : [b] "r"(b), [pc] "r"(pc)CUZK_X86_READS(b, b, 6)
+      : "cc" CUZK_X86_MEMORY_CLOBBER);
   out[0] = t0;
   out[1] = t1;
   out[2] = t2;

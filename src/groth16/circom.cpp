@@ -45,9 +45,9 @@ class Cursor {
 };
 
 // The iden3 container: returns section type -> payload.
-std::map<std::uint32_t, std::span<const std::uint8_t>> read_sections(
-    std::span<const std::uint8_t> bytes, const char magic[4], std::uint32_t version,
-    const char* what) {
+std::map<std::uint32_t, std::span<const std::uint8_t>> read_sections(std::span<const std::uint8_t> bytes,
+                                                                     const char magic[4], std::uint32_t version,
+                                                                     const char* what) {
   Cursor c(bytes, what);
   if (bytes.size() < 4 || std::memcmp(bytes.data(), magic, 4) != 0) {
     throw R1csError(R1csErrorKind::kBadMagic, std::string("not a ") + what + " file");
@@ -55,8 +55,8 @@ std::map<std::uint32_t, std::span<const std::uint8_t>> read_sections(
   c.take(4);
   std::uint32_t v = c.u32();
   if (v != version) {
-    throw R1csError(R1csErrorKind::kBadVersion, std::string(what) + " version " + std::to_string(v) +
-                                                    ", expected " + std::to_string(version));
+    throw R1csError(R1csErrorKind::kBadVersion,
+                    std::string(what) + " version " + std::to_string(v) + ", expected " + std::to_string(version));
   }
   std::uint32_t n_sections = c.u32();
   std::map<std::uint32_t, std::span<const std::uint8_t>> sections;
@@ -65,21 +65,18 @@ std::map<std::uint32_t, std::span<const std::uint8_t>> read_sections(
     std::uint64_t size = c.u64();
     auto payload = c.take(size);
     if (!sections.emplace(type, payload).second) {
-      throw R1csError(R1csErrorKind::kMalformed,
-                      std::string(what) + ": duplicate section " + std::to_string(type));
+      throw R1csError(R1csErrorKind::kMalformed, std::string(what) + ": duplicate section " + std::to_string(type));
     }
   }
   if (!c.done()) throw R1csError(R1csErrorKind::kMalformed, std::string(what) + ": trailing bytes");
   return sections;
 }
 
-std::span<const std::uint8_t> section(
-    const std::map<std::uint32_t, std::span<const std::uint8_t>>& s, std::uint32_t type,
-    const char* what) {
+std::span<const std::uint8_t> section(const std::map<std::uint32_t, std::span<const std::uint8_t>>& s,
+                                      std::uint32_t type, const char* what) {
   auto it = s.find(type);
   if (it == s.end()) {
-    throw R1csError(R1csErrorKind::kTruncated,
-                    std::string(what) + ": section " + std::to_string(type) + " missing");
+    throw R1csError(R1csErrorKind::kTruncated, std::string(what) + ": section " + std::to_string(type) + " missing");
   }
   return it->second;
 }
@@ -89,8 +86,7 @@ void check_prime(Cursor& c, const char* what) {
   std::uint32_t n8 = c.u32();
   if (n8 != kFrBytes) {
     c.take(n8);
-    throw R1csError(R1csErrorKind::kWrongPrime,
-                    std::string(what) + ": field element size " + std::to_string(n8));
+    throw R1csError(R1csErrorKind::kWrongPrime, std::string(what) + ": field element size " + std::to_string(n8));
   }
   auto prime = c.take(kFrBytes);
   std::array<std::uint8_t, kFrBytes> r{};
@@ -199,10 +195,9 @@ std::vector<Fr> parse_circom_wtns(std::span<const std::uint8_t> file_bytes) {
   if (!h.done()) throw R1csError(R1csErrorKind::kMalformed, "wtns header has trailing bytes");
   auto values = section(sections, 2, kWhat);
   if (values.size() != std::uint64_t(n) * kFrBytes) {
-    throw R1csError(values.size() < std::uint64_t(n) * kFrBytes ? R1csErrorKind::kTruncated
-                                                                : R1csErrorKind::kMalformed,
-                    "wtns: " + std::to_string(n) + " values declared, section holds " +
-                        std::to_string(values.size()) + " bytes");
+    throw R1csError(
+        values.size() < std::uint64_t(n) * kFrBytes ? R1csErrorKind::kTruncated : R1csErrorKind::kMalformed,
+        "wtns: " + std::to_string(n) + " values declared, section holds " + std::to_string(values.size()) + " bytes");
   }
   Cursor c(values, kWhat);
   std::vector<Fr> wires(n);

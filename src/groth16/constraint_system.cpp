@@ -21,16 +21,14 @@ constexpr std::uint64_t kMaxVariables = 0xffffffffull;
 
 void check_room(std::size_t n_inputs, std::size_t n_aux) {
   if (n_inputs + n_aux >= kMaxVariables) {
-    throw SynthesisError(SynthesisErrorKind::kTooManyVariables,
-                         "more than 2^32-1 variables in one circuit");
+    throw SynthesisError(SynthesisErrorKind::kTooManyVariables, "more than 2^32-1 variables in one circuit");
   }
 }
 
 Fr require_value(const ValueFn& f, const Name& name) {
   std::optional<Fr> v = f();
   if (!v) {
-    throw SynthesisError(SynthesisErrorKind::kAssignmentMissing,
-                         "no value for variable '" + name.str() + "'");
+    throw SynthesisError(SynthesisErrorKind::kAssignmentMissing, "no value for variable '" + name.str() + "'");
   }
   return *v;
 }
@@ -43,10 +41,14 @@ void put_be64(std::uint8_t* out, std::uint64_t x) {
 
 std::string_view to_string(SynthesisErrorKind kind) {
   switch (kind) {
-    case SynthesisErrorKind::kAssignmentMissing: return "assignment missing";
-    case SynthesisErrorKind::kDivisionByZero: return "division by zero";
-    case SynthesisErrorKind::kUnsatisfiable: return "unsatisfiable";
-    case SynthesisErrorKind::kTooManyVariables: return "too many variables";
+    case SynthesisErrorKind::kAssignmentMissing:
+      return "assignment missing";
+    case SynthesisErrorKind::kDivisionByZero:
+      return "division by zero";
+    case SynthesisErrorKind::kUnsatisfiable:
+      return "unsatisfiable";
+    case SynthesisErrorKind::kTooManyVariables:
+      return "too many variables";
   }
   return "unknown";
 }
@@ -66,8 +68,7 @@ std::vector<Term> LinearCombination::normalized() const {
   std::vector<Term> out(terms_.begin(), terms_.end());
   // Stable, so merging duplicates adds coefficients in insertion order (the
   // sum is the same in any order; stability only keeps this deterministic).
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Term& x, const Term& y) { return x.var < y.var; });
+  std::stable_sort(out.begin(), out.end(), [](const Term& x, const Term& y) { return x.var < y.var; });
   std::size_t w = 0;
   for (std::size_t r = 0; r < out.size();) {
     Term t = out[r++];
@@ -108,7 +109,10 @@ void WitnessCs::reserve(std::size_t n_inputs, std::size_t n_aux) {
   w_.aux.reserve(n_aux);
 }
 
-void WitnessCs::too_many_variables() { check_room(kMaxVariables, 0); std::abort(); }
+void WitnessCs::too_many_variables() {
+  check_room(kMaxVariables, 0);
+  std::abort();
+}
 
 Variable WitnessCs::alloc_aux(const Name& name, ValueFn value) {
   check_room(w_.inputs.size(), w_.aux.size());
@@ -122,8 +126,7 @@ Variable WitnessCs::alloc_public(const Name& name, ValueFn value) {
   return Variable::input(std::uint32_t(w_.inputs.size() - 1));
 }
 
-void WitnessCs::add_constraint(const Name&, LinearCombination, LinearCombination,
-                               LinearCombination) {
+void WitnessCs::add_constraint(const Name&, LinearCombination, LinearCombination, LinearCombination) {
   // keeps_constraints() is false, so enforce() never gets here.
   die("WitnessCs::add_constraint called");
 }
@@ -149,8 +152,7 @@ Variable CountingCs::alloc_public(const Name&, ValueFn) {
 std::size_t CountingCs::count_nonzero(const LinearCombination& lc) {
   if (lc.size() <= 1) return lc.size() == 1 && !lc.terms()[0].coeff.is_zero() ? 1 : 0;
   scratch_.assign(lc.terms().begin(), lc.terms().end());
-  std::sort(scratch_.begin(), scratch_.end(),
-            [](const Term& x, const Term& y) { return x.var < y.var; });
+  std::sort(scratch_.begin(), scratch_.end(), [](const Term& x, const Term& y) { return x.var < y.var; });
   std::size_t n = 0;
   for (std::size_t i = 0; i < scratch_.size();) {
     Variable v = scratch_[i].var;
@@ -161,8 +163,7 @@ std::size_t CountingCs::count_nonzero(const LinearCombination& lc) {
   return n;
 }
 
-void CountingCs::add_constraint(const Name&, LinearCombination a, LinearCombination b,
-                                LinearCombination c) {
+void CountingCs::add_constraint(const Name&, LinearCombination a, LinearCombination b, LinearCombination c) {
   nnz_[0] += count_nonzero(a);
   nnz_[1] += count_nonzero(b);
   nnz_[2] += count_nonzero(c);
@@ -216,8 +217,7 @@ Variable TestCs::alloc_public(const Name& name, ValueFn value) {
   return Variable::input(std::uint32_t(inputs_.size() - 1));
 }
 
-void TestCs::add_constraint(const Name& name, LinearCombination a, LinearCombination b,
-                            LinearCombination c) {
+void TestCs::add_constraint(const Name& name, LinearCombination a, LinearCombination b, LinearCombination c) {
   auto check = [this](const LinearCombination& lc) {
     for (const Term& t : lc.terms()) {
       std::size_t n = t.var.is_input() ? inputs_.size() : aux_.size();
@@ -251,9 +251,7 @@ void TestCs::set_value(Variable v, const Fr& value) {
   }
 }
 
-Fr TestCs::value(Variable v) const {
-  return v.is_input() ? inputs_.at(v.index()) : aux_.at(v.index());
-}
+Fr TestCs::value(Variable v) const { return v.is_input() ? inputs_.at(v.index()) : aux_.at(v.index()); }
 
 const std::string& TestCs::path_of(Variable v) const {
   return v.is_input() ? input_paths_.at(v.index()) : aux_paths_.at(v.index());

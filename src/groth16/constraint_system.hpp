@@ -54,8 +54,7 @@ std::string_view to_string(SynthesisErrorKind kind);
 
 class SynthesisError : public std::runtime_error {
  public:
-  SynthesisError(SynthesisErrorKind kind, const std::string& what)
-      : std::runtime_error(what), kind_(kind) {}
+  SynthesisError(SynthesisErrorKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
   SynthesisErrorKind kind() const { return kind_; }
 
  private:
@@ -85,9 +84,7 @@ class Variable {
   constexpr bool operator==(const Variable&) const = default;
   // Inputs before aux, then by index: the order of bellpepper's hash and of
   // the unified column space of R1cs.
-  constexpr bool operator<(const Variable& o) const {
-    return kind_ != o.kind_ ? kind_ < o.kind_ : index_ < o.index_;
-  }
+  constexpr bool operator<(const Variable& o) const { return kind_ != o.kind_ ? kind_ < o.kind_ : index_ < o.index_; }
 
  private:
   std::uint32_t index_;
@@ -240,12 +237,8 @@ inline LinearCombination operator+(LinearCombination lc, Variable v) { return lc
 inline LinearCombination operator-(LinearCombination lc, Variable v) { return lc -= v; }
 inline LinearCombination operator+(LinearCombination lc, const Term& t) { return lc += t; }
 inline LinearCombination operator-(LinearCombination lc, const Term& t) { return lc -= t; }
-inline LinearCombination operator+(LinearCombination lc, const LinearCombination& o) {
-  return lc += o;
-}
-inline LinearCombination operator-(LinearCombination lc, const LinearCombination& o) {
-  return lc -= o;
-}
+inline LinearCombination operator+(LinearCombination lc, const LinearCombination& o) { return lc += o; }
+inline LinearCombination operator-(LinearCombination lc, const LinearCombination& o) { return lc -= o; }
 inline LinearCombination operator*(LinearCombination lc, const Fr& s) { return lc *= s; }
 inline LinearCombination operator*(const Fr& s, LinearCombination lc) { return lc *= s; }
 
@@ -258,9 +251,9 @@ inline LinearCombination operator*(const Fr& s, LinearCombination lc) { return l
 // (`Name("bit", i)` renders as "bit 5"). The viewed string must outlive the call.
 class Name {
  public:
-  Name(const char* s) : base_(s) {}                // NOLINT
-  Name(std::string_view s) : base_(s) {}           // NOLINT
-  Name(const std::string& s) : base_(s) {}         // NOLINT
+  Name(const char* s) : base_(s) {}         // NOLINT
+  Name(std::string_view s) : base_(s) {}    // NOLINT
+  Name(const std::string& s) : base_(s) {}  // NOLINT
   Name(std::string_view base, std::uint64_t index) : base_(base), index_(index), indexed_(true) {}
   std::string str() const;
 
@@ -278,8 +271,7 @@ class Name {
 class ValueFn {
  public:
   template <class F>
-    requires std::invocable<F&> && (!std::same_as<std::remove_cvref_t<F>, ValueFn>)
-  ValueFn(F&& f)  // NOLINT
+  requires std::invocable<F&> &&(!std::same_as<std::remove_cvref_t<F>, ValueFn>)ValueFn(F&& f)  // NOLINT
       : obj_(const_cast<void*>(static_cast<const void*>(&f))), call_(&invoke<std::remove_reference_t<F>>) {}
   std::optional<Fr> operator()() const { return call_(obj_); }
 
@@ -366,17 +358,14 @@ class ConstraintSystem {
       count_constraint();
       return;
     }
-    add_constraint(name, to_lc(std::forward<LA>(a)), to_lc(std::forward<LB>(b)),
-                   to_lc(std::forward<LC>(c)));
+    add_constraint(name, to_lc(std::forward<LA>(a)), to_lc(std::forward<LB>(b)), to_lc(std::forward<LC>(c)));
   }
 
   virtual void push_namespace(const Name& name) = 0;
   virtual void pop_namespace() = 0;
   // RAII namespace: `auto ns = cs.ns("round", i);`
   NamespaceGuard ns(const Name& name) { return NamespaceGuard(*this, name); }
-  NamespaceGuard ns(std::string_view base, std::uint64_t index) {
-    return NamespaceGuard(*this, Name(base, index));
-  }
+  NamespaceGuard ns(std::string_view base, std::uint64_t index) { return NamespaceGuard(*this, Name(base, index)); }
 
   // Counts as bellpepper's TestConstraintSystem reports them: inputs include
   // ONE, constraints exclude the per-input constraints added at compile time.
@@ -389,8 +378,7 @@ class ConstraintSystem {
 
   virtual Variable alloc_aux(const Name& name, ValueFn value) = 0;
   virtual Variable alloc_public(const Name& name, ValueFn value) = 0;
-  virtual void add_constraint(const Name& name, LinearCombination a, LinearCombination b,
-                              LinearCombination c) = 0;
+  virtual void add_constraint(const Name& name, LinearCombination a, LinearCombination b, LinearCombination c) = 0;
   // Called instead of add_constraint when keeps_constraints() is false.
   virtual void count_constraint() = 0;
 
@@ -405,9 +393,7 @@ class ConstraintSystem {
   }
 };
 
-inline NamespaceGuard::NamespaceGuard(ConstraintSystem& cs, const Name& name) : cs_(cs) {
-  cs_.push_namespace(name);
-}
+inline NamespaceGuard::NamespaceGuard(ConstraintSystem& cs, const Name& name) : cs_(cs) { cs_.push_namespace(name); }
 inline NamespaceGuard::~NamespaceGuard() { cs_.pop_namespace(); }
 
 // A circuit: the same synthesize() runs in every back end.
@@ -418,7 +404,9 @@ class Circuit {
 };
 
 template <class C>
-concept CircuitLike = requires(const C& c, ConstraintSystem& cs) { c.synthesize(cs); };
+concept CircuitLike = requires(const C& c, ConstraintSystem& cs) {
+  c.synthesize(cs);
+};
 
 // ---------------------------------------------------------------------------
 // Back ends
@@ -481,8 +469,7 @@ class WitnessCs final : public ConstraintSystem {
  protected:
   Variable alloc_aux(const Name& name, ValueFn value) override;
   Variable alloc_public(const Name& name, ValueFn value) override;
-  void add_constraint(const Name&, LinearCombination, LinearCombination,
-                      LinearCombination) override;
+  void add_constraint(const Name&, LinearCombination, LinearCombination, LinearCombination) override;
   void count_constraint() override { ++n_constraints_; }
 
  private:
@@ -515,8 +502,7 @@ class CountingCs final : public ConstraintSystem {
  protected:
   Variable alloc_aux(const Name& name, ValueFn value) override;
   Variable alloc_public(const Name& name, ValueFn value) override;
-  void add_constraint(const Name& name, LinearCombination a, LinearCombination b,
-                      LinearCombination c) override;
+  void add_constraint(const Name& name, LinearCombination a, LinearCombination b, LinearCombination c) override;
   void count_constraint() override;
 
  private:
@@ -572,8 +558,7 @@ class TestCs final : public ConstraintSystem {
  protected:
   Variable alloc_aux(const Name& name, ValueFn value) override;
   Variable alloc_public(const Name& name, ValueFn value) override;
-  void add_constraint(const Name& name, LinearCombination a, LinearCombination b,
-                      LinearCombination c) override;
+  void add_constraint(const Name& name, LinearCombination a, LinearCombination b, LinearCombination c) override;
   void count_constraint() override;
 
  private:

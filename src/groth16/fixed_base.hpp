@@ -75,12 +75,11 @@ void batch_fixed_base_into(const FixedBaseTable<F>& table, std::span<const Fr> s
 }
 
 template <class F>
-std::vector<Affine<F>> batch_fixed_base(const FixedBaseTable<F>& table, std::span<const Fr> scalars,
-                                        ThreadPool& pool, const std::function<void(std::uint64_t)>& tick) {
+std::vector<Affine<F>> batch_fixed_base(const FixedBaseTable<F>& table, std::span<const Fr> scalars, ThreadPool& pool,
+                                        const std::function<void(std::uint64_t)>& tick) {
   std::vector<Affine<F>> out(scalars.size());
   batch_fixed_base_into<F>(table, scalars, out, pool, tick);
   return out;
 }
-
 
 }  // namespace cuzk::groth16

@@ -9,18 +9,23 @@ namespace cuzk::groth16 {
 
 std::string_view to_string(ParamsErrorKind kind) {
   switch (kind) {
-    case ParamsErrorKind::kIo: return "io";
-    case ParamsErrorKind::kTruncated: return "truncated";
-    case ParamsErrorKind::kTrailingBytes: return "trailing-bytes";
-    case ParamsErrorKind::kBadPoint: return "bad-point";
-    case ParamsErrorKind::kPointAtInfinity: return "point-at-infinity";
-    case ParamsErrorKind::kShapeMismatch: return "shape-mismatch";
+    case ParamsErrorKind::kIo:
+      return "io";
+    case ParamsErrorKind::kTruncated:
+      return "truncated";
+    case ParamsErrorKind::kTrailingBytes:
+      return "trailing-bytes";
+    case ParamsErrorKind::kBadPoint:
+      return "bad-point";
+    case ParamsErrorKind::kPointAtInfinity:
+      return "point-at-infinity";
+    case ParamsErrorKind::kShapeMismatch:
+      return "shape-mismatch";
   }
   return "unknown";
 }
 
-std::uint64_t params_file_bytes(std::size_t n_ic, std::size_t h, std::size_t l, std::size_t a,
-                                std::size_t b) {
+std::uint64_t params_file_bytes(std::size_t n_ic, std::size_t h, std::size_t l, std::size_t a, std::size_t b) {
   return vk_file_bytes(n_ic) + 5 * 4 + 96ull * (h + l + a + b) + 192ull * b;
 }
 
@@ -53,8 +58,8 @@ void append_g2(std::vector<std::uint8_t>& out, const G2Affine& p) {
 }
 
 [[noreturn]] void throw_point(std::string_view vector, std::size_t index, ec::DecodeError e) {
-  throw ParamsError(ParamsErrorKind::kBadPoint, std::string(vector) + "[" + std::to_string(index) +
-                                                    "]: " + std::string(ec::to_string(e)));
+  throw ParamsError(ParamsErrorKind::kBadPoint,
+                    std::string(vector) + "[" + std::to_string(index) + "]: " + std::string(ec::to_string(e)));
 }
 
 G1Affine decode_vk_g1(const std::uint8_t* p, std::string_view name) {
@@ -83,9 +88,8 @@ class Reader {
   std::uint64_t remaining() const { return size_ - pos_; }
   void read(std::uint8_t* dst, std::size_t n, std::string_view what) {
     if (n > remaining()) {
-      throw ParamsError(ParamsErrorKind::kTruncated,
-                        std::string(what) + ": needs " + std::to_string(n) + " bytes, file has " +
-                            std::to_string(remaining()) + " left");
+      throw ParamsError(ParamsErrorKind::kTruncated, std::string(what) + ": needs " + std::to_string(n) +
+                                                         " bytes, file has " + std::to_string(remaining()) + " left");
     }
     if (std::fread(dst, 1, n, f_.get()) != n) {
       throw ParamsError(ParamsErrorKind::kIo, std::string(what) + ": read failed");
@@ -108,17 +112,16 @@ class Reader {
 };
 
 template <class Point>
-void read_vector(Reader& r, std::vector<Point>& out, std::string_view name, ThreadPool& pool,
-                 SubgroupCheck check) {
+void read_vector(Reader& r, std::vector<Point>& out, std::string_view name, ThreadPool& pool, SubgroupCheck check) {
   constexpr bool kIsG1 = std::is_same_v<Point, G1Affine>;
   constexpr std::size_t kSize = kIsG1 ? kG1 : kG2;
   std::uint32_t n = r.read_u32(name);
   // Check the declared length against the file before allocating, so a
   // corrupt length is a typed error rather than a huge allocation.
   if (std::uint64_t(n) * kSize > r.remaining()) {
-    throw ParamsError(ParamsErrorKind::kTruncated,
-                      std::string(name) + ": declares " + std::to_string(n) + " points, file has room for " +
-                          std::to_string(r.remaining() / kSize));
+    throw ParamsError(ParamsErrorKind::kTruncated, std::string(name) + ": declares " + std::to_string(n) +
+                                                       " points, file has room for " +
+                                                       std::to_string(r.remaining() / kSize));
   }
   out.resize(n);
   const std::size_t per_chunk = kChunkBytes / kSize;
@@ -279,8 +282,8 @@ Parameters read_params(const std::filesystem::path& path, ThreadPool& pool, Subg
                       std::to_string(r.remaining()) + " bytes after b_g2 in " + path.string());
   }
   if (p.b_g1.size() != p.b_g2.size()) {
-    throw ParamsError(ParamsErrorKind::kShapeMismatch, "|b_g1| = " + std::to_string(p.b_g1.size()) +
-                                                           " but |b_g2| = " + std::to_string(p.b_g2.size()));
+    throw ParamsError(ParamsErrorKind::kShapeMismatch,
+                      "|b_g1| = " + std::to_string(p.b_g1.size()) + " but |b_g2| = " + std::to_string(p.b_g2.size()));
   }
   return p;
 }

@@ -49,12 +49,12 @@ struct Parameters {
 };
 
 enum class ParamsErrorKind : std::uint8_t {
-  kIo,              // the file could not be opened or read
-  kTruncated,       // the file ends inside a declared vector
-  kTrailingBytes,   // bytes after the last vector
-  kBadPoint,        // a point failed decoding (detail in the message)
-  kPointAtInfinity, // infinity where bellperson rejects it
-  kShapeMismatch,   // vector lengths disagree with the circuit
+  kIo,               // the file could not be opened or read
+  kTruncated,        // the file ends inside a declared vector
+  kTrailingBytes,    // bytes after the last vector
+  kBadPoint,         // a point failed decoding (detail in the message)
+  kPointAtInfinity,  // infinity where bellperson rejects it
+  kShapeMismatch,    // vector lengths disagree with the circuit
 };
 std::string_view to_string(ParamsErrorKind kind);
 
@@ -75,8 +75,7 @@ enum class SubgroupCheck : std::uint8_t {
 
 inline constexpr std::size_t kVkFixedBytes = 868;  // six points + u32 n_ic
 constexpr std::size_t vk_file_bytes(std::size_t n_ic) { return kVkFixedBytes + 96 * n_ic; }
-std::uint64_t params_file_bytes(std::size_t n_ic, std::size_t h, std::size_t l, std::size_t a,
-                                std::size_t b);
+std::uint64_t params_file_bytes(std::size_t n_ic, std::size_t h, std::size_t l, std::size_t a, std::size_t b);
 
 // Byte encodings (used by the file functions and by tests).
 std::vector<std::uint8_t> encode_vk(const VerifyingKey& vk);

@@ -20,9 +20,9 @@ Blinding random_blinding() {
 void check_inputs(const Parameters& params, const R1cs& r1cs, const Witness& w) {
   if (w.inputs.size() != r1cs.num_inputs() || w.aux.size() != r1cs.num_aux()) {
     throw ParamsError(ParamsErrorKind::kShapeMismatch,
-                      "witness has " + std::to_string(w.inputs.size()) + " inputs and " +
-                          std::to_string(w.aux.size()) + " aux, the circuit needs " +
-                          std::to_string(r1cs.num_inputs()) + " and " + std::to_string(r1cs.num_aux()));
+                      "witness has " + std::to_string(w.inputs.size()) + " inputs and " + std::to_string(w.aux.size()) +
+                          " aux, the circuit needs " + std::to_string(r1cs.num_inputs()) + " and " +
+                          std::to_string(r1cs.num_aux()));
   }
   check_shape(params, ExpectedShape{
                           .num_inputs = r1cs.num_inputs(),
@@ -93,18 +93,15 @@ MsmResults compute_msms(const Parameters& params, const R1cs& r1cs, const Witnes
   // A: every input (their input constraints make them dense), then the aux
   // variables that occur in A.
   const std::vector<Scalar> a_aux = select(aux, r1cs.a_aux_density());
-  r.a = ec::add(msm::msm(a_bases.subspan(0, n_in), inputs, pool),
-                msm::msm(a_bases.subspan(n_in), a_aux, pool));
+  r.a = ec::add(msm::msm(a_bases.subspan(0, n_in), inputs, pool), msm::msm(a_bases.subspan(n_in), a_aux, pool));
 
   // B: inputs selected by b_input density, then aux by b_aux density.
   const std::vector<Scalar> b_in = select(inputs, r1cs.b_input_density());
   const std::vector<Scalar> b_aux = select(aux, r1cs.b_aux_density());
   std::span<const ec::G1Affine> b1(params.b_g1);
   std::span<const ec::G2Affine> b2(params.b_g2);
-  r.b_g1 = ec::add(msm::msm(b1.subspan(0, b_in.size()), b_in, pool),
-                   msm::msm(b1.subspan(b_in.size()), b_aux, pool));
-  r.b_g2 = ec::add(msm::msm(b2.subspan(0, b_in.size()), b_in, pool),
-                   msm::msm(b2.subspan(b_in.size()), b_aux, pool));
+  r.b_g1 = ec::add(msm::msm(b1.subspan(0, b_in.size()), b_in, pool), msm::msm(b1.subspan(b_in.size()), b_aux, pool));
+  r.b_g2 = ec::add(msm::msm(b2.subspan(0, b_in.size()), b_in, pool), msm::msm(b2.subspan(b_in.size()), b_aux, pool));
   return r;
 }
 

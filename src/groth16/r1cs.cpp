@@ -23,9 +23,7 @@ namespace {
   std::abort();
 }
 
-[[noreturn]] void malformed(const std::string& what) {
-  throw R1csError(R1csErrorKind::kMalformed, what);
-}
+[[noreturn]] void malformed(const std::string& what) { throw R1csError(R1csErrorKind::kMalformed, what); }
 
 // During recording, the number of inputs is not yet known, so columns are
 // provisional: input j is j, aux k is kAuxTag | k. The order is the final
@@ -33,9 +31,7 @@ namespace {
 // columns stay sorted after the remap in finish().
 constexpr std::uint32_t kAuxTag = 0x80000000u;
 
-std::uint32_t provisional_column(Variable v) {
-  return v.is_input() ? v.index() : (kAuxTag | v.index());
-}
+std::uint32_t provisional_column(Variable v) { return v.is_input() ? v.index() : (kAuxTag | v.index()); }
 
 // Sum over one CSR row of coeff * w[col], with the +1 / -1 fast paths.
 struct RowDot {
@@ -53,9 +49,15 @@ struct RowDot {
     for (std::uint64_t k = m.row_start[row]; k < m.row_start[row + 1]; ++k) {
       const Fr& x = value(m.col[k]);
       switch (m.coeff_id[k]) {
-        case R1cs::kCoeffOne: acc += x; break;
-        case R1cs::kCoeffMinusOne: acc -= x; break;
-        default: acc += r1cs.coeff(m.coeff_id[k]) * x; break;
+        case R1cs::kCoeffOne:
+          acc += x;
+          break;
+        case R1cs::kCoeffMinusOne:
+          acc -= x;
+          break;
+        default:
+          acc += r1cs.coeff(m.coeff_id[k]) * x;
+          break;
       }
     }
     return acc;
@@ -78,14 +80,22 @@ std::size_t eval_chunks(const ThreadPool& pool, std::size_t rows) {
 
 std::string_view to_string(R1csErrorKind kind) {
   switch (kind) {
-    case R1csErrorKind::kIo: return "i/o error";
-    case R1csErrorKind::kBadMagic: return "bad magic";
-    case R1csErrorKind::kBadVersion: return "unsupported version";
-    case R1csErrorKind::kTruncated: return "truncated file";
-    case R1csErrorKind::kChecksum: return "checksum mismatch";
-    case R1csErrorKind::kMalformed: return "malformed content";
-    case R1csErrorKind::kWrongPrime: return "wrong prime";
-    case R1csErrorKind::kWrongSize: return "wrong size";
+    case R1csErrorKind::kIo:
+      return "i/o error";
+    case R1csErrorKind::kBadMagic:
+      return "bad magic";
+    case R1csErrorKind::kBadVersion:
+      return "unsupported version";
+    case R1csErrorKind::kTruncated:
+      return "truncated file";
+    case R1csErrorKind::kChecksum:
+      return "checksum mismatch";
+    case R1csErrorKind::kMalformed:
+      return "malformed content";
+    case R1csErrorKind::kWrongPrime:
+      return "wrong prime";
+    case R1csErrorKind::kWrongSize:
+      return "wrong size";
   }
   return "unknown";
 }
@@ -99,8 +109,7 @@ std::size_t BitVec::popcount() const {
 // ---------------------------------------------------------------------------
 // R1cs
 
-R1cs::R1cs(std::size_t num_inputs, std::size_t num_aux, std::vector<Fr> coeffs, CsrMatrix a,
-           CsrMatrix b, CsrMatrix c)
+R1cs::R1cs(std::size_t num_inputs, std::size_t num_aux, std::vector<Fr> coeffs, CsrMatrix a, CsrMatrix b, CsrMatrix c)
     : num_inputs_(num_inputs),
       num_aux_(num_aux),
       coeffs_(std::move(coeffs)),
@@ -121,8 +130,7 @@ R1cs::R1cs(std::size_t num_inputs, std::size_t num_aux, std::vector<Fr> coeffs, 
   }
   const std::size_t rows = a_.rows();
   const std::uint64_t n_vars = num_inputs_ + num_aux_;
-  auto check_matrix = [&](const CsrMatrix& m, const char* name, BitVec* input_density,
-                          BitVec* aux_density) {
+  auto check_matrix = [&](const CsrMatrix& m, const char* name, BitVec* input_density, BitVec* aux_density) {
     if (m.row_start.size() != rows + 1) malformed(std::string(name) + ": row count differs from A");
     if (m.col.size() != m.coeff_id.size()) malformed(std::string(name) + ": col/coeff size");
     if (m.row_start[0] != 0 || m.row_start[rows] != m.col.size()) {
@@ -256,9 +264,8 @@ std::optional<std::size_t> evaluate_rows(const R1cs& r1cs, std::span<const Fr> i
 
 }  // namespace
 
-void evaluate_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
-                   std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, ThreadPool& pool,
-                   SatisfactionCheck check) {
+void evaluate_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux, std::span<Fr> a,
+                   std::span<Fr> b, std::span<Fr> c, ThreadPool& pool, SatisfactionCheck check) {
   if (check == SatisfactionCheck::kSkip) {
     (void)evaluate_rows<false>(r1cs, inputs, aux, a, b, c, pool);
   } else if (std::optional<std::size_t> row = evaluate_rows<true>(r1cs, inputs, aux, a, b, c, pool)) {
@@ -266,22 +273,21 @@ void evaluate_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const
   }
 }
 
-std::optional<std::size_t> evaluate_checked_into(const R1cs& r1cs, std::span<const Fr> inputs,
-                                                 std::span<const Fr> aux, std::span<Fr> a, std::span<Fr> b,
-                                                 std::span<Fr> c, ThreadPool& pool) {
+std::optional<std::size_t> evaluate_checked_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
+                                                 std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, ThreadPool& pool) {
   return evaluate_rows<true>(r1cs, inputs, aux, a, b, c, pool);
 }
 
-AbcEvaluations evaluate(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
-                        ThreadPool& pool, SatisfactionCheck check) {
+AbcEvaluations evaluate(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux, ThreadPool& pool,
+                        SatisfactionCheck check) {
   const std::size_t rows = r1cs.num_constraints();
   AbcEvaluations out{std::vector<Fr>(rows), std::vector<Fr>(rows), std::vector<Fr>(rows)};
   evaluate_into(r1cs, inputs, aux, out.a, out.b, out.c, pool, check);
   return out;
 }
 
-std::optional<std::size_t> first_unsatisfied(const R1cs& r1cs, std::span<const Fr> inputs,
-                                             std::span<const Fr> aux, ThreadPool& pool) {
+std::optional<std::size_t> first_unsatisfied(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
+                                             ThreadPool& pool) {
   check_witness_shape(r1cs, inputs, aux);
   const std::size_t rows = r1cs.num_constraints();
   std::atomic<std::size_t> first{rows};
@@ -453,8 +459,7 @@ void save_r1cs(const R1cs& r1cs, const std::filesystem::path& path) {
   std::array<std::uint8_t, 32> digest = w.digest();
   std::memcpy(header.data() + 16, &payload_bytes, 8);
   std::memcpy(header.data() + 24, digest.data(), 32);
-  if (std::fseek(f.get(), 0, SEEK_SET) != 0 ||
-      std::fwrite(header.data(), 1, header.size(), f.get()) != header.size() ||
+  if (std::fseek(f.get(), 0, SEEK_SET) != 0 || std::fwrite(header.data(), 1, header.size(), f.get()) != header.size() ||
       std::fflush(f.get()) != 0) {
     throw R1csError(R1csErrorKind::kIo, "write failed: " + path.string());
   }
@@ -490,16 +495,13 @@ R1cs load_r1cs_from(ByteSource& src, const std::string& path) {
   std::memcpy(&flags, header.data() + 12, 4);
   std::memcpy(&payload_bytes, header.data() + 16, 8);
   if (version != kR1csFileVersion) {
-    throw R1csError(R1csErrorKind::kBadVersion, "version " + std::to_string(version) +
-                                                    ", this build reads " +
-                                                    std::to_string(kR1csFileVersion));
+    throw R1csError(R1csErrorKind::kBadVersion,
+                    "version " + std::to_string(version) + ", this build reads " + std::to_string(kR1csFileVersion));
   }
   if (flags != 0) malformed("unknown flags");
   if (file_bytes - kHeaderBytes < payload_bytes) {
-    throw R1csError(R1csErrorKind::kTruncated, "payload of " + std::to_string(payload_bytes) +
-                                                   " bytes declared, " +
-                                                   std::to_string(file_bytes - kHeaderBytes) +
-                                                   " present");
+    throw R1csError(R1csErrorKind::kTruncated, "payload of " + std::to_string(payload_bytes) + " bytes declared, " +
+                                                   std::to_string(file_bytes - kHeaderBytes) + " present");
   }
   if (file_bytes - kHeaderBytes > payload_bytes) malformed("trailing bytes after the payload");
 
@@ -551,8 +553,7 @@ R1cs load_r1cs_from(ByteSource& src, const std::string& path) {
   for (std::size_t i = 0; i < n_coeffs; ++i) {
     if (!Fr::from_bytes_le(raw_coeffs[i], coeffs[i])) malformed("coefficient >= r");
   }
-  return R1cs(n_inputs, n_aux, std::move(coeffs), std::move(mats[0]), std::move(mats[1]),
-              std::move(mats[2]));
+  return R1cs(n_inputs, n_aux, std::move(coeffs), std::move(mats[0]), std::move(mats[1]), std::move(mats[2]));
 }
 
 }  // namespace
@@ -603,8 +604,7 @@ Variable RecordingCs::alloc_aux(const Name& name, ValueFn value) {
   if (values_ == Values::kCollect) {
     std::optional<Fr> v = value();
     if (!v) {
-      throw SynthesisError(SynthesisErrorKind::kAssignmentMissing,
-                           "no value for variable '" + name.str() + "'");
+      throw SynthesisError(SynthesisErrorKind::kAssignmentMissing, "no value for variable '" + name.str() + "'");
     }
     witness_.aux.push_back(*v);
   }
@@ -619,8 +619,7 @@ Variable RecordingCs::alloc_public(const Name& name, ValueFn value) {
   if (values_ == Values::kCollect) {
     std::optional<Fr> v = value();
     if (!v) {
-      throw SynthesisError(SynthesisErrorKind::kAssignmentMissing,
-                           "no value for input '" + name.str() + "'");
+      throw SynthesisError(SynthesisErrorKind::kAssignmentMissing, "no value for input '" + name.str() + "'");
     }
     witness_.inputs.push_back(*v);
   }
@@ -685,8 +684,7 @@ void RecordingCs::append_row(CsrMatrix& m, const LinearCombination& lc) {
   }
   scratch_.assign(lc.terms().begin(), lc.terms().end());
   if (scratch_.size() > 1) {
-    std::sort(scratch_.begin(), scratch_.end(),
-              [](const Term& x, const Term& y) { return x.var < y.var; });
+    std::sort(scratch_.begin(), scratch_.end(), [](const Term& x, const Term& y) { return x.var < y.var; });
   }
   for (std::size_t i = 0; i < scratch_.size();) {
     Variable v = scratch_[i].var;
@@ -699,8 +697,7 @@ void RecordingCs::append_row(CsrMatrix& m, const LinearCombination& lc) {
   m.row_start.push_back(m.col.size());
 }
 
-void RecordingCs::add_constraint(const Name&, LinearCombination a, LinearCombination b,
-                                 LinearCombination c) {
+void RecordingCs::add_constraint(const Name&, LinearCombination a, LinearCombination b, LinearCombination c) {
   append_row(a_, a);
   append_row(b_, b);
   append_row(c_, c);
@@ -803,8 +800,7 @@ R1cs RecordingCs::finish() {
     c_.row_start.push_back(c_.col.size());
   }
   finished_ = true;
-  return R1cs(num_inputs_, num_aux_, std::move(coeffs_), std::move(a_), std::move(b_),
-              std::move(c_));
+  return R1cs(num_inputs_, num_aux_, std::move(coeffs_), std::move(a_), std::move(b_), std::move(c_));
 }
 
 Witness RecordingCs::take_witness() {

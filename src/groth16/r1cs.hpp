@@ -93,8 +93,7 @@ class R1cs {
   // Validates every invariant (shapes, canonical rows, ids and columns in
   // range, input constraints present) and derives the densities; throws
   // R1csError kMalformed on a violation. `coeffs` must start with +1, -1.
-  R1cs(std::size_t num_inputs, std::size_t num_aux, std::vector<Fr> coeffs, CsrMatrix a,
-       CsrMatrix b, CsrMatrix c);
+  R1cs(std::size_t num_inputs, std::size_t num_aux, std::vector<Fr> coeffs, CsrMatrix a, CsrMatrix b, CsrMatrix c);
 
   std::size_t num_inputs() const { return num_inputs_; }  // including ONE
   std::size_t num_aux() const { return num_aux_; }
@@ -165,14 +164,14 @@ class UnsatisfiedError : public std::runtime_error {
 
 // Sparse mat-vec over all rows, split across the pool. With kCheck, also the
 // satisfaction check of evaluate_checked_into, throwing UnsatisfiedError.
-AbcEvaluations evaluate(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
-                        ThreadPool& pool, SatisfactionCheck check = SatisfactionCheck::kSkip);
+AbcEvaluations evaluate(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux, ThreadPool& pool,
+                        SatisfactionCheck check = SatisfactionCheck::kSkip);
 // Same into caller buffers of equal size >= num_constraints() (typically the
 // domain size m); entries past the last row are set to zero, which is the
 // padding the NTT expects. With kCheck, throws UnsatisfiedError (the
 // buffers are then written all the same).
-void evaluate_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
-                   std::span<Fr> a, std::span<Fr> b, std::span<Fr> c, ThreadPool& pool,
+void evaluate_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux, std::span<Fr> a,
+                   std::span<Fr> b, std::span<Fr> c, ThreadPool& pool,
                    SatisfactionCheck check = SatisfactionCheck::kSkip);
 // evaluate_into that also checks a_i * b_i == c_i on each row while the
 // row's three values are still in registers: one Fr multiplication per row
@@ -194,10 +193,9 @@ void evaluate_into(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const
 // every constraint. Aborts when the witness sizes do not match. Stores
 // nothing and stops at the first bad row; a caller that evaluates a, b, c
 // anyway (a prover) should use evaluate_checked_into instead.
-std::optional<std::size_t> first_unsatisfied(const R1cs& r1cs, std::span<const Fr> inputs,
-                                             std::span<const Fr> aux, ThreadPool& pool);
-inline bool is_satisfied(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
-                         ThreadPool& pool) {
+std::optional<std::size_t> first_unsatisfied(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux,
+                                             ThreadPool& pool);
+inline bool is_satisfied(const R1cs& r1cs, std::span<const Fr> inputs, std::span<const Fr> aux, ThreadPool& pool) {
   return !first_unsatisfied(r1cs, inputs, aux, pool).has_value();
 }
 
@@ -272,8 +270,7 @@ class RecordingCs final : public ConstraintSystem {
  protected:
   Variable alloc_aux(const Name& name, ValueFn value) override;
   Variable alloc_public(const Name& name, ValueFn value) override;
-  void add_constraint(const Name& name, LinearCombination a, LinearCombination b,
-                      LinearCombination c) override;
+  void add_constraint(const Name& name, LinearCombination a, LinearCombination b, LinearCombination c) override;
   void count_constraint() override;
 
  private:

@@ -68,9 +68,7 @@ struct SetupScalars {
   void h_range(std::size_t begin, std::span<Fr> out, ThreadPool& pool) const;
   // Fixed-base multiplications of the vectors (h, ic, l, a, b in G1, b in G2):
   // the `total` that progress reports.
-  std::uint64_t total_multiplications() const {
-    return num_h + ic.size() + l.size() + a.size() + 2 * b.size();
-  }
+  std::uint64_t total_multiplications() const { return num_h + ic.size() + l.size() + a.size() + 2 * b.size(); }
 };
 // Throws SetupError when tau is a root of unity of the domain or an aux
 // variable is unconstrained (bellperson's UnconstrainedVariable).

@@ -46,10 +46,14 @@ bool parse_number(const std::string& s, Int6& out) {
   for (; i < s.size(); ++i) {
     char c = s[i];
     unsigned d;
-    if (c >= '0' && c <= '9') d = unsigned(c - '0');
-    else if (base == 16 && c >= 'a' && c <= 'f') d = unsigned(c - 'a' + 10);
-    else if (base == 16 && c >= 'A' && c <= 'F') d = unsigned(c - 'A' + 10);
-    else return false;
+    if (c >= '0' && c <= '9')
+      d = unsigned(c - '0');
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      d = unsigned(c - 'a' + 10);
+    else if (base == 16 && c >= 'A' && c <= 'F')
+      d = unsigned(c - 'A' + 10);
+    else
+      return false;
     ff::u128 carry = d;
     for (auto& l : v.limb) {
       ff::u128 t = ff::u128(l) * base + carry;
@@ -97,8 +101,8 @@ json g1_json(const G1Affine& p) {
 }
 json g2_json(const G2Affine& p) {
   if (p.infinity) return json::array({json::array({"0", "0"}), json::array({"1", "0"}), json::array({"0", "0"})});
-  return json::array({json::array({dec(p.x.c0), dec(p.x.c1)}), json::array({dec(p.y.c0), dec(p.y.c1)}),
-                      json::array({"1", "0"})});
+  return json::array(
+      {json::array({dec(p.x.c0), dec(p.x.c1)}), json::array({dec(p.y.c0), dec(p.y.c1)}), json::array({"1", "0"})});
 }
 
 // [x, y] or [x, y, z] with Jacobian z.

@@ -10,9 +10,12 @@ using ff::Fr;
 
 std::string_view to_string(VerifyResult r) {
   switch (r) {
-    case VerifyResult::kValid: return "valid";
-    case VerifyResult::kInvalid: return "invalid";
-    case VerifyResult::kWrongInputCount: return "wrong-input-count";
+    case VerifyResult::kValid:
+      return "valid";
+    case VerifyResult::kInvalid:
+      return "invalid";
+    case VerifyResult::kWrongInputCount:
+      return "wrong-input-count";
   }
   return "unknown";
 }
@@ -90,7 +93,7 @@ VerifyResult verify_batch(const PreparedVerifyingKey& pvk, std::span<const Batch
   terms.push_back({c_a, pvk.neg_delta_g2});
   terms.push_back({neg_alpha_sum, pvk.beta_g2});
   return pairing::final_exponentiation(pairing::miller_loop(terms)).is_one() ? VerifyResult::kValid
-                                                                              : VerifyResult::kInvalid;
+                                                                             : VerifyResult::kInvalid;
 }
 
 }  // namespace cuzk::groth16

@@ -37,8 +37,8 @@ PreparedVerifyingKey prepare_verifying_key(const VerifyingKey& vk);
 
 enum class VerifyResult : std::uint8_t {
   kValid,
-  kInvalid,            // the pairing equation does not hold
-  kWrongInputCount,    // public inputs do not match |IC| - 1
+  kInvalid,          // the pairing equation does not hold
+  kWrongInputCount,  // public inputs do not match |IC| - 1
 };
 std::string_view to_string(VerifyResult r);
 

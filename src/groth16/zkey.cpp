@@ -18,13 +18,20 @@ using ff::Fr;
 
 std::string_view to_string(ZkeyErrorKind kind) {
   switch (kind) {
-    case ZkeyErrorKind::kIo: return "io";
-    case ZkeyErrorKind::kBadMagic: return "bad-magic";
-    case ZkeyErrorKind::kUnsupported: return "unsupported";
-    case ZkeyErrorKind::kTruncated: return "truncated";
-    case ZkeyErrorKind::kMissingSection: return "missing-section";
-    case ZkeyErrorKind::kMalformed: return "malformed";
-    case ZkeyErrorKind::kWrongWitness: return "wrong-witness";
+    case ZkeyErrorKind::kIo:
+      return "io";
+    case ZkeyErrorKind::kBadMagic:
+      return "bad-magic";
+    case ZkeyErrorKind::kUnsupported:
+      return "unsupported";
+    case ZkeyErrorKind::kTruncated:
+      return "truncated";
+    case ZkeyErrorKind::kMissingSection:
+      return "missing-section";
+    case ZkeyErrorKind::kMalformed:
+      return "malformed";
+    case ZkeyErrorKind::kWrongWitness:
+      return "wrong-witness";
   }
   return "unknown";
 }
@@ -113,8 +120,10 @@ std::vector<Point> points(std::span<const std::uint8_t> sec, std::size_t n, cons
   pool.parallel_for(n, [&](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) {
       std::string what = std::string(name) + "[" + std::to_string(i) + "]";
-      if constexpr (kSize == kG1Bytes) out[i] = g1_at(sec.subspan(i * kSize, kSize), what);
-      else out[i] = g2_at(sec.subspan(i * kSize, kSize), what);
+      if constexpr (kSize == kG1Bytes)
+        out[i] = g1_at(sec.subspan(i * kSize, kSize), what);
+      else
+        out[i] = g2_at(sec.subspan(i * kSize, kSize), what);
     }
   });
   return out;
@@ -305,8 +314,8 @@ Proof prove_zkey(const Zkey& z, std::span<const Fr> w, const Blinding& rs, Threa
   ec::G1Jacobian pi_a = msm::msm(std::span<const G1Affine>(z.a), ws, pool);
   ec::G1Jacobian b1 = msm::msm(std::span<const G1Affine>(z.b_g1), ws, pool);
   ec::G2Jacobian pi_b = msm::msm(std::span<const G2Affine>(z.b_g2), ws, pool);
-  ec::G1Jacobian pi_c = ec::add(msm::msm(std::span<const G1Affine>(z.c), priv, pool),
-                                msm::msm(std::span<const G1Affine>(z.h), ps, pool));
+  ec::G1Jacobian pi_c =
+      ec::add(msm::msm(std::span<const G1Affine>(z.c), priv, pool), msm::msm(std::span<const G1Affine>(z.h), ps, pool));
 
   pi_a = ec::add(ec::add_mixed(pi_a, z.alpha_g1), ec::mul_ct(z.delta_g1, rs.r));
   pi_b = ec::add(ec::add_mixed(pi_b, z.beta_g2), ec::mul_ct(z.delta_g2, rs.s));

@@ -36,8 +36,8 @@ enum class ZkeyErrorKind : std::uint8_t {
   kUnsupported,  // not Groth16, or a field other than BLS12-381
   kTruncated,
   kMissingSection,
-  kMalformed,    // a value out of range, a point off the curve, ...
-  kWrongWitness, // witness length differs from nVars
+  kMalformed,     // a value out of range, a point off the curve, ...
+  kWrongWitness,  // witness length differs from nVars
 };
 std::string_view to_string(ZkeyErrorKind kind);
 

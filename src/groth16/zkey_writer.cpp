@@ -106,8 +106,10 @@ void write_zkey(const R1cs& r1cs, const ToxicWaste& tw, const std::filesystem::p
   std::vector<Fr> ic_s(n_pub + 1), c_s(n_vars - n_pub - 1);
   for (std::size_t i = 0; i < n_vars; ++i) {
     Fr v = tw.beta * at[i] + tw.alpha * bt[i] + ct[i];
-    if (i <= n_pub) ic_s[i] = v * gamma_inv;
-    else c_s[i - n_pub - 1] = v * delta_inv;
+    if (i <= n_pub)
+      ic_s[i] = v * gamma_inv;
+    else
+      c_s[i - n_pub - 1] = v * delta_inv;
   }
   // H_j = L^{2n}_{2j+1}(tau) / delta.
   std::vector<Fr> h_s = lagrange(tw.tau, 2 * n, ffjs_root(log_n + 1), n, 1, 2);

@@ -14,10 +14,10 @@ namespace {
 
 // Costs in field multiplications (a squaring counts as one), from the
 // formulas' operation counts; only their ratios matter to the planner.
-constexpr double kMaddCost = 10;    // madd-2008-s, 8M + 2S
-constexpr double kAddCost = 14;     // add-2008-s, 12M + 2S
-constexpr double kDblCost = 9;      // dbl-2008-s-1 / Jacobian dbl
-constexpr double kMergeCost = 16;   // Jacobian add of two partial sums, 11M + 5S
+constexpr double kMaddCost = 10;   // madd-2008-s, 8M + 2S
+constexpr double kAddCost = 14;    // add-2008-s, 12M + 2S
+constexpr double kDblCost = 9;     // dbl-2008-s-1 / Jacobian dbl
+constexpr double kMergeCost = 16;  // Jacobian add of two partial sums, 11M + 5S
 // Batch-affine: 6M per addition (3M of Montgomery's trick, lambda, lambda^2,
 // y3) plus the shared inversion and the share of points that hit a bucket
 // already busy in the batch and go to its XYZZ overflow bucket.
@@ -86,7 +86,7 @@ Wide digit_offset(unsigned c, std::size_t windows) {
 
 struct Recoder {
   Wide offset;
-  std::size_t lo_bit;       // w c
+  std::size_t lo_bit;  // w c
   unsigned c;
   std::int64_t half_minus;  // 2^(c-1) - 1
 
@@ -129,14 +129,15 @@ void for_each_digit(std::span<const Scalar> scalars, std::size_t begin, std::siz
 // Sum over points [begin, end) of d_w(s_i) P_i, the window's weight 2^(wc)
 // left out: the bucket sum sum_j j B_j. XYZZ buckets.
 template <class F>
-Xyzz<F> xyzz_window_sum(std::span<const ec::Affine<F>> bases, std::span<const Scalar> scalars,
-                        std::size_t begin, std::size_t end, const Recoder& rec) {
+Xyzz<F> xyzz_window_sum(std::span<const ec::Affine<F>> bases, std::span<const Scalar> scalars, std::size_t begin,
+                        std::size_t end, const Recoder& rec) {
   std::vector<Xyzz<F>> buckets(std::size_t{1} << (rec.c - 1), Xyzz<F>::identity());
-  for_each_digit(scalars, begin, end, rec, [&](std::size_t bucket) { __builtin_prefetch(&buckets[bucket], 1); },
-                 [&](std::size_t i, std::int64_t d) {
-                   const ec::Affine<F>& p = bases[i];
-                   if (!p.infinity) add_affine(buckets[bucket_of(d)], p.x, d > 0 ? p.y : -p.y);
-                 });
+  for_each_digit(
+      scalars, begin, end, rec, [&](std::size_t bucket) { __builtin_prefetch(&buckets[bucket], 1); },
+      [&](std::size_t i, std::int64_t d) {
+        const ec::Affine<F>& p = bases[i];
+        if (!p.infinity) add_affine(buckets[bucket_of(d)], p.x, d > 0 ? p.y : -p.y);
+      });
   // sum_j j B_j = sum_j (B_m + .. + B_j): a running suffix sum added up.
   Xyzz<F> running = Xyzz<F>::identity(), total = Xyzz<F>::identity();
   for (std::size_t j = buckets.size(); j-- > 0;) {
@@ -271,17 +272,18 @@ template <class F>
 Xyzz<F> batch_affine_window_sum(std::span<const ec::Affine<F>> bases, std::span<const Scalar> scalars,
                                 std::size_t begin, std::size_t end, const Recoder& rec, std::size_t batch) {
   BatchAffineBuckets<F> buckets(bases, rec.c, batch);
-  for_each_digit(scalars, begin, end, rec, [&](std::size_t bucket) { buckets.prefetch(bucket); },
-                 [&](std::size_t i, std::int64_t d) {
-                   if (!bases[i].infinity) buckets.add(bucket_of(d), i, d < 0);
-                 });
+  for_each_digit(
+      scalars, begin, end, rec, [&](std::size_t bucket) { buckets.prefetch(bucket); },
+      [&](std::size_t i, std::int64_t d) {
+        if (!bases[i].infinity) buckets.add(bucket_of(d), i, d < 0);
+      });
   buckets.flush();
   return buckets.reduce();
 }
 
 template <class F>
-ec::Jacobian<F> pippenger(std::span<const ec::Affine<F>> bases, std::span<const Scalar> scalars,
-                          ThreadPool& pool, const Plan& plan) {
+ec::Jacobian<F> pippenger(std::span<const ec::Affine<F>> bases, std::span<const Scalar> scalars, ThreadPool& pool,
+                          const Plan& plan) {
   const std::size_t n = scalars.size();
   const unsigned c = plan.window_bits;
   const std::size_t windows = plan.windows, chunks = plan.point_chunks;
@@ -371,15 +373,13 @@ Plan make_plan(std::size_t n, std::size_t threads, std::size_t bucket_bytes, con
       const double cost = pippenger_cost(n, threads, c, k, buckets);
       if (cost < best_cost) {
         best_cost = cost;
-        best = Plan{Method::kPippenger, c, windows_for(c), k, buckets,
-                    buckets == Buckets::kBatchAffine ? batch : 0};
+        best = Plan{Method::kPippenger, c, windows_for(c), k, buckets, buckets == Buckets::kBatchAffine ? batch : 0};
       }
     }
   }
   const bool forced_pippenger = config.method == Method::kPippenger || config.window_bits || config.point_chunks ||
                                 config.buckets != Buckets::kAuto;
-  if (config.method == Method::kDoubleAndAdd ||
-      (!forced_pippenger && double_and_add_cost(n) <= best_cost)) {
+  if (config.method == Method::kDoubleAndAdd || (!forced_pippenger && double_and_add_cost(n) <= best_cost)) {
     return Plan{Method::kDoubleAndAdd, 0, 0, 0};
   }
   return best;

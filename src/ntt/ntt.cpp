@@ -34,9 +34,7 @@ struct Plan {
   const Domain& domain;
   Direction dir;
 
-  const Fr& root(unsigned l) const {
-    return dir == Direction::kForward ? domain.root(l) : domain.root_inv(l);
-  }
+  const Fr& root(unsigned l) const { return dir == Direction::kForward ? domain.root(l) : domain.root_inv(l); }
   std::span<const Fr> leaf_table() const {
     return dir == Direction::kForward ? domain.leaf_twiddles() : domain.leaf_twiddles_inv();
   }
@@ -108,7 +106,7 @@ void leaf_dit(const Plan& plan, Fr* x, unsigned log_len) {
 // place. DIT (the inverse) runs the same steps mirrored: rows, twiddle, columns.
 
 struct Split {
-  unsigned log_n1, log_n2;  // columns have length n1, rows length n2
+  unsigned log_n1, log_n2;    // columns have length n1, rows length n2
   std::size_t n1, n2, group;  // `group` columns are gathered at a time
 };
 
@@ -144,8 +142,8 @@ void transform_serial(const Plan& plan, Fr* x, unsigned log_len, bool dif);
 
 // Columns [j_begin, j_end) of the split: gather `group` columns, transform
 // (DIF: transform then twiddle; DIT: twiddle then transform), scatter.
-void process_columns(const Plan& plan, Fr* x, unsigned log_len, const Split& s, std::size_t j_begin,
-                     std::size_t j_end, bool dif, const Fr* scale, std::vector<Fr>& buf) {
+void process_columns(const Plan& plan, Fr* x, unsigned log_len, const Split& s, std::size_t j_begin, std::size_t j_end,
+                     bool dif, const Fr* scale, std::vector<Fr>& buf) {
   buf.resize(s.group * s.n1);
   const Fr& w = plan.root(log_len);  // omega_n of this level
   Fr step = w.pow(std::uint64_t(j_begin));
@@ -177,8 +175,10 @@ void process_columns(const Plan& plan, Fr* x, unsigned log_len, const Split& s, 
 // One thread; each four-step level owns its column buffer.
 void transform_serial(const Plan& plan, Fr* x, unsigned log_len, bool dif) {
   if (log_len <= plan.domain.leaf_log_size()) {
-    if (dif) leaf_dif(plan, x, log_len);
-    else leaf_dit(plan, x, log_len);
+    if (dif)
+      leaf_dif(plan, x, log_len);
+    else
+      leaf_dit(plan, x, log_len);
     return;
   }
   const Split s = split_of(log_len);

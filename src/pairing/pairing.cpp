@@ -139,12 +139,12 @@ Fp12 final_exponentiation(const Fp12& f) {
   // spelled out as  lambda_0 + lambda_1 p + lambda_2 p^2 + lambda_3 p^3 with
   //   lambda_3 = (x-1)^2,  lambda_2 = lambda_3 x,  lambda_1 = lambda_2 x - lambda_3,
   //   lambda_0 = lambda_1 x + 3.
-  Fp12 t2 = cyclotomic_exp_by_x(t1);                              // t1^x
-  Fp12 t3 = t1.cyclotomic_square().conjugate() * t2;              // t1^(x-2)
-  Fp12 t4 = cyclotomic_exp_by_x(t3);                              // t1^(x^2-2x)
-  Fp12 t5 = cyclotomic_exp_by_x(t4);                              // t1^(x^3-2x^2)
-  Fp12 t6 = cyclotomic_exp_by_x(t5) * t2.cyclotomic_square();     // t1^(x^4-2x^3+2x)
-  Fp12 t7 = cyclotomic_exp_by_x(t6);                              // t1^(x^5-2x^4+2x^2)
+  Fp12 t2 = cyclotomic_exp_by_x(t1);                           // t1^x
+  Fp12 t3 = t1.cyclotomic_square().conjugate() * t2;           // t1^(x-2)
+  Fp12 t4 = cyclotomic_exp_by_x(t3);                           // t1^(x^2-2x)
+  Fp12 t5 = cyclotomic_exp_by_x(t4);                           // t1^(x^3-2x^2)
+  Fp12 t6 = cyclotomic_exp_by_x(t5) * t2.cyclotomic_square();  // t1^(x^4-2x^3+2x)
+  Fp12 t7 = cyclotomic_exp_by_x(t6);                           // t1^(x^5-2x^4+2x^2)
   // t1^lambda_3 = t4 t1,  t1^lambda_2 = t5 t2,  t1^lambda_1 = t6 / t1,
   // t1^lambda_0 = t7 / t3 * t1  (= t1^(x^5-2x^4+2x^2-x+3)).
   Fp12 r = (t2 * t5).frobenius(2);

@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CUZK_POLICY_CHECK(cond, ...)                                                    \
-  do {                                                                                  \
-    if (!(cond)) [[unlikely]] {                                                         \
-      std::fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);     \
-      std::fprintf(stderr, __VA_ARGS__);                                                \
-      std::fputc('\n', stderr);                                                         \
-      std::abort();                                                                     \
-    }                                                                                   \
+#define CUZK_POLICY_CHECK(cond, ...)                                                \
+  do {                                                                              \
+    if (!(cond)) [[unlikely]] {                                                     \
+      std::fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+      std::fprintf(stderr, __VA_ARGS__);                                            \
+      std::fputc('\n', stderr);                                                     \
+      std::abort();                                                                 \
+    }                                                                               \
   } while (0)

@@ -32,8 +32,7 @@ std::uint32_t crc32c_table(const std::uint8_t* p, std::size_t n, std::uint32_t c
 // inversion), 8 bytes per instruction: job input files (a 32 GiB PoRep C1 is
 // ~51 MB) checksum in ~10 ms instead of ~290 ms byte at a time (measured on
 // the 2-core development VM).
-__attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(const std::uint8_t* p, std::size_t n,
-                                                             std::uint32_t crc) {
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(const std::uint8_t* p, std::size_t n, std::uint32_t crc) {
   std::uint64_t c = crc;
   for (; n >= 8; n -= 8, p += 8) {
     std::uint64_t v;

@@ -16,12 +16,18 @@ namespace cuzk::policy {
 
 std::string_view to_string(JournalErrorKind k) {
   switch (k) {
-    case JournalErrorKind::kIo: return "io";
-    case JournalErrorKind::kBadFileHeader: return "bad_file_header";
-    case JournalErrorKind::kCorruptHeader: return "corrupt_header";
-    case JournalErrorKind::kCorruptPayload: return "corrupt_payload";
-    case JournalErrorKind::kBadPayload: return "bad_payload";
-    case JournalErrorKind::kTooLarge: return "too_large";
+    case JournalErrorKind::kIo:
+      return "io";
+    case JournalErrorKind::kBadFileHeader:
+      return "bad_file_header";
+    case JournalErrorKind::kCorruptHeader:
+      return "corrupt_header";
+    case JournalErrorKind::kCorruptPayload:
+      return "corrupt_payload";
+    case JournalErrorKind::kBadPayload:
+      return "bad_payload";
+    case JournalErrorKind::kTooLarge:
+      return "too_large";
   }
   return "?";
 }
@@ -111,10 +117,10 @@ struct Decoded {
   std::string request_id;
   engine::ProofKind kind{};
   engine::Priority priority{};
-  JobInput input;                    // kAccepted
-  std::vector<std::uint8_t> result;  // kCompleted
-  engine::ErrorKind error_kind{};    // kFailed
-  std::string message;               // kFailed
+  JobInput input;                       // kAccepted
+  std::vector<std::uint8_t> result;     // kCompleted
+  engine::ErrorKind error_kind{};       // kFailed
+  std::string message;                  // kFailed
   std::optional<RequestDigest> digest;  // version 2 records
 };
 
@@ -158,9 +164,7 @@ bool decode(std::span<const std::uint8_t> payload, Decoded& d) {
   return r.done();
 }
 
-bool header_valid(const std::uint8_t* h) {
-  return get_u32(h) == kRecordMagic && get_u32(h + 12) == crc32c({h, 12});
-}
+bool header_valid(const std::uint8_t* h) { return get_u32(h) == kRecordMagic && get_u32(h + 12) == crc32c({h, 12}); }
 
 // Walks every record of a journal image. on_record gets each valid one with
 // its file span; errors and the torn tail land in the report.
@@ -189,15 +193,16 @@ Expected<Ok, JournalError> scan(std::span<const std::uint8_t> file, ReplayReport
       std::uint64_t next = off + 1;
       while (next + kJournalRecordHeaderBytes <= size && !header_valid(file.data() + next)) ++next;
       if (next + kJournalRecordHeaderBytes > size) next = size;
-      report.errors.push_back(JournalError{JournalErrorKind::kCorruptHeader, off,
-                                           "record header checksum mismatch; skipped " +
-                                               std::to_string(next - off) + " B"});
+      report.errors.push_back(
+          JournalError{JournalErrorKind::kCorruptHeader, off,
+                       "record header checksum mismatch; skipped " + std::to_string(next - off) + " B"});
       off = next;
       continue;
     }
     std::uint32_t len = get_u32(h + 4);
     if (len > kMaxPayloadBytes) {
-      report.errors.push_back(JournalError{JournalErrorKind::kTooLarge, off, "record of " + std::to_string(len) + " B"});
+      report.errors.push_back(
+          JournalError{JournalErrorKind::kTooLarge, off, "record of " + std::to_string(len) + " B"});
       off += 1;  // the header checksum passed, yet the length is absurd: resync as for a bad header
       continue;
     }
@@ -232,7 +237,7 @@ using util::fsync_dir;
 using util::write_all;
 
 bool read_all(int fd, std::vector<std::uint8_t>& out) {
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) return false;
   out.resize(static_cast<std::size_t>(st.st_size));
   std::size_t done = 0;
@@ -285,8 +290,7 @@ std::vector<std::uint8_t> encode_record(RecordType type, Millis at, const std::s
   return rec;
 }
 
-Expected<ReplayReport, JournalError> replay_journal(std::span<const std::uint8_t> file, Millis now,
-                                                    Millis retention) {
+Expected<ReplayReport, JournalError> replay_journal(std::span<const std::uint8_t> file, Millis now, Millis retention) {
   ReplayReport report;
   std::uint64_t seq = 0;
   std::map<std::string, std::pair<std::uint64_t, AcceptedJob>> unfinished;
@@ -396,8 +400,8 @@ Expected<Journal::Opened, JournalError> Journal::open(JournalConfig config, cons
   return Opened{std::move(journal), std::move(report.value())};
 }
 
-void Journal::index(const std::string& request_id, RecordType type, engine::ProofKind kind,
-                    engine::Priority priority, Millis at, Span span, const std::optional<RequestDigest>& digest) {
+void Journal::index(const std::string& request_id, RecordType type, engine::ProofKind kind, engine::Priority priority,
+                    Millis at, Span span, const std::optional<RequestDigest>& digest) {
   switch (type) {
     case RecordType::kAccepted:
       live_.insert_or_assign(request_id, Live{next_seq_++, kind, priority, false, Millis{0}, {span}, digest});
@@ -428,8 +432,8 @@ Expected<Ok, JournalError> Journal::append(RecordType type, const std::string& r
   }
   std::vector<std::uint8_t> record = encode_record(type, at, request_id, fields);
   if (record.size() - kJournalRecordHeaderBytes > kMaxPayloadBytes) {
-    return unexpected(JournalError{JournalErrorKind::kTooLarge, file_bytes_,
-                                   "record of " + std::to_string(record.size()) + " B"});
+    return unexpected(
+        JournalError{JournalErrorKind::kTooLarge, file_bytes_, "record of " + std::to_string(record.size()) + " B"});
   }
   if (!write_all(fd_, record.data(), record.size())) {
     JournalError e = io_error("append to", config_.path);
@@ -437,7 +441,8 @@ Expected<Ok, JournalError> Journal::append(RecordType type, const std::string& r
     if (::ftruncate(fd_, static_cast<off_t>(file_bytes_)) == 0) (void)::lseek(fd_, 0, SEEK_END);
     return unexpected(e);
   }
-  if ((sync || config_.sync_every_record) && ::fdatasync(fd_) != 0) return unexpected(io_error("fdatasync", config_.path));
+  if ((sync || config_.sync_every_record) && ::fdatasync(fd_) != 0)
+    return unexpected(io_error("fdatasync", config_.path));
   Span span{file_bytes_, record.size()};
   file_bytes_ += record.size();
   index(request_id, type, kind, priority, at, span, digest);
@@ -475,8 +480,8 @@ Expected<Ok, JournalError> Journal::finish(const std::string& request_id, Record
 
 Expected<Ok, JournalError> Journal::completed(const std::string& request_id, std::span<const std::uint8_t> result) {
   if (result.size() > kMaxPayloadBytes) {
-    return unexpected(JournalError{JournalErrorKind::kTooLarge, file_bytes_,
-                                   "result of " + std::to_string(result.size()) + " B"});
+    return unexpected(
+        JournalError{JournalErrorKind::kTooLarge, file_bytes_, "result of " + std::to_string(result.size()) + " B"});
   }
   std::vector<std::uint8_t> f;
   put_blob(f, result);

@@ -91,7 +91,7 @@ struct AcceptedJob {
   engine::Priority priority = engine::Priority::kNormal;
   JobInput input;
   Millis accepted_at{0};
-  std::optional<Millis> started_at;  // it had started before the restart
+  std::optional<Millis> started_at;     // it had started before the restart
   std::optional<RequestDigest> digest;  // absent in version 1 records
 };
 
@@ -102,11 +102,11 @@ struct FinishedJob {
   engine::ProofKind kind = engine::ProofKind::kGroth16Demo;
   engine::Priority priority = engine::Priority::kNormal;
   Ending ending = Ending::kCompleted;
-  std::vector<std::uint8_t> result;                                 // kCompleted
-  engine::ErrorKind error_kind = engine::ErrorKind::kInternal;      // kFailed
-  std::string error_message;                                        // kFailed
+  std::vector<std::uint8_t> result;                             // kCompleted
+  engine::ErrorKind error_kind = engine::ErrorKind::kInternal;  // kFailed
+  std::string error_message;                                    // kFailed
   Millis finished_at{0};
-  std::optional<RequestDigest> digest;                              // absent in version 1 records
+  std::optional<RequestDigest> digest;  // absent in version 1 records
 };
 
 struct ReplayReport {
@@ -154,9 +154,8 @@ class Journal {
   Journal& operator=(const Journal&) = delete;
 
   // `digest` (when given) is repeated in the job's terminal record.
-  Expected<Ok, JournalError> accepted(const std::string& request_id, engine::ProofKind kind,
-                                      engine::Priority priority, const JobInput& input,
-                                      std::optional<RequestDigest> digest = std::nullopt);
+  Expected<Ok, JournalError> accepted(const std::string& request_id, engine::ProofKind kind, engine::Priority priority,
+                                      const JobInput& input, std::optional<RequestDigest> digest = std::nullopt);
   Expected<Ok, JournalError> started(const std::string& request_id);
   Expected<Ok, JournalError> completed(const std::string& request_id, std::span<const std::uint8_t> result);
   Expected<Ok, JournalError> failed(const std::string& request_id, engine::ErrorKind error_kind,
@@ -194,8 +193,7 @@ class Journal {
                                     const std::optional<RequestDigest>& digest);
   void index(const std::string& request_id, RecordType type, engine::ProofKind kind, engine::Priority priority,
              Millis at, Span span, const std::optional<RequestDigest>& digest);
-  Expected<Ok, JournalError> finish(const std::string& request_id, RecordType type,
-                                    std::vector<std::uint8_t> fields);
+  Expected<Ok, JournalError> finish(const std::string& request_id, RecordType type, std::vector<std::uint8_t> fields);
 
   JournalConfig config_;
   const Clock& clock_;

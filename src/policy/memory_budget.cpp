@@ -30,10 +30,20 @@ struct Unit {
   std::uint64_t bytes;
 };
 constexpr Unit kUnits[] = {
-    {"", 1},          {"b", 1},
-    {"kib", kKiB},    {"mib", kMiB},    {"gib", kGiB},    {"tib", kTiB},
-    {"k", kKiB},      {"m", kMiB},      {"g", kGiB},      {"t", kTiB},  // shorthand = binary, as in systemd
-    {"kb", 1000ull},  {"mb", 1000'000ull}, {"gb", 1000'000'000ull}, {"tb", 1000'000'000'000ull},
+    {"", 1},
+    {"b", 1},
+    {"kib", kKiB},
+    {"mib", kMiB},
+    {"gib", kGiB},
+    {"tib", kTiB},
+    {"k", kKiB},
+    {"m", kMiB},
+    {"g", kGiB},
+    {"t", kTiB},  // shorthand = binary, as in systemd
+    {"kb", 1000ull},
+    {"mb", 1000'000ull},
+    {"gb", 1000'000'000ull},
+    {"tb", 1000'000'000'000ull},
 };
 
 SizeError size_error(std::string_view text, std::string_view why) {
@@ -117,9 +127,12 @@ std::optional<std::uint64_t> physical_memory_bytes() {
 
 std::string_view to_string(RefusalKind k) {
   switch (k) {
-    case RefusalKind::kTooLarge: return "too_large";
-    case RefusalKind::kOverloaded: return "overloaded";
-    case RefusalKind::kWouldWait: return "would_wait";
+    case RefusalKind::kTooLarge:
+      return "too_large";
+    case RefusalKind::kOverloaded:
+      return "overloaded";
+    case RefusalKind::kWouldWait:
+      return "would_wait";
   }
   return "?";
 }

@@ -39,8 +39,8 @@
 
 namespace cuzk::policy {
 
-using engine::Priority;
 using engine::kNumPriorities;
+using engine::Priority;
 
 inline constexpr std::uint64_t kKiB = 1ull << 10;
 inline constexpr std::uint64_t kMiB = 1ull << 20;
@@ -101,10 +101,10 @@ struct BudgetStats {
   std::array<std::uint32_t, kNumPriorities> waiting{};  // indexed by Priority
   std::array<std::uint64_t, kNumPriorities> waiting_bytes{};
   std::array<std::uint64_t, kNumPriorities> head_bytes{};  // first in line per priority, 0 if none
-  std::uint32_t ready_unclaimed = 0;  // granted to a waiter that has not claimed yet
-  std::uint64_t granted_total = 0;    // monotonic: immediate and queued grants
-  std::uint64_t waited_total = 0;     // monotonic: requests that had to queue
-  std::array<std::uint64_t, 3> refused_total{};  // monotonic, indexed by RefusalKind
+  std::uint32_t ready_unclaimed = 0;                       // granted to a waiter that has not claimed yet
+  std::uint64_t granted_total = 0;                         // monotonic: immediate and queued grants
+  std::uint64_t waited_total = 0;                          // monotonic: requests that had to queue
+  std::array<std::uint64_t, 3> refused_total{};            // monotonic, indexed by RefusalKind
 };
 
 struct BudgetConfig {
@@ -195,9 +195,7 @@ class MemoryBudget {
 
   std::uint64_t total_bytes() const { return total_bytes_; }
   std::uint64_t reserved_bytes() const { return reserved_bytes_; }
-  std::uint64_t available_bytes() const {
-    return reserved_bytes_ >= total_bytes_ ? 0 : total_bytes_ - reserved_bytes_;
-  }
+  std::uint64_t available_bytes() const { return reserved_bytes_ >= total_bytes_ ? 0 : total_bytes_ - reserved_bytes_; }
   std::size_t waiting() const { return waiting_index_.size(); }
   BudgetStats stats() const;
 

@@ -8,8 +8,10 @@ namespace cuzk::policy {
 
 std::string_view to_string(SrsKind k) {
   switch (k) {
-    case SrsKind::kGroth16Params: return "params";
-    case SrsKind::kPce: return "pce";
+    case SrsKind::kGroth16Params:
+      return "params";
+    case SrsKind::kPce:
+      return "pce";
   }
   return "?";
 }
@@ -18,29 +20,40 @@ std::string to_string(const SrsKey& k) { return std::string(to_string(k.kind)) +
 
 std::string_view to_string(Tier t) {
   switch (t) {
-    case Tier::kCold: return "cold";
-    case Tier::kPinned: return "pinned";
-    case Tier::kDevice: return "device";
+    case Tier::kCold:
+      return "cold";
+    case Tier::kPinned:
+      return "pinned";
+    case Tier::kDevice:
+      return "device";
   }
   return "?";
 }
 
 std::string_view to_string(Residency r) {
   switch (r) {
-    case Residency::kAbsent: return "absent";
-    case Residency::kLoading: return "loading";
-    case Residency::kResident: return "resident";
+    case Residency::kAbsent:
+      return "absent";
+    case Residency::kLoading:
+      return "loading";
+    case Residency::kResident:
+      return "resident";
   }
   return "?";
 }
 
 std::string_view to_string(SrsErrorKind k) {
   switch (k) {
-    case SrsErrorKind::kNotFound: return "not_found";
-    case SrsErrorKind::kBusy: return "busy";
-    case SrsErrorKind::kNoRoom: return "no_room";
-    case SrsErrorKind::kTooLarge: return "too_large";
-    case SrsErrorKind::kBadDevice: return "bad_device";
+    case SrsErrorKind::kNotFound:
+      return "not_found";
+    case SrsErrorKind::kBusy:
+      return "busy";
+    case SrsErrorKind::kNoRoom:
+      return "no_room";
+    case SrsErrorKind::kTooLarge:
+      return "too_large";
+    case SrsErrorKind::kBadDevice:
+      return "bad_device";
   }
   return "?";
 }
@@ -48,10 +61,18 @@ std::string_view to_string(SrsErrorKind k) {
 std::string to_string(const SrsAction& a) {
   std::ostringstream m;
   switch (a.op) {
-    case SrsAction::Op::kLoadPinned: m << "load " << to_string(a.key) << " into pinned"; break;
-    case SrsAction::Op::kEvictPinned: m << "evict " << to_string(a.key) << " from pinned"; break;
-    case SrsAction::Op::kLoadDevice: m << "load " << to_string(a.key) << " into device " << a.device.value_or(0); break;
-    case SrsAction::Op::kEvictDevice: m << "evict " << to_string(a.key) << " from device " << a.device.value_or(0); break;
+    case SrsAction::Op::kLoadPinned:
+      m << "load " << to_string(a.key) << " into pinned";
+      break;
+    case SrsAction::Op::kEvictPinned:
+      m << "evict " << to_string(a.key) << " from pinned";
+      break;
+    case SrsAction::Op::kLoadDevice:
+      m << "load " << to_string(a.key) << " into device " << a.device.value_or(0);
+      break;
+    case SrsAction::Op::kEvictDevice:
+      m << "evict " << to_string(a.key) << " from device " << a.device.value_or(0);
+      break;
   }
   m << " (" << a.bytes << " B)";
   return m.str();
@@ -90,13 +111,14 @@ void SrsLease::release() {
 // ---- SrsManager -------------------------------------------------------------------
 
 SrsManager::SrsManager(SrsConfig config, MemoryBudget& budget, const Clock& clock)
-    : min_idle_(config.eviction_min_idle), reload_bytes_per_s_(config.reload_bytes_per_s), budget_(budget), clock_(clock) {
+    : min_idle_(config.eviction_min_idle),
+      reload_bytes_per_s_(config.reload_bytes_per_s),
+      budget_(budget),
+      clock_(clock) {
   for (std::uint64_t cap : config.device_capacity_bytes) devices_.push_back(Device{cap, 0, 0});
 }
 
-SrsManager::~SrsManager() {
-  CUZK_POLICY_CHECK(live_leases_ == 0, "%u SRS leases outlive their manager", live_leases_);
-}
+SrsManager::~SrsManager() { CUZK_POLICY_CHECK(live_leases_ == 0, "%u SRS leases outlive their manager", live_leases_); }
 
 bool SrsManager::register_srs(const SrsKey& key, SrsSizes sizes) {
   auto it = entries_.find(key);
@@ -138,9 +160,9 @@ std::vector<SrsKey> SrsManager::pinned_victims(std::uint64_t need, const SrsKey&
     idle.emplace_back(e.pinned.last_used, &key, e.pinned_charge.bytes());
   }
   // Least recently used first; the key breaks ties so the choice is deterministic.
-  std::sort(idle.begin(), idle.end(),
-            [](const auto& a, const auto& b) { return std::tie(std::get<0>(a), *std::get<1>(a)) <
-                                                      std::tie(std::get<0>(b), *std::get<1>(b)); });
+  std::sort(idle.begin(), idle.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), *std::get<1>(a)) < std::tie(std::get<0>(b), *std::get<1>(b));
+  });
   std::vector<SrsKey> victims;
   std::uint64_t freed = 0;
   for (const auto& [used, key, bytes] : idle) {
@@ -160,9 +182,9 @@ std::vector<SrsKey> SrsManager::device_victims(std::uint32_t device, std::uint64
     if (key == keep || d == e.devices.end() || !evictable(d->second, e.sizes.device_bytes, now)) continue;
     idle.emplace_back(d->second.last_used, &key, e.sizes.device_bytes);
   }
-  std::sort(idle.begin(), idle.end(),
-            [](const auto& a, const auto& b) { return std::tie(std::get<0>(a), *std::get<1>(a)) <
-                                                      std::tie(std::get<0>(b), *std::get<1>(b)); });
+  std::sort(idle.begin(), idle.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), *std::get<1>(a)) < std::tie(std::get<0>(b), *std::get<1>(b));
+  });
   std::vector<SrsKey> victims;
   std::uint64_t freed = 0;
   for (const auto& [used, key, bytes] : idle) {
@@ -243,8 +265,10 @@ Expected<SrsAcquisition, SrsError> SrsManager::acquire(const SrsKey& key, std::o
     Reservation charge;
     if (use_prepaid) {
       charge = std::move(*prepaid);
-      if (pinned_need > 0) charge.settle(pinned_need);
-      else charge.release();
+      if (pinned_need > 0)
+        charge.settle(pinned_need);
+      else
+        charge.release();
     } else {
       // The evicted entries' bytes pass straight to this one (absorb), so a
       // waiter of lower priority cannot take them in between.
@@ -438,7 +462,8 @@ std::vector<SrsEntryView> SrsManager::entries() const {
     v.sizes = e.sizes;
     v.pinned = e.pinned.state;
     v.pinned_refs = e.pinned.refs;
-    v.idle_ms = e.pinned.refs != 0 ? 0 : static_cast<std::uint64_t>(std::max<long long>(0, (now - e.pinned.last_used).count()));
+    v.idle_ms =
+        e.pinned.refs != 0 ? 0 : static_cast<std::uint64_t>(std::max<long long>(0, (now - e.pinned.last_used).count()));
     v.evictable = evictable(e.pinned, e.sizes.pinned_bytes, now);
     for (const auto& [d, s] : e.devices) {
       if (s.state != Residency::kAbsent) v.devices.emplace(d, s.state);

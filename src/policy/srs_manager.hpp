@@ -136,8 +136,8 @@ struct SrsEntryView {
   SrsSizes sizes;
   Residency pinned = Residency::kAbsent;
   std::uint32_t pinned_refs = 0;
-  std::uint64_t idle_ms = 0;  // since last use (0 while in use)
-  bool evictable = false;     // resident in host memory, unused, idle long enough (see above)
+  std::uint64_t idle_ms = 0;                   // since last use (0 while in use)
+  bool evictable = false;                      // resident in host memory, unused, idle long enough (see above)
   std::map<std::uint32_t, Residency> devices;  // present copies only
 };
 
@@ -156,8 +156,8 @@ class SrsManager {
   // Marks the entry in use for one job: pinned, plus `device` if given.
   // `prepaid`: a reservation the caller already waited for (budget.reserve),
   // adopted for the pinned copy instead of charging the budget again.
-  Expected<SrsAcquisition, SrsError> acquire(const SrsKey& key, std::optional<std::uint32_t> device,
-                                             Priority priority, std::optional<Reservation> prepaid = std::nullopt);
+  Expected<SrsAcquisition, SrsError> acquire(const SrsKey& key, std::optional<std::uint32_t> device, Priority priority,
+                                             std::optional<Reservation> prepaid = std::nullopt);
   // Makes the entry resident without holding it (operator PreloadSRS, start-up).
   Expected<std::vector<SrsAction>, SrsError> preload(const SrsKey& key, std::optional<std::uint32_t> device,
                                                      Priority priority);

@@ -8,8 +8,10 @@ namespace cuzk::runtime {
 
 std::string_view to_string(IoBackend b) {
   switch (b) {
-    case IoBackend::kEpoll: return "epoll";
-    case IoBackend::kIoUring: return "io_uring";
+    case IoBackend::kEpoll:
+      return "epoll";
+    case IoBackend::kIoUring:
+      return "io_uring";
   }
   return "?";
 }

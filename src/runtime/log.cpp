@@ -10,10 +10,18 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -41,8 +49,8 @@ std::string utc_timestamp() {
   std::tm tm;
   gmtime_r(&secs, &tm);
   char buf[96];  // generous: -Wformat-truncation assumes int-sized fields
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
   return buf;
 }
 
@@ -50,10 +58,14 @@ std::string utc_timestamp() {
 
 std::string_view to_string(LogLevel l) {
   switch (l) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
   }
   return "?";
 }
@@ -91,8 +103,10 @@ void Logger::log(LogLevel level, std::string_view msg, std::initializer_list<Log
       line += ',';
       append_json_string(line, f.key);
       line += ':';
-      if (f.quoted) append_json_string(line, f.value);
-      else line += f.value;
+      if (f.quoted)
+        append_json_string(line, f.value);
+      else
+        line += f.value;
     }
     line += "}\n";
   } else {
@@ -100,14 +114,18 @@ void Logger::log(LogLevel level, std::string_view msg, std::initializer_list<Log
     line += ' ';
     line += to_string(level);
     line += " msg=";
-    if (needs_quotes(msg)) append_json_string(line, msg);
-    else line += msg;
+    if (needs_quotes(msg))
+      append_json_string(line, msg);
+    else
+      line += msg;
     for (const LogField& f : fields) {
       line += ' ';
       line += f.key;
       line += '=';
-      if (needs_quotes(f.value)) append_json_string(line, f.value);
-      else line += f.value;
+      if (needs_quotes(f.value))
+        append_json_string(line, f.value);
+      else
+        line += f.value;
     }
     line += '\n';
   }

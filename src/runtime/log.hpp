@@ -26,8 +26,7 @@ struct LogField {
   LogField(std::string_view k, const std::string& v) : key(k), value(v), quoted(true) {}
   LogField(std::string_view k, const char* v) : key(k), value(v), quoted(true) {}
   template <class I>
-    requires std::is_integral_v<I>
-  LogField(std::string_view k, I v) : key(k), value(std::to_string(v)), quoted(false) {}
+  requires std::is_integral_v<I> LogField(std::string_view k, I v) : key(k), value(std::to_string(v)), quoted(false) {}
   LogField(std::string_view k, double v);
   std::string_view key;
   std::string value;
@@ -36,8 +35,7 @@ struct LogField {
 
 class Logger {
  public:
-  explicit Logger(LogLevel min_level = LogLevel::kInfo, LogFormat format = LogFormat::kText,
-                  std::FILE* out = stderr)
+  explicit Logger(LogLevel min_level = LogLevel::kInfo, LogFormat format = LogFormat::kText, std::FILE* out = stderr)
       : min_level_(min_level), format_(format), out_(out) {}
   Logger(const Logger&) = delete;
   Logger& operator=(const Logger&) = delete;

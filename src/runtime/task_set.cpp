@@ -17,8 +17,7 @@ bool TaskSet::spawn(asio::awaitable<void> task) {
   if (closed_) return false;
   auto it = tasks_.emplace(tasks_.end());
   asio::co_spawn(executor_, std::move(task),
-                 asio::bind_cancellation_slot(it->cancel.slot(),
-                                              [this, it](std::exception_ptr e) { on_done(it, e); }));
+                 asio::bind_cancellation_slot(it->cancel.slot(), [this, it](std::exception_ptr e) { on_done(it, e); }));
   return true;
 }
 

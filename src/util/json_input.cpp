@@ -9,10 +9,14 @@ using json = nlohmann::json;
 
 std::string_view to_string(JsonInputErrorKind kind) {
   switch (kind) {
-    case JsonInputErrorKind::kSyntax: return "syntax";
-    case JsonInputErrorKind::kTooDeep: return "too-deep";
-    case JsonInputErrorKind::kTooLarge: return "too-large";
-    case JsonInputErrorKind::kNumberRange: return "number-range";
+    case JsonInputErrorKind::kSyntax:
+      return "syntax";
+    case JsonInputErrorKind::kTooDeep:
+      return "too-deep";
+    case JsonInputErrorKind::kTooLarge:
+      return "too-large";
+    case JsonInputErrorKind::kNumberRange:
+      return "number-range";
   }
   return "unknown";
 }

@@ -49,7 +49,8 @@ ReleasedPages& ReleasedPages::operator=(ReleasedPages&& o) noexcept {
 
 void ReleasedPages::restore() {
   if (bytes_ == 0) return;
-  if (mprotect(reinterpret_cast<void*>(begin_), bytes_, PROT_READ | PROT_WRITE) != 0) die("mprotect(PROT_READ|PROT_WRITE)");
+  if (mprotect(reinterpret_cast<void*>(begin_), bytes_, PROT_READ | PROT_WRITE) != 0)
+    die("mprotect(PROT_READ|PROT_WRITE)");
   bytes_ = 0;
 }
 

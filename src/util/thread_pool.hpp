@@ -30,8 +30,7 @@ class ThreadPool {
 
   // Runs body(begin, end) over chunks covering [0, n). `chunks` == 0 picks
   // one chunk per thread. Blocks until every chunk has run.
-  void parallel_for(std::size_t n, const std::function<void(std::size_t, std::size_t)>& body,
-                    std::size_t chunks = 0);
+  void parallel_for(std::size_t n, const std::function<void(std::size_t, std::size_t)>& body, std::size_t chunks = 0);
 
   // Runs body(i) for i in [0, tasks): one call per task index.
   void run_tasks(std::size_t tasks, const std::function<void(std::size_t)>& body);

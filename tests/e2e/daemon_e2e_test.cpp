@@ -301,8 +301,8 @@ TEST_F(DaemonE2E, PrioritiesOverloadTimeoutCancelAndWatch) {
   EXPECT_EQ(started, expect);
   bool saw_low_cancel = false;
   for (const auto& e : events)
-    saw_low_cancel |= e.id == low.value().id && e.state == JobState::kCancelled && e.error &&
-                      e.error->kind == ErrorKind::kCancelled;
+    saw_low_cancel |=
+        e.id == low.value().id && e.state == JobState::kCancelled && e.error && e.error->kind == ErrorKind::kCancelled;
   EXPECT_TRUE(saw_low_cancel);
 
   std::string m = c.metrics();
@@ -527,8 +527,8 @@ TEST_F(DaemonE2E, CuzkctlProvesVerifiesAndReportsTypedErrors) {
 TEST_F(DaemonE2E, CuzkctlProvesWindowPostFromADirectoryAndFromFiles) {
   if (!fs::exists(CUZKCTL_BINARY)) GTEST_SKIP() << CUZKCTL_BINARY << " not built";
   const fs::path w = *dir_ / "window-2k";
-  CliRun gen = run_cuzkctl("post gen --kind window --sector-size 2KiB --sectors 2 --seed 9 --actor-id 1234 --out " +
-                           w.string());
+  CliRun gen =
+      run_cuzkctl("post gen --kind window --sector-size 2KiB --sectors 2 --seed 9 --actor-id 1234 --out " + w.string());
   ASSERT_EQ(gen.status, 0) << gen.out;
   std::ifstream manifest(w / "post.json");
   const std::string text((std::istreambuf_iterator<char>(manifest)), std::istreambuf_iterator<char>());
@@ -605,8 +605,8 @@ std::string c1_error_of(const std::string& json) {
 TEST_F(DaemonE2E, MalformedPorepC1IsInvalidInputAndTheDaemonStaysUp) {
   rpc::Client c(addr());
   // Valid JSON of the wrong shape, and text that is not JSON at all.
-  for (std::string bad : {std::string(R"({"registered_proof": "StackedDrg2KiBV1_1", "vanilla_proofs": 7})"),
-                          std::string("{not json")}) {
+  for (std::string bad :
+       {std::string(R"({"registered_proof": "StackedDrg2KiBV1_1", "vanilla_proofs": 7})"), std::string("{not json")}) {
     const std::string expected = c1_error_of(bad);
     ASSERT_FALSE(expected.empty()) << bad;
     auto out = c.prove(porep(bad), 30000);

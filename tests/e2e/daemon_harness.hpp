@@ -48,8 +48,8 @@ inline std::string read_file(const std::filesystem::path& p) {
 
 // How to start one cuzkd; its files are <dir>/<name>.{toml,sock,log}.
 struct DaemonLaunch {
-  std::string config;                                     // TOML text
-  std::filesystem::path state_dir;                        // --state-dir
+  std::string config;                                    // TOML text
+  std::filesystem::path state_dir;                       // --state-dir
   std::vector<std::pair<std::string, std::string>> env;  // set in the child before exec
   // Runs in the child after stderr goes to the log, right before exec; a
   // false return ends the child with status 126 (e.g. a seccomp filter).
@@ -235,8 +235,7 @@ inline engine::JobRequest demo(std::uint32_t size, std::uint64_t seed, std::stri
 
 // The proof verifies under the returned key for x_0 = seed, y = chain(x_0)
 // (the statement is recomputed here, not taken from the daemon).
-inline ::testing::AssertionResult proof_verifies(const engine::JobOutcome& o, std::uint32_t size,
-                                                 std::uint64_t seed) {
+inline ::testing::AssertionResult proof_verifies(const engine::JobOutcome& o, std::uint32_t size, std::uint64_t seed) {
   groth16::VerifyingKey vk = groth16::decode_vk(o.output.vk_bytes);
   std::string why;
   auto proofs = groth16::decode_proofs(o.output.proof, &why);

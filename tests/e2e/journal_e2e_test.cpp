@@ -306,8 +306,7 @@ TEST_F(JournalE2E, ASecondDaemonOnTheSameStateDirRefusesToStart) {
   Daemon first(dir_, "first");
   Daemon second(dir_, "second", Daemon::Wait::kNothing);
   EXPECT_EQ(second.wait_exit(20s), 1) << second.log_text();
-  EXPECT_NE(second.log_text().find("another cuzkd uses the state directory"), std::string::npos)
-      << second.log_text();
+  EXPECT_NE(second.log_text().find("another cuzkd uses the state directory"), std::string::npos) << second.log_text();
   // The first one is unaffected.
   rpc::Client c(first.addr());
   auto r = c.prove(demo(kSmallSize, 1), 60000);

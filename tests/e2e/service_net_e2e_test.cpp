@@ -104,7 +104,7 @@ bool seccomp_refusal_works() {
 }
 
 struct DaemonOptions {
-  std::string config;                                     // TOML text
+  std::string config;                                    // TOML text
   std::vector<std::pair<std::string, std::string>> env;  // extra environment
   bool deny_io_uring = false;
 };
@@ -114,9 +114,9 @@ struct DaemonOptions {
 class Daemon : public e2e::DaemonProcess {
  public:
   Daemon(const fs::path& dir, const std::string& name, const DaemonOptions& opts)
-      : DaemonProcess(dir, name,
-                      {opts.config, dir / (name + "-state"), opts.env,
-                       opts.deny_io_uring ? &deny_io_uring_setup : nullptr}) {
+      : DaemonProcess(
+            dir, name,
+            {opts.config, dir / (name + "-state"), opts.env, opts.deny_io_uring ? &deny_io_uring_setup : nullptr}) {
     if (!wait_ready(20s, /*stop_on_exit=*/false)) {
       ADD_FAILURE() << "cuzkd did not become ready; log:\n" << log();
       return;
@@ -155,10 +155,11 @@ class ServiceNetE2E : public e2e::SharedDaemonSuite<Daemon> {
     // A self-signed certificate for "localhost" (and 127.0.0.1), and a second
     // one the daemon does not use (a CA the client must not accept).
     for (const char* name : {"server", "other"}) {
-      std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
-                        "-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " +
-                        (*dir_ / (std::string(name) + ".key")).string() + " -out " +
-                        (*dir_ / (std::string(name) + ".crt")).string() + " 2>/dev/null";
+      std::string cmd =
+          "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
+          "-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " +
+          (*dir_ / (std::string(name) + ".key")).string() + " -out " + (*dir_ / (std::string(name) + ".crt")).string() +
+          " 2>/dev/null";
       ASSERT_EQ(run_shell(cmd), 0) << "openssl could not make a certificate: " << cmd;
     }
     std::ofstream(*dir_ / "token") << kToken << "\n";  // a trailing newline is not part of the token
@@ -170,14 +171,23 @@ class ServiceNetE2E : public e2e::SharedDaemonSuite<Daemon> {
 
   static std::string tls_config(std::uint32_t max_calls, const std::string& level = "debug") {
     return "[daemon]\nlisten_tcp = \"tcp://127.0.0.1:0\"\n"
-           "tls_cert_file = \"" + (*dir_ / "server.crt").string() + "\"\n"
-           "tls_key_file = \"" + (*dir_ / "server.key").string() + "\"\n"
-           "token_file = \"" + (*dir_ / "token").string() + "\"\n"
+           "tls_cert_file = \"" +
+           (*dir_ / "server.crt").string() +
+           "\"\n"
+           "tls_key_file = \"" +
+           (*dir_ / "server.key").string() +
+           "\"\n"
+           "token_file = \"" +
+           (*dir_ / "token").string() +
+           "\"\n"
            "max_message_bytes = 1048576\nauth_timeout_ms = 2000\n"
-           "max_calls_per_connection = " + std::to_string(max_calls) + "\n"
+           "max_calls_per_connection = " +
+           std::to_string(max_calls) +
+           "\n"
            "[engine]\nmax_concurrent_jobs = 1\nqueue_capacity = 16\nurgent_reserve = 1\nmax_demo_log_domain = 14\n"
            "[cpu]\nmath_threads = 2\n"
-           "[logging]\nlevel = \"" + level + "\"\n";
+           "[logging]\nlevel = \"" +
+           level + "\"\n";
   }
   static rpc::ClientOptions tls_options(std::string token = kToken) {
     rpc::ClientOptions o;
@@ -235,7 +245,8 @@ TEST_F(ServiceNetE2E, TlsToAnIpAddressAcceptsAMatchingIpSan) {
 }
 
 TEST_F(ServiceNetE2E, WrongOrMissingTokenIsATypedRefusal) {
-  for (std::string token : {std::string("7f3a9c2e51d84b06a1e2c3d4f5a6b7c9"), std::string(), std::string(kToken) + "x"}) {
+  for (std::string token :
+       {std::string("7f3a9c2e51d84b06a1e2c3d4f5a6b7c9"), std::string(), std::string(kToken) + "x"}) {
     try {
       rpc::Client c(daemon_->tcp_addr(), tls_options(token));
       ADD_FAILURE() << "token '" << token << "' was accepted";

@@ -19,8 +19,8 @@ std::vector<F> random_with_edges(Rng& rng, std::size_t n) {
   std::vector<F> v;
   v.push_back(F::zero());
   v.push_back(F::one());
-  v.push_back(-F::one());                       // p - 1
-  v.push_back(F::from_raw_mont(typename F::Int{}));  // raw zero limbs
+  v.push_back(-F::one());                                      // p - 1
+  v.push_back(F::from_raw_mont(typename F::Int{}));            // raw zero limbs
   v.push_back(-F::from_raw_mont(ff::from_u64<F::kLimbs>(1)));  // raw limbs p - 1
   while (v.size() < n) v.push_back(F::random(rng));
   return v;
@@ -75,9 +75,9 @@ TEST(GpuField, Fp2MatchesHost) {
   const auto sqr = testing::field_op(*dev, FieldOp::kSqr, std::span<const ff::Fp2>(a), std::span<const ff::Fp2>(b));
   const auto sub = testing::field_op(*dev, FieldOp::kSub, std::span<const ff::Fp2>(a), std::span<const ff::Fp2>(b));
   // The named multiplication forms are Fp / Fr functions; Fp2 has none.
-  EXPECT_THROW((void)testing::field_op(*dev, FieldOp::kMulEvenOdd, std::span<const ff::Fp2>(a),
-                                       std::span<const ff::Fp2>(b)),
-               Error);
+  EXPECT_THROW(
+      (void)testing::field_op(*dev, FieldOp::kMulEvenOdd, std::span<const ff::Fp2>(a), std::span<const ff::Fp2>(b)),
+      Error);
   for (std::size_t i = 0; i < n; ++i) {
     ASSERT_EQ(mul[i], a[i] * b[i]) << "mul at " << i;
     ASSERT_EQ(sqr[i], a[i].square()) << "sqr at " << i;

@@ -188,8 +188,7 @@ TEST(GpuService, SelectDevices) {
 class GpuPipelineRig {
  public:
   explicit GpuPipelineRig(std::shared_ptr<GpuBackend> gpu_backend)
-      : gpu(std::move(gpu_backend)),
-        devices(loop.executor(), std::make_shared<engine::CpuBackend>(cpu, math), {gpu}) {}
+      : gpu(std::move(gpu_backend)), devices(loop.executor(), std::make_shared<engine::CpuBackend>(cpu, math), {gpu}) {}
   engine::PipelineDeps deps() { return engine::PipelineDeps{synthesis, cpu, devices, memory, log}; }
 
  private:
@@ -234,9 +233,8 @@ engine::PartitionPlan demo_plan(const engine::CircuitParams& demo, engine::JobId
 }
 
 // Runs the partition pipeline on the loop until it is done.
-std::optional<engine::Result<engine::PipelineOutcome>> run_pipeline(runtime::EventLoop& loop,
-                                                                     engine::PipelineDeps deps,
-                                                                     const engine::PartitionPlan& plan) {
+std::optional<engine::Result<engine::PipelineOutcome>> run_pipeline(runtime::EventLoop& loop, engine::PipelineDeps deps,
+                                                                    const engine::PartitionPlan& plan) {
   runtime::CancelFlag cancel;
   std::optional<engine::Result<engine::PipelineOutcome>> result;
   runtime::TaskSet tasks(loop.executor());
@@ -281,8 +279,8 @@ TEST(GpuService, EnginePipelineWithAbcOnDeviceChecksOnTheDevice) {
   CUZK_REQUIRE_GPU();
   ThreadPool prover_math(4);
   runtime::Logger backend_log(runtime::LogLevel::kInfo);
-  GpuPipelineRig rig(std::make_shared<GpuBackend>(
-      0, prover_math, GpuBackendOptions{.abc_on_device = true, .log = &backend_log}));
+  GpuPipelineRig rig(
+      std::make_shared<GpuBackend>(0, prover_math, GpuBackendOptions{.abc_on_device = true, .log = &backend_log}));
   const engine::CircuitParams& demo = *rig.demo;
   const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(14);
   auto witness = [rounds](std::uint32_t k) {
@@ -290,8 +288,7 @@ TEST(GpuService, EnginePipelineWithAbcOnDeviceChecksOnTheDevice) {
   };
   groth16::Witness broken = witness(2);
   broken.aux.at(broken.aux.size() / 2) += ff::Fr::one();
-  const std::optional<std::size_t> bad_row =
-      groth16::first_unsatisfied(demo.r1cs, broken.inputs, broken.aux, rig.math);
+  const std::optional<std::size_t> bad_row = groth16::first_unsatisfied(demo.r1cs, broken.inputs, broken.aux, rig.math);
   ASSERT_TRUE(bad_row.has_value());
 
   auto run = [&](engine::JobId job, std::optional<std::uint32_t> broken_partition) {

@@ -12,11 +12,11 @@ namespace cuzk::gpu::test {
 
 // Every GPU test starts with this: CI has nvcc but no GPU, so the binary must
 // run there and skip loudly.
-#define CUZK_REQUIRE_GPU()                                                   \
-  do {                                                                       \
-    if (::cuzk::gpu::device_count() == 0) {                                  \
-      GTEST_SKIP() << "no CUDA device: GPU test skipped";                    \
-    }                                                                        \
+#define CUZK_REQUIRE_GPU()                                \
+  do {                                                    \
+    if (::cuzk::gpu::device_count() == 0) {               \
+      GTEST_SKIP() << "no CUDA device: GPU test skipped"; \
+    }                                                     \
   } while (0)
 
 // One Device per test binary would be a global; tests create their own (cheap

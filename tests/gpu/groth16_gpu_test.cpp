@@ -32,8 +32,8 @@ using groth16::Proof;
 using groth16::R1cs;
 using groth16::Witness;
 
-using testing::Compiled;
 using testing::compile_with_witness;
+using testing::Compiled;
 
 // x_{i+1} = x_i^2 + k (k and y public), plus a linear constraint and an aux
 // variable that occurs only in C: a_aux and b_aux densities are both partial,
@@ -53,8 +53,8 @@ struct SquareChain {
     for (int i = 0; i < rounds; ++i) {
       const Fr next = xv * xv + k;
       const groth16::Variable nx = cs.alloc(groth16::Name("x", std::uint64_t(i + 1)), next);
-      cs.enforce(groth16::Name("round", std::uint64_t(i)), groth16::LinearCombination(x),
-                 groth16::LinearCombination(x), groth16::LinearCombination(nx) - kv);
+      cs.enforce(groth16::Name("round", std::uint64_t(i)), groth16::LinearCombination(x), groth16::LinearCombination(x),
+                 groth16::LinearCombination(nx) - kv);
       x = nx;
       xv = next;
     }
@@ -149,7 +149,7 @@ TEST_F(Groth16Gpu, NonPowerOfTwoCircuitWithPartialDensitiesMatchesCpu) {
   const Compiled c = compile_with_witness(SquareChain{Fr::random(rng_), Fr::random(rng_), 37});
   ASSERT_EQ(c.r1cs.num_constraints(), 42u);  // 37 rounds + 2 + 3 input constraints
   const Parameters params = groth16::generate_parameters(c.r1cs, toxic_waste(), pool_);
-  ASSERT_LT(params.b_g1.size(), params.a.size());  // partial B density
+  ASSERT_LT(params.b_g1.size(), params.a.size());      // partial B density
   ASSERT_LT(params.a.size(), c.r1cs.num_variables());  // partial A density (t is C-only)
 
   // Two instances in one call, each with its own blinding.
@@ -198,8 +198,8 @@ struct BitsCircuit {
     for (std::size_t i = 0; i < bits.size(); ++i) {
       const Fr bv = bits[i] ? Fr::one() : Fr::zero();
       const groth16::Variable b = cs.alloc(groth16::Name("b", std::uint64_t(i)), bv);
-      cs.enforce(groth16::Name("bool", std::uint64_t(i)), groth16::LinearCombination(b),
-                 groth16::LinearCombination(b), groth16::LinearCombination(b));
+      cs.enforce(groth16::Name("bool", std::uint64_t(i)), groth16::LinearCombination(b), groth16::LinearCombination(b),
+                 groth16::LinearCombination(b));
       acc += groth16::Term{b, weight};
       weight *= Fr::from_u64(3);
       if (i % 8 == 0) {
@@ -226,7 +226,8 @@ TEST_F(Groth16Gpu, WitnessScalarSplitMatchesCpuOnABitHeavyWitness) {
   const std::string cpu = ::testing::PrintToString(groth16::encode_proof(cpu_proof(params, c, bs[0])));
   for (const bool split : {true, false}) {
     SCOPED_TRACE(split ? "split" : "no split");
-    GpuProver gpu(*device_, pool_, GpuProverOptions{.witness_split = split ? WitnessScalarSplit::kAuto : WitnessScalarSplit::kOff});
+    GpuProver gpu(*device_, pool_,
+                  GpuProverOptions{.witness_split = split ? WitnessScalarSplit::kAuto : WitnessScalarSplit::kOff});
     const Proof proof = gpu.prove(params, c.r1cs, ws, bs).at(0);
     EXPECT_EQ(::testing::PrintToString(groth16::encode_proof(proof)), cpu);
     EXPECT_EQ(verify(params, proof, c.w), groth16::VerifyResult::kValid);
@@ -277,8 +278,7 @@ TEST_F(Groth16Gpu, ResidentSrsIsUploadedOnceAndReusedAcrossProofs) {
   EXPECT_EQ(gpu.srs_uploads(), 1u);
   ASSERT_NE(gpu.cached_srs(), nullptr);
   EXPECT_EQ(gpu.cached_srs()->bytes(),
-            96 * (params.h.size() + params.l.size() + params.a.size() + params.b_g1.size()) +
-                192 * params.b_g2.size());
+            96 * (params.h.size() + params.l.size() + params.a.size() + params.b_g1.size()) + 192 * params.b_g2.size());
   EXPECT_EQ(groth16::encode_proof(p1), groth16::encode_proof(cpu_proof(params, c, b1)));
   EXPECT_EQ(groth16::encode_proof(p2), groth16::encode_proof(cpu_proof(params, c, b2)));
   EXPECT_NE(groth16::encode_proof(p1), groth16::encode_proof(p2));
@@ -382,8 +382,8 @@ TEST_F(Groth16Gpu, TimingOnLargerDemoCircuit) {
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
   auto t0 = Clock::now();
-  const Compiled c =
-      compile_with_witness(circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(log_m), Fr::random(rng_)));
+  const Compiled c = compile_with_witness(
+      circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(log_m), Fr::random(rng_)));
   const Parameters params = groth16::generate_parameters(c.r1cs, toxic_waste(), pool_);
   std::printf("[ timing ] 2^%u: compile + setup %.0f ms (%zu threads)\n", log_m, ms(t0), pool_.size());
   const Blinding b = blinding();
@@ -397,9 +397,10 @@ TEST_F(Groth16Gpu, TimingOnLargerDemoCircuit) {
     t0 = Clock::now();
     const Proof again = gpu.prove(params, c.r1cs, ws, bs).at(0);
     const GpuProveStats& st = gpu.last_stats();
-    std::printf("[ timing ] GPU prove, SRS resident: %.1f ms (evaluate %.1f, H %.1f, MSM H %.1f, L %.1f, A %.1f, "
-                "B_G1+B_G2 %.1f, assemble %.1f)\n",
-                ms(t0), st.evaluate_ms, st.h_ms, st.h_msm_ms, st.l_msm_ms, st.a_msm_ms, st.b_msm_ms, st.assemble_ms);
+    std::printf(
+        "[ timing ] GPU prove, SRS resident: %.1f ms (evaluate %.1f, H %.1f, MSM H %.1f, L %.1f, A %.1f, "
+        "B_G1+B_G2 %.1f, assemble %.1f)\n",
+        ms(t0), st.evaluate_ms, st.h_ms, st.h_msm_ms, st.l_msm_ms, st.a_msm_ms, st.b_msm_ms, st.assemble_ms);
     EXPECT_EQ(again, first);
   }
   {

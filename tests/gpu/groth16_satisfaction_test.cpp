@@ -76,9 +76,8 @@ TEST(GpuSatisfaction, BackendPrepareRejectsAnUnsatisfiedWitness) {
             d.bad_row);
   gpu.prepare(*staging, d.params, d.r1cs, d.good, b, SatisfactionCheck::kCheck);
   std::promise<std::exception_ptr> done;
-  asio::post(gpu.runner().executor(), [&] {
-    gpu.start(*staging, [&done](std::exception_ptr e) { done.set_value(e); });
-  });
+  asio::post(gpu.runner().executor(),
+             [&] { gpu.start(*staging, [&done](std::exception_ptr e) { done.set_value(e); }); });
   EXPECT_EQ(done.get_future().get(), nullptr);
   const groth16::Proof p = gpu.finish(*staging, nullptr);
   groth16::CpuProver cpu(pool);

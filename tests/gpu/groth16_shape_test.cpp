@@ -26,8 +26,8 @@ namespace {
 
 using ff::Fr;
 
-using testing::Compiled;
 using testing::compile_with_witness;
+using testing::Compiled;
 
 class Groth16Shape : public ::testing::Test {
  protected:
@@ -102,8 +102,7 @@ TEST_F(Groth16Shape, DeviceStagesOnReplicatedSrsMatchHostSums) {
   const ReplicatedSrs srs(*device_, g1, g2, m - 1, c.w.aux.size(), a_count, b_count);
 
   std::vector<Fr> abc(3 * m);
-  groth16::evaluate_into(r, c.w.inputs, c.w.aux, {abc.data(), m}, {abc.data() + m, m}, {abc.data() + 2 * m, m},
-                         pool_);
+  groth16::evaluate_into(r, c.w.inputs, c.w.aux, {abc.data(), m}, {abc.data() + m, m}, {abc.data() + 2 * m, m}, pool_);
   // Host expectations: the scalar vectors as the prover forms them.
   std::vector<Fr> a_scalars(c.w.inputs.begin(), c.w.inputs.end()), b_scalars;
   for (std::size_t i = 0; i < c.w.inputs.size(); ++i) {

@@ -27,8 +27,8 @@ namespace {
 
 using ff::Fr;
 
-using testing::Compiled;
 using testing::compile_with_witness;
+using testing::Compiled;
 
 class Groth16StreamedSrs : public ::testing::Test {
  protected:
@@ -93,8 +93,8 @@ TEST_F(Groth16StreamedSrs, SplitWitnessProofsMatchCpuAtEveryBudget) {
 }
 
 TEST_F(Groth16StreamedSrs, UnsplitWitnessProofsMatchCpuWithStreamedSrs) {
-  const Compiled c = compile_with_witness(circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(10),
-                                                                Fr::random(rng_)));
+  const Compiled c =
+      compile_with_witness(circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(10), Fr::random(rng_)));
   const groth16::Parameters params = setup(c);
   for (std::size_t budget : {std::size_t{0}, ResidentSrs::bytes_for(params) / 3}) {
     prove_matches_cpu(params, c, budget, /*expect_split=*/false);
@@ -131,8 +131,8 @@ TEST_F(Groth16StreamedSrs, PlacementFollowsTheFillOrderAndKFailStillRefuses) {
 }
 
 TEST_F(Groth16StreamedSrs, AutoBudgetAndExplicitBudgets) {
-  const Compiled c = compile_with_witness(circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(8),
-                                                                Fr::random(rng_)));
+  const Compiled c =
+      compile_with_witness(circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(8), Fr::random(rng_)));
   const groth16::Parameters params = setup(c);
   // A small SRS fits any GPU: auto keeps all of it on the device.
   EXPECT_EQ(srs_device_budget_for(*device_, params, kSrsDeviceBudgetAuto), ResidentSrs::bytes_for(params));
@@ -188,10 +188,14 @@ TEST_F(Groth16StreamedSrs, ReplicatedSrsStreamedMatchesResident) {
   const std::size_t a_count = c.w.inputs.size() + r.a_aux_density().popcount();
   const std::size_t b_count = r.b_input_density().popcount() + r.b_aux_density().popcount();
   std::vector<Fr> abc(3 * m);
-  groth16::evaluate_into(r, c.w.inputs, c.w.aux, {abc.data(), m}, {abc.data() + m, m}, {abc.data() + 2 * m, m},
-                         pool_);
-  const DeviceStageInputs in{static_cast<int>(std::bit_width(m)) - 1, abc, c.w.inputs, c.w.aux,
-                             &r.a_aux_density(), &r.b_input_density(), &r.b_aux_density()};
+  groth16::evaluate_into(r, c.w.inputs, c.w.aux, {abc.data(), m}, {abc.data() + m, m}, {abc.data() + 2 * m, m}, pool_);
+  const DeviceStageInputs in{static_cast<int>(std::bit_width(m)) - 1,
+                             abc,
+                             c.w.inputs,
+                             c.w.aux,
+                             &r.a_aux_density(),
+                             &r.b_input_density(),
+                             &r.b_aux_density()};
   GpuProver gpu(*device_, pool_);
   const ReplicatedSrs resident(*device_, g1, g2, m - 1, c.w.aux.size(), a_count, b_count);
   EXPECT_TRUE(resident.placement().all_on_device());

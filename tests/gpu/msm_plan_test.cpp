@@ -62,8 +62,8 @@ TEST(GpuMsmPlan, SignedRecodingCoversEveryScalarForEveryWindow) {
   for (int i = 0; i < 40; ++i) scalars.push_back(Fr::random(rng));
   for (int c = kMinWindowBits; c <= kMaxWindowBits; ++c) {
     const int w = windows_for(c);
-    EXPECT_GE(w * c, 256) << "c=" << c;         // room for the carry out of bit 254
-    EXPECT_LT((w - 1) * c, 256) << "c=" << c;   // and no window more than needed
+    EXPECT_GE(w * c, 256) << "c=" << c;        // room for the carry out of bit 254
+    EXPECT_LT((w - 1) * c, 256) << "c=" << c;  // and no window more than needed
     EXPECT_GE(top_window_bits(c), 0);
     EXPECT_LT(top_window_bits(c), c);
     EXPECT_LT(sentinel_key(c), std::uint64_t{1} << 32);
@@ -324,8 +324,7 @@ TEST(GpuMsmPlan, AffineTreeRoundsAndLayout) {
   // The bench's 2^26 G1 MSM in the default 8 GiB: a few chunks of millions of
   // points (a bytes-per-point estimate that ignored the tree's lists once cut
   // the chunks to the 16k floor: 4096 chunks, 10x slower on the H200).
-  const Plan big = plan(std::size_t{1} << 26, kG1Xyzz, 0, kDefaultMsmScratchBytes,
-                        kH200Threads, fake_sort_temp);
+  const Plan big = plan(std::size_t{1} << 26, kG1Xyzz, 0, kDefaultMsmScratchBytes, kH200Threads, fake_sort_temp);
   check_layout(big, std::size_t{1} << 26, kG1Xyzz, kDefaultMsmScratchBytes);
   EXPECT_LE(big.chunks, 8u);
   // A small limit (64 MiB above the fake sort scratch; c = 12, streamed
@@ -455,8 +454,7 @@ TEST(GpuMsmPlan, AffineTreeTwoSetsInTheH200Arena) {
   const std::size_t h200_limit = default_msm_scratch_bytes(h200_bytes);
   EXPECT_EQ(h200_limit, h200_bytes / 12 * 5);
   const std::size_t limit = std::size_t{32} << 30;
-  const Plan p24 = plan(std::size_t{1} << 24, kG1Xyzz, 0, limit, kH200Threads,
-                        fake_sort_temp);
+  const Plan p24 = plan(std::size_t{1} << 24, kG1Xyzz, 0, limit, kH200Threads, fake_sort_temp);
   check_layout(p24, std::size_t{1} << 24, kG1Xyzz, limit);
   EXPECT_EQ(p24.chunks, 1u);
   EXPECT_EQ(p24.tree_slab_windows, 4);
@@ -471,13 +469,11 @@ TEST(GpuMsmPlan, AffineTreeTwoSetsInTheH200Arena) {
   // Both reduce by trees (one and two chunks of affine buckets); G2 2^25 too.
   EXPECT_EQ(p24.tree_reduce_chunks, 1u);
   EXPECT_EQ(p27.tree_reduce_chunks, 2u);
-  const Plan g2 = plan(std::size_t{1} << 25, kG2Xyzz, 0, limit, kH200Threads,
-                       fake_sort_temp);
+  const Plan g2 = plan(std::size_t{1} << 25, kG2Xyzz, 0, limit, kH200Threads, fake_sort_temp);
   check_layout(g2, std::size_t{1} << 25, kG2Xyzz, limit);
   EXPECT_EQ(g2.tree_reduce_chunks, g2.chunks);
   // Three chunks keep the XYZZ buckets and the running-sum reduction.
-  const Plan p27_8 = plan(h, kG1Xyzz, 0, kDefaultMsmScratchBytes, kH200Threads,
-                          fake_sort_temp);
+  const Plan p27_8 = plan(h, kG1Xyzz, 0, kDefaultMsmScratchBytes, kH200Threads, fake_sort_temp);
   check_layout(p27_8, h, kG1Xyzz, kDefaultMsmScratchBytes);
   EXPECT_GT(p27_8.chunks, 2u);
   EXPECT_EQ(p27_8.tree_reduce_chunks, 0u);

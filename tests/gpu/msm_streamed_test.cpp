@@ -190,8 +190,8 @@ void check_split_passes(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& 
   CUZK_CUDA_CHECK(cudaMemcpy(got.data(), gathered.get(), got.size() * 4, cudaMemcpyDeviceToHost));
   std::size_t mismatches = 0;
   for (std::size_t j = 0; j < tail.size(); ++j) {
-    mismatches += std::memcmp(got.data() + j * kLimbs, packed.host.get() + std::size_t(tail[j]) * kLimbs,
-                              kLimbs * 4) != 0;
+    mismatches +=
+        std::memcmp(got.data() + j * kLimbs, packed.host.get() + std::size_t(tail[j]) * kLimbs, kLimbs * 4) != 0;
   }
   EXPECT_EQ(mismatches, 0u) << "of " << tail.size() << " gathered bases";
 }

@@ -59,7 +59,7 @@ void check_msm(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator
                std::size_t distinct, Bases (Device::*upload)(std::span<const ec::Affine<F>>),
                std::size_t scalar_values = 0) {
   SCOPED_TRACE(::testing::Message() << "n=" << n << " window=" << dev.msm_tuning().window_bits
-                                  << " limit=" << dev.msm_tuning().scratch_limit_bytes);
+                                    << " limit=" << dev.msm_tuning().scratch_limit_bytes);
   const Setup<F> s = make_known_bases<F>(rng, generator, n, distinct);
   const std::vector<Fr> a = make_scalars(rng, n, scalar_values);
   Fr log_sum = Fr::zero();
@@ -254,8 +254,7 @@ TEST(GpuMsm, AffineTreeExceptionalPairsAndLongBuckets) {
   check_exceptional<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, 20011, &Device::upload_g1_bases);
   check_exceptional<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, 6007, &Device::upload_g2_bases);
   set_tuning(*dev);
-  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, (std::size_t{1} << 20) + 7, 2048,
-                    &Device::upload_g1_bases);
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, (std::size_t{1} << 20) + 7, 2048, &Device::upload_g1_bases);
   const G1Bases gens = dev->upload_g1_bases(std::vector<ec::G1Affine>(5003, ec::kG1Generator));
   EXPECT_TRUE(ref::eq(dev->msm(gens, std::span<const Fr>(std::vector<Fr>(5003, Fr::one()))),
                       ref::mul(ref::from_affine(ec::kG1Generator), Fr::from_u64(5003).to_int())));
@@ -273,10 +272,8 @@ TEST(GpuMsm, AffineTreeSlabsOnTwoStreams) {
   auto rng = test::seeded_rng(32);
   auto dev = test::make_device();
   set_tuning(*dev, 4);
-  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, (std::size_t{1} << 20) + 7, 2048,
-                    &Device::upload_g1_bases);
-  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, (std::size_t{1} << 20) + 7, 256,
-                     &Device::upload_g2_bases);
+  check_msm<ff::Fp>(*dev, rng, ec::kG1Generator, ec::kG1B, (std::size_t{1} << 20) + 7, 2048, &Device::upload_g1_bases);
+  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, (std::size_t{1} << 20) + 7, 256, &Device::upload_g2_bases);
 }
 
 // The tree reduction (msm::TreeReduceShape) over one and two chunks of affine
@@ -302,8 +299,8 @@ TEST(GpuMsm, AffineTreeReductionByChunks) {
     Fr a_sum = Fr::zero();
     for (const Fr& x : a) a_sum += x;
     Device::MsmPhaseTimes ph;
-    EXPECT_TRUE(ref::eq(dev->msm(g1_gens, dev->upload(a), &ph),
-                        ref::mul(ref::from_affine(ec::kG1Generator), a_sum.to_int())))
+    EXPECT_TRUE(
+        ref::eq(dev->msm(g1_gens, dev->upload(a), &ph), ref::mul(ref::from_affine(ec::kG1Generator), a_sum.to_int())))
         << mib << " MiB";
     EXPECT_EQ(ph.reduced_by_trees, ph.chunks <= 2) << mib << " MiB, chunks " << ph.chunks;
     g1_seen.insert({std::min<std::size_t>(ph.chunks, 3), ph.reduced_by_trees});
@@ -313,8 +310,8 @@ TEST(GpuMsm, AffineTreeReductionByChunks) {
     const std::vector<Fr> b(a.begin(), a.begin() + 120001);
     Fr b_sum = Fr::zero();
     for (const Fr& x : b) b_sum += x;
-    EXPECT_TRUE(ref::eq(dev->msm(g2_gens, dev->upload(b), &ph),
-                        ref::mul(ref::from_affine(ec::kG2Generator), b_sum.to_int())))
+    EXPECT_TRUE(
+        ref::eq(dev->msm(g2_gens, dev->upload(b), &ph), ref::mul(ref::from_affine(ec::kG2Generator), b_sum.to_int())))
         << mib << " MiB";
     EXPECT_EQ(ph.reduced_by_trees, ph.chunks <= 2) << mib << " MiB, chunks " << ph.chunks;
     g2_seen.insert({std::min<std::size_t>(ph.chunks, 3), ph.reduced_by_trees});
@@ -340,8 +337,8 @@ TEST(GpuMsm, IdentityBasesZeroScalarsAndASinglePoint) {
   EXPECT_TRUE(dev->msm(gens, std::span<const Fr>(std::vector<Fr>(kN, Fr::zero()))).is_identity());
   const Fr x = Fr::random(rng);
   const std::vector<Fr> single = {x};
-  EXPECT_TRUE(ref::eq(dev->msm(gens, std::span<const Fr>(single)),
-                      ref::mul(ref::from_affine(ec::kG1Generator), x.to_int())));
+  EXPECT_TRUE(
+      ref::eq(dev->msm(gens, std::span<const Fr>(single)), ref::mul(ref::from_affine(ec::kG1Generator), x.to_int())));
   // n copies of G with scalar 1: the doubling chain G, 2G, 4G, ... in the
   // tree's rounds; expected n G.
   EXPECT_TRUE(ref::eq(dev->msm(gens, std::span<const Fr>(std::vector<Fr>(kN, Fr::one()))),
@@ -369,8 +366,7 @@ TEST(GpuMsm, G2RepeatedBasesAndZeros) {
     EXPECT_TRUE(ref::on_curve(got, ec::kG2B));
     EXPECT_TRUE(ref::eq(got, ref::mul(ref::from_affine(ec::kG2Generator), log_sum.to_int())));
   }
-  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, (std::size_t{1} << 18) + 3, 512,
-                     &Device::upload_g2_bases);
+  check_msm<ff::Fp2>(*dev, rng, ec::kG2Generator, ec::kG2B, (std::size_t{1} << 18) + 3, 512, &Device::upload_g2_bases);
   constexpr std::size_t kN = 3001;
   const G2Bases ids = dev->upload_g2_bases(std::vector<ec::G2Affine>(kN, ec::G2Affine::identity()));
   EXPECT_TRUE(dev->msm(ids, std::span<const Fr>(make_scalars(rng, kN))).is_identity());
@@ -431,7 +427,7 @@ template <class F, class Bases>
 void check_against_cpu(Device& dev, std::mt19937_64& rng, const ec::Affine<F>& generator, std::size_t n,
                        Bases (Device::*upload)(std::span<const ec::Affine<F>>), ThreadPool& pool) {
   SCOPED_TRACE(::testing::Message() << "n=" << n << " window=" << dev.msm_tuning().window_bits
-                                  << " limit=" << dev.msm_tuning().scratch_limit_bytes);
+                                    << " limit=" << dev.msm_tuning().scratch_limit_bytes);
   const Setup<F> s = make_known_bases<F>(rng, generator, n, n);
   std::vector<Fr> a(n);
   for (auto& x : a) x = Fr::random(rng);

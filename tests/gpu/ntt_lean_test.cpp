@@ -169,9 +169,9 @@ TEST(NttLeanEmulation, PassesMatchCpuNttOnEverySize) {
       const char* name;
       bool inverse, coset, natural_out;
     };
-    for (const Case c : {Case{"forward", false, false, false}, Case{"inverse", true, false, false},
-                         Case{"coset", false, true, false}, Case{"forward natural", false, false, true},
-                         Case{"coset inverse natural", true, true, true}}) {
+    for (const Case c :
+         {Case{"forward", false, false, false}, Case{"inverse", true, false, false}, Case{"coset", false, true, false},
+          Case{"forward natural", false, false, true}, Case{"coset inverse natural", true, true, true}}) {
       // Above 2^14 the forward only (a few seconds in all; the index math is the same for all).
       if (log_n > 14 && (c.inverse || c.coset || c.natural_out)) continue;
       std::vector<Fr> expect = x;
@@ -188,9 +188,8 @@ TEST(NttLeanEmulation, PassesMatchCpuNttOnEverySize) {
       if (!c.natural_out) ntt::bit_reverse_permute(expect, pool);
       std::vector<Fr> got = x;
       Findings f;
-      const std::vector<Fr> out =
-          emulate(got, log_n, c.inverse, tw, c.coset && !c.inverse ? coset : std::vector<Fr>{}, c.natural_out,
-                  c.coset && c.inverse ? coset_inv : std::vector<Fr>{}, f);
+      const std::vector<Fr> out = emulate(got, log_n, c.inverse, tw, c.coset && !c.inverse ? coset : std::vector<Fr>{},
+                                          c.natural_out, c.coset && c.inverse ? coset_inv : std::vector<Fr>{}, f);
       if (c.natural_out) got = out;
       EXPECT_EQ(f.bad_twiddle, 0u) << c.name << " log_n=" << log_n;
       EXPECT_EQ(f.coverage, 0u) << c.name << " log_n=" << log_n;

@@ -88,8 +88,8 @@ void check_all(const ec::Affine<F>& g, std::uint64_t salt) {
   constexpr bool kG2 = sizeof(F) != sizeof(ff::Fp);
   constexpr std::size_t kGroup = std::size_t{1} << kernels::tree::kListGroupLog;
   const std::size_t unlimited = std::size_t{1} << 34;
-  for (std::size_t count : {std::size_t{1}, std::size_t{2}, std::size_t{8}, kGroup - 1, kGroup, kGroup + 1,
-                            3 * kGroup + 17}) {
+  for (std::size_t count :
+       {std::size_t{1}, std::size_t{2}, std::size_t{8}, kGroup - 1, kGroup, kGroup + 1, 3 * kGroup + 17}) {
     check_sum<F>(*dev, rng, g, count, PointSumMethod::kTree, unlimited, PointSumMethod::kTree);
     check_sum<F>(*dev, rng, g, count, PointSumMethod::kXyzz, unlimited, PointSumMethod::kXyzz);
   }

@@ -80,7 +80,7 @@ Compiled random_circuit(std::mt19937_64& rng, std::size_t circuit_rows, std::siz
       dot[k] = Fr::zero();
       for (std::uint32_t col : cols) {
         const std::uint32_t pick = static_cast<std::uint32_t>(rng() % 10);
-        const std::uint32_t id = pick < 4 ? R1cs::kCoeffOne
+        const std::uint32_t id = pick < 4   ? R1cs::kCoeffOne
                                  : pick < 7 ? R1cs::kCoeffMinusOne
                                             : 2 + static_cast<std::uint32_t>(rng() % general_coeffs);
         m[k].col.push_back(col);
@@ -122,8 +122,8 @@ DeviceEval evaluate_on_device(const R1cs& r1cs, const Witness& w, std::size_t m,
   detail::DeviceBuffer<std::uint32_t> witness(r1cs.num_variables() * 8, "test witness");
   detail::DeviceBuffer<std::uint32_t> abc(3 * m * 8, "test a, b, c");
   detail::DeviceBuffer<std::uint64_t> first(1, "test first unsatisfied");
-  CUZK_CUDA_CHECK(cudaMemcpyAsync(witness.get(), w.inputs.data(), w.inputs.size() * sizeof(Fr),
-                                  cudaMemcpyHostToDevice, stream.get()));
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(witness.get(), w.inputs.data(), w.inputs.size() * sizeof(Fr), cudaMemcpyHostToDevice,
+                                  stream.get()));
   CUZK_CUDA_CHECK(cudaMemcpyAsync(witness.get() + w.inputs.size() * 8, w.aux.data(), w.aux.size() * sizeof(Fr),
                                   cudaMemcpyHostToDevice, stream.get()));
   // Poison: a row the kernels forget to write shows up as a mismatch.
@@ -136,8 +136,8 @@ DeviceEval evaluate_on_device(const R1cs& r1cs, const Witness& w, std::size_t m,
     std::vector<Fr>& dst = k == 0 ? out.a : k == 1 ? out.b : out.c;
     CUZK_CUDA_CHECK(cudaMemcpyAsync(dst.data(), a + k * m * 8, m * sizeof(Fr), cudaMemcpyDeviceToHost, stream.get()));
   }
-  CUZK_CUDA_CHECK(
-      cudaMemcpyAsync(&out.first_unsatisfied, first.get(), sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream.get()));
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(&out.first_unsatisfied, first.get(), sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
+                                  stream.get()));
   stream.sync();
   return out;
 }
@@ -160,8 +160,9 @@ void expect_matches_host(const R1cs& r1cs, const Witness& w, std::size_t m, Devi
     if (std::memcmp(want[k]->data(), have[k]->data(), m * sizeof(Fr)) == 0) continue;
     std::size_t row = 0;
     while (std::memcmp(&(*want[k])[row], &(*have[k])[row], sizeof(Fr)) == 0) ++row;
-    ADD_FAILURE() << "matrix " << "ABC"[k] << " row " << row << " of " << r1cs.num_constraints() << " (domain "
-                  << m << ", thread_row_max_terms " << options.thread_row_max_terms << ")";
+    ADD_FAILURE() << "matrix "
+                  << "ABC"[k] << " row " << row << " of " << r1cs.num_constraints() << " (domain " << m
+                  << ", thread_row_max_terms " << options.thread_row_max_terms << ")";
   }
   EXPECT_EQ(got.first_unsatisfied, host_first_unsatisfied(r1cs, w, pool))
       << "thread_row_max_terms " << options.thread_row_max_terms;
@@ -356,9 +357,9 @@ TEST(DeviceR1cs, GpuProverWithDeviceAbcGivesTheCpuProof) {
   // split runs on the device): 32 B per selected scalar of L, A, B less.
   const std::size_t selected = r1cs.num_aux() + r1cs.num_inputs() + r1cs.a_aux_density().popcount() +
                                r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount();
-  EXPECT_EQ(ProveStaging::host_bytes_bound(r1cs, AbcSource::kHost) -
-                ProveStaging::host_bytes_bound(r1cs, AbcSource::kDevice),
-            (3 * m - r1cs.num_variables()) * sizeof(Fr) + selected * sizeof(Fr));
+  EXPECT_EQ(
+      ProveStaging::host_bytes_bound(r1cs, AbcSource::kHost) - ProveStaging::host_bytes_bound(r1cs, AbcSource::kDevice),
+      (3 * m - r1cs.num_variables()) * sizeof(Fr) + selected * sizeof(Fr));
 }
 
 // The demo circuit with a witness broken at two aux values: the device

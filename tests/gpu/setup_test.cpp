@@ -97,8 +97,8 @@ groth16::ToxicWaste toxic(std::mt19937_64& rng) {
   return {Fr::random(rng), Fr::random(rng), Fr::random(rng), Fr::random(rng), Fr::random(rng)};
 }
 
-void expect_same_parameters(Device& device, const groth16::R1cs& r1cs, const groth16::ToxicWaste& tw,
-                            ThreadPool& pool, const SetupOptions& options) {
+void expect_same_parameters(Device& device, const groth16::R1cs& r1cs, const groth16::ToxicWaste& tw, ThreadPool& pool,
+                            const SetupOptions& options) {
   const groth16::Parameters cpu = groth16::generate_parameters(r1cs, tw, pool);
   std::uint64_t last_done = 0, last_total = 0, calls = 0;
   const groth16::Parameters gpu = generate_parameters(

@@ -110,7 +110,7 @@ TEST(SrsPlacement, AutoBudgetKeepsTheWholePorepSrsOnAnH200) {
   const std::size_t total = srs_bytes(n);
   // The prover's working set at 2^27 with an 8 GiB MSM scratch: under 30 GiB.
   const WitnessMsmPoints w{n[std::size_t(SrsVector::kL)], n[std::size_t(SrsVector::kA)],
-                          n[std::size_t(SrsVector::kBG1)]};
+                           n[std::size_t(SrsVector::kBG1)]};
   const std::size_t work = prover_working_bytes(std::size_t{1} << 27, w, std::size_t{8} << 30, std::size_t{384} << 20);
   EXPECT_GT(work, 3 * (std::size_t{1} << 27) * 32);  // at least a, b, c
   // The resident NTT tables (2 GiB of twiddles at 2^27) come on top of every phase.
@@ -140,8 +140,7 @@ TEST(SrsPlacement, MsmPlanCountsTheStagingSlotsOfStreamedBases) {
   const std::size_t n = std::size_t{1} << 24;
   const std::size_t limit = std::size_t{2} << 30;
   const msm::Plan resident = msm::plan(n, kG1Xyzz, 16, limit, threads, fake_sort_temp);
-  const msm::Plan streamed =
-      msm::plan(n, kG1Xyzz, 16, limit, threads, fake_sort_temp, kSrsG1PointBytes);
+  const msm::Plan streamed = msm::plan(n, kG1Xyzz, 16, limit, threads, fake_sort_temp, kSrsG1PointBytes);
   ASSERT_GT(resident.total_bytes, 0u);
   ASSERT_GT(streamed.total_bytes, 0u);
   EXPECT_EQ(resident.staging_bytes, 0u);
@@ -159,15 +158,13 @@ TEST(SrsPlacement, MsmPlanCountsTheStagingSlotsOfStreamedBases) {
   // A tight limit: the staging slots make the chunks smaller than without them.
   const std::size_t tight = std::size_t{600} << 20;
   const msm::Plan r2 = msm::plan(n, kG1Xyzz, 16, tight, threads, fake_sort_temp);
-  const msm::Plan s2 =
-      msm::plan(n, kG1Xyzz, 16, tight, threads, fake_sort_temp, kSrsG1PointBytes);
+  const msm::Plan s2 = msm::plan(n, kG1Xyzz, 16, tight, threads, fake_sort_temp, kSrsG1PointBytes);
   ASSERT_GT(r2.total_bytes, 0u);
   ASSERT_GT(s2.total_bytes, 0u);
   EXPECT_LE(s2.total_bytes, tight);
   EXPECT_LT(s2.chunk_points, r2.chunk_points);
   // Small MSMs are not cut below the minimum chunk.
-  const msm::Plan small =
-      msm::plan(10000, kG1Xyzz, 0, limit, threads, fake_sort_temp, kSrsG1PointBytes);
+  const msm::Plan small = msm::plan(10000, kG1Xyzz, 0, limit, threads, fake_sort_temp, kSrsG1PointBytes);
   EXPECT_EQ(small.chunks, 1u);
 }
 

@@ -66,7 +66,7 @@ TEST(GpuStagedProve, SecondInstancePreparedWhileTheFirstIsOnTheDevice) {
   // prepare() touches no device state.
   auto prepared = std::async(std::launch::async, [&] { prover.prepare(d.r1cs, d.witnesses[1], s1); });
   prepared.get();
-  const Fence f1 = prover.enqueue(srs, s1);  // queued behind instance 0
+  const Fence f1 = prover.enqueue(srs, s1);              // queued behind instance 0
   const groth16::Proof p1 = prover.finish(srs, s1, b1);  // waits for f1
   EXPECT_TRUE(f1.ready());
   EXPECT_TRUE(f0.ready());  // the streams are in order
@@ -181,9 +181,8 @@ TEST(GpuStagedProve, BackendStagedStepsMatchTheCpu) {
     const groth16::Blinding b = groth16::random_blinding();
     gpu.prepare(*staging, d.params, d.r1cs, d.witnesses[i], b, groth16::SatisfactionCheck::kSkip);
     std::promise<std::exception_ptr> done;
-    asio::post(gpu.runner().executor(), [&] {
-      gpu.start(*staging, [&done](std::exception_ptr e) { done.set_value(e); });
-    });
+    asio::post(gpu.runner().executor(),
+               [&] { gpu.start(*staging, [&done](std::exception_ptr e) { done.set_value(e); }); });
     EXPECT_EQ(done.get_future().get(), nullptr);
     engine::ProveBreakdown br;
     const groth16::Proof p = gpu.finish(*staging, &br);

@@ -38,10 +38,10 @@ Witness make_witness(std::mt19937_64& rng, const Shape& s) {
   for (std::size_t i = 0; i < s.n_inputs + s.n_aux; ++i) {
     const double r = u(rng);
     // Values near one (one +- a limb) too: a kernel comparing fewer limbs fails.
-    w.values.push_back(r < s.p_zero ? Fr::zero()
-                       : r < s.p_zero + s.p_one ? Fr::one()
+    w.values.push_back(r < s.p_zero                    ? Fr::zero()
+                       : r < s.p_zero + s.p_one        ? Fr::one()
                        : r < s.p_zero + s.p_one + 0.02 ? Fr::one() + Fr::from_u64(std::uint64_t{1} << (rng() % 64))
-                                                     : Fr::from_u64(rng()) * Fr::from_u64(rng() | 1));
+                                                       : Fr::from_u64(rng()) * Fr::from_u64(rng() | 1));
   }
   for (std::size_t i = 0; i < s.n_inputs; ++i) {
     if (u(rng) < s.p_in) w.in_density.set(i);
@@ -62,8 +62,8 @@ struct Expected {
 Expected expected(const Witness& w, std::size_t n_inputs, const SplitSource& src) {
   Expected e;
   for (std::size_t i = src.begin; i < src.end; ++i) {
-    const bool sel = i < n_inputs ? src.every_input || w.in_density.get(i)
-                                  : src.every_aux || w.aux_density.get(i - n_inputs);
+    const bool sel =
+        i < n_inputs ? src.every_input || w.in_density.get(i) : src.every_aux || w.aux_density.get(i - n_inputs);
     if (sel) e.all.push_back(w.values[i]);
   }
   e.selected = e.all.size();
@@ -154,12 +154,12 @@ TEST(GpuWitnessSplit, MatchesSelectThenSplit) {
   CUZK_REQUIRE_GPU();
   auto rng = seeded_rng(0x5917);
   const Shape shapes[] = {
-      {1, 1, 0.3, 0.3, 1.0, 0.5},             // the smallest: one input, one aux
-      {3, 511, 0.4, 0.4, 0.7, 0.6},           // below one block
-      {70, 4097, 0.5, 0.3, 0.5, 0.5},         // inputs past a density word, aux past a block
-      {1, 100003, 0.45, 0.45, 1.0, 0.8},      // PoRep-like: mostly bits
-      {5, 262145, 0.05, 0.05, 0.3, 0.2},      // mostly tail, sparse densities
-      {2, 70000, 1.0, 0.0, 1.0, 1.0},         // all zero: empty split lists
+      {1, 1, 0.3, 0.3, 1.0, 0.5},         // the smallest: one input, one aux
+      {3, 511, 0.4, 0.4, 0.7, 0.6},       // below one block
+      {70, 4097, 0.5, 0.3, 0.5, 0.5},     // inputs past a density word, aux past a block
+      {1, 100003, 0.45, 0.45, 1.0, 0.8},  // PoRep-like: mostly bits
+      {5, 262145, 0.05, 0.05, 0.3, 0.2},  // mostly tail, sparse densities
+      {2, 70000, 1.0, 0.0, 1.0, 1.0},     // all zero: empty split lists
   };
   for (const Shape& s : shapes) check_shape(rng, s);
 }

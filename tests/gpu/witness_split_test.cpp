@@ -106,10 +106,8 @@ TEST(WitnessSplit, MatchesSelectThenSplitOnRandomShapes) {
       for (double p_set : {0.0, 0.3, 1.0}) {
         SCOPED_TRACE(testing::Message() << "inputs " << n_in << ", aux " << n_aux << ", density " << p_set);
         // A's shape: every input, then aux by density; B's: both by density; L's: aux alone.
-        check({make_source(rng, n_in, 0.45, 0.45, 1.0, true), make_source(rng, n_aux, 0.45, 0.45, p_set, false)},
-              pool);
-        check({make_source(rng, n_in, 0.2, 0.5, p_set, false), make_source(rng, n_aux, 0.1, 0.2, p_set, false)},
-              pool);
+        check({make_source(rng, n_in, 0.45, 0.45, 1.0, true), make_source(rng, n_aux, 0.45, 0.45, p_set, false)}, pool);
+        check({make_source(rng, n_in, 0.2, 0.5, p_set, false), make_source(rng, n_aux, 0.1, 0.2, p_set, false)}, pool);
         check({make_source(rng, n_aux, 0.45, 0.45, 1.0, true)}, pool);
       }
     }

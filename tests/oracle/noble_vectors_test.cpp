@@ -213,7 +213,8 @@ ff::BigInt<4> parse_scalar(const std::string& hex) {
 // identity, else no flags. Returns true for the identity.
 bool read_uncompressed_flags(Bytes& b) {
   const bool identity = b[0] == 0x40 && std::all_of(b.begin() + 1, b.end(), [](std::uint8_t x) { return x == 0; });
-  if (!identity && (b[0] & 0xe0) != 0) ADD_FAILURE() << "unexpected flags in an uncompressed vector point " << to_hex(b);
+  if (!identity && (b[0] & 0xe0) != 0)
+    ADD_FAILURE() << "unexpected flags in an uncompressed vector point " << to_hex(b);
   return identity;
 }
 
@@ -271,12 +272,17 @@ std::string describe(const A& p) {
 // Meta: the files parse, every kind is one this test knows
 // ---------------------------------------------------------------------------
 
-const std::set<std::string> kKnownKinds = {
-    "fp_add",  "fp_sub",   "fp_mul",     "fp_inv",     "fp_sqrt",  "fr_add",    "fr_sub",
-    "fr_mul",  "fr_inv",   "fp2_add",    "fp2_sub",    "fp2_mul",  "fp2_inv",   "fp2_sqrt",
-    "g1_mul",  "g1_add",   "g1_msm",     "g1_encode",  "g1_invalid", "g2_mul",  "g2_add",
-    "g2_msm",  "g2_encode", "g2_invalid", "pairing",   "pairing_bilinear", "pairing_product_one",
-    "fp12_mul", "fp12_inv", "fp12_frobenius", "fp12_final_exp"};
+const std::set<std::string> kKnownKinds = {"fp_add",        "fp_sub",           "fp_mul",
+                                           "fp_inv",        "fp_sqrt",          "fr_add",
+                                           "fr_sub",        "fr_mul",           "fr_inv",
+                                           "fp2_add",       "fp2_sub",          "fp2_mul",
+                                           "fp2_inv",       "fp2_sqrt",         "g1_mul",
+                                           "g1_add",        "g1_msm",           "g1_encode",
+                                           "g1_invalid",    "g2_mul",           "g2_add",
+                                           "g2_msm",        "g2_encode",        "g2_invalid",
+                                           "pairing",       "pairing_bilinear", "pairing_product_one",
+                                           "fp12_mul",      "fp12_inv",         "fp12_frobenius",
+                                           "fp12_final_exp"};
 
 TEST(NobleVectors, FilesLoadAndKindsAreKnown) {
   const char* fresh = std::getenv("CUZK_FRESH_VECTORS");
@@ -456,7 +462,8 @@ void check_msm(const std::string& kind) {
     for (unsigned c : {2u, 3u, 5u, 8u}) configs.push_back({msm::Method::kPippenger, c, 0});
     configs.push_back({msm::Method::kPippenger, 4, 3});
     for (const msm::Config& cfg : configs) {
-      const A got = ec::to_affine(msm::msm(std::span<const A>(bases), std::span<const msm::Scalar>(scalars), pool, cfg));
+      const A got =
+          ec::to_affine(msm::msm(std::span<const A>(bases), std::span<const msm::Scalar>(scalars), pool, cfg));
       EXPECT_TRUE(got == expected) << "n=" << n << " method=" << int(cfg.method) << " c=" << cfg.window_bits
                                    << " chunks=" << cfg.point_chunks << "\nours " << describe(got) << "\nnoble "
                                    << describe(expected);

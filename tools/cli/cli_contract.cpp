@@ -14,8 +14,10 @@ std::string error_line(std::string_view kind, std::string_view message) {
   // some library errors span lines).
   while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) message.remove_suffix(1);
   for (char c : message) {
-    if (c == '\n') line += "; ";
-    else if (c != '\r') line += c;
+    if (c == '\n')
+      line += "; ";
+    else if (c != '\r')
+      line += c;
   }
   return line;
 }
@@ -57,10 +59,12 @@ std::string unreachable_message(std::string_view addr, std::string_view detail) 
 void add_connection_options(CLI::App& app, ConnectionFlags& flags) {
   flags.addr = default_daemon_addr();
   app.add_option("--addr", flags.addr, "daemon address (default: $CUZK_ADDR, else unix:///run/cuzkd/cuzkd.sock)");
-  app.add_option("--tls-ca", flags.tls_ca, "tcp:// daemons: PEM CA certificate to trust (default: $CUZK_TLS_CA; absent: plain TCP)");
+  app.add_option("--tls-ca", flags.tls_ca,
+                 "tcp:// daemons: PEM CA certificate to trust (default: $CUZK_TLS_CA; absent: plain TCP)");
   app.add_option("--tls-server-name", flags.tls_server_name,
                  "tcp:// daemons: name the certificate must carry (default: the --addr host)");
-  app.add_option("--token-file", flags.token_file, "tcp:// daemons: file holding the bearer token (default: $CUZK_TOKEN)");
+  app.add_option("--token-file", flags.token_file,
+                 "tcp:// daemons: file holding the bearer token (default: $CUZK_TOKEN)");
 }
 
 // The RPC client reads its TLS and token settings from the environment.
@@ -71,9 +75,8 @@ void export_connection_flags(int argc, char** argv) {
   static constexpr struct {
     const char* flag;
     const char* env;
-  } kFlags[] = {{"--tls-ca", "CUZK_TLS_CA"},
-                {"--tls-server-name", "CUZK_TLS_SERVER_NAME"},
-                {"--token-file", "CUZK_TOKEN_FILE"}};
+  } kFlags[] = {
+      {"--tls-ca", "CUZK_TLS_CA"}, {"--tls-server-name", "CUZK_TLS_SERVER_NAME"}, {"--token-file", "CUZK_TOKEN_FILE"}};
   for (int i = 1; i < argc; ++i) {
     for (const auto& f : kFlags) {
       std::size_t n = std::strlen(f.flag);

@@ -14,8 +14,8 @@ namespace cuzkctl {
 // Exit statuses shared by every command (scripts rely on them; the
 // contract of every cuzk binary: cli/cli_contract.hpp).
 inline constexpr int kExitOk = cuzk::cli::kExitOk;
-inline constexpr int kExitInvalid = cuzk::cli::kExitFailed;     // verification said no / typed failure
-inline constexpr int kExitMalformed = cuzk::cli::kExitUsage;    // bad usage, unreadable or malformed input
+inline constexpr int kExitInvalid = cuzk::cli::kExitFailed;           // verification said no / typed failure
+inline constexpr int kExitMalformed = cuzk::cli::kExitUsage;          // bad usage, unreadable or malformed input
 inline constexpr int kExitUnavailable = cuzk::cli::kExitUnreachable;  // the daemon cannot be reached
 
 struct Context {

@@ -71,8 +71,8 @@ void section_title(std::vector<std::string>& out, const std::string& title) {
 void render_queues(std::vector<std::string>& out, const eng::EngineStatus& e) {
   std::uint64_t queued_all = 0;
   for (auto q : e.queued) queued_all += q;
-  section_title(out, "queues (" + std::to_string(queued_all) + " queued, capacity " +
-                         std::to_string(e.queue_capacity) + ")");
+  section_title(
+      out, "queues (" + std::to_string(queued_all) + " queued, capacity " + std::to_string(e.queue_capacity) + ")");
   for (int p = eng::kNumPriorities - 1; p >= 0; --p) {
     std::uint32_t n = e.queued[static_cast<std::size_t>(p)];
     out.push_back("  " + pad_right(std::string(eng::to_string(static_cast<eng::Priority>(p))), 9) +
@@ -90,8 +90,10 @@ void render_stages(std::vector<std::string>& out, const eng::EngineStatus& e) {
       continue;
     }
     Phase p = phase_of(j.stage);
-    if (p == Phase::kUnknown) ++unknown;
-    else ++known[static_cast<std::size_t>(p)];
+    if (p == Phase::kUnknown)
+      ++unknown;
+    else
+      ++known[static_cast<std::size_t>(p)];
   }
   std::string line = "stages:";
   for (std::size_t i = 0; i < kPhases; ++i) line += "  " + std::string(kPhaseNames[i]) + " " + std::to_string(known[i]);
@@ -123,7 +125,8 @@ void render_jobs(std::vector<std::string>& out, const eng::EngineStatus& e, cons
       ++shown;
       StageProgress p = stage_progress(j->state, j->stage);
       std::string progress = "?";  // a stage this view does not know
-      if (j->state == eng::JobState::kFailed || j->state == eng::JobState::kCancelled) progress = "-";
+      if (j->state == eng::JobState::kFailed || j->state == eng::JobState::kCancelled)
+        progress = "-";
       else if (p.total != 0)
         progress = bar(p.done, p.total, p.total) + " " + std::to_string(p.done) + "/" + std::to_string(p.total);
       out.push_back("  " + pad_left(std::to_string(j->id), 6) + "  " + pad_right(j->request_id, 18) + " " +
@@ -184,7 +187,8 @@ void render_devices(std::vector<std::string>& out, const eng::EngineStatus& e) {
                   pad_left(r1cs, 10) + " " + pad_left(arena, 10) + "  " + mem);
     // The GPU prover's own stage, under its device's line, while it runs.
     if (!d.prover_stage.empty()) {
-      std::string line = "      prover stage " + d.prover_stage + " for " + std::to_string(d.prover_stage_ms) + " ms on ";
+      std::string line =
+          "      prover stage " + d.prover_stage + " for " + std::to_string(d.prover_stage_ms) + " ms on ";
       if (d.prover_stream == 0) {
         line += "the default stream";
       } else {
@@ -193,8 +197,8 @@ void render_devices(std::vector<std::string>& out, const eng::EngineStatus& e) {
         line += hex;
       }
       if (d.prover_streams > 0 || d.prover_events > 0) {
-        line += " (prover owns " + std::to_string(d.prover_streams) + " streams, " +
-                std::to_string(d.prover_events) + " events)";
+        line += " (prover owns " + std::to_string(d.prover_streams) + " streams, " + std::to_string(d.prover_events) +
+                " events)";
       }
       out.push_back(line);
     }
@@ -218,9 +222,7 @@ void render_budget(std::vector<std::string>& out, const eng::MemoryBudgetView& m
 
 // Parameter sets by tier: host memory, then each device, then the devices'
 // pinned host parts, then any other tier.
-int tier_rank(const std::string& tier) {
-  return tier == "host" ? 0 : tier == "device" ? 1 : tier == "pinned" ? 2 : 3;
-}
+int tier_rank(const std::string& tier) { return tier == "host" ? 0 : tier == "device" ? 1 : tier == "pinned" ? 2 : 3; }
 
 void render_srs(std::vector<std::string>& out, const eng::EngineStatus& e) {
   std::vector<const eng::SrsResidencyView*> rows;
@@ -258,8 +260,8 @@ void render_params(std::vector<std::string>& out, const cuzk::rpc::ClientStatus&
 }
 
 void render_events(std::vector<std::string>& out, const EventRing& ring) {
-  section_title(out, "recent events (" + std::to_string(ring.events().size()) + " of " +
-                         std::to_string(ring.total()) + ", newest last)");
+  section_title(out, "recent events (" + std::to_string(ring.events().size()) + " of " + std::to_string(ring.total()) +
+                         ", newest last)");
   if (ring.events().empty()) out.push_back("  (none yet)");
   for (const ReceivedEvent& r : ring.events()) {
     const eng::JobEvent& e = r.event;
@@ -298,9 +300,9 @@ std::string loading_line(const eng::ParamsLoadView& l) {
 
 std::string status_device_line(const eng::DeviceWorkerView& d) {
   auto gib = [](std::uint64_t b) { return static_cast<double>(b) / static_cast<double>(1ull << 30); };
-  std::string doing = d.job ? "job " + std::to_string(*d.job) + " partition " +
-                                  std::to_string(d.partition.value_or(0)) + " " + d.stage
-                            : "idle";
+  std::string doing =
+      d.job ? "job " + std::to_string(*d.job) + " partition " + std::to_string(d.partition.value_or(0)) + " " + d.stage
+            : "idle";
   char buf[512];
   std::snprintf(buf, sizeof buf, "device %u %s: %s; jobs %u, proofs %llu, verify failures %llu", d.index,
                 d.name.c_str(), doing.c_str(), d.jobs_placed, static_cast<unsigned long long>(d.proofs_done),
@@ -336,15 +338,19 @@ std::string format_bytes(std::uint64_t bytes) {
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
   return buf;
 }
 
 std::string format_duration_ms(std::uint64_t ms) {
   char buf[32];
-  if (ms < 1000) std::snprintf(buf, sizeof buf, "%llu ms", static_cast<unsigned long long>(ms));
-  else if (ms < 60'000) std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000.0);
+  if (ms < 1000)
+    std::snprintf(buf, sizeof buf, "%llu ms", static_cast<unsigned long long>(ms));
+  else if (ms < 60'000)
+    std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000.0);
   else if (ms < 3'600'000)
     std::snprintf(buf, sizeof buf, "%llum%02llus", static_cast<unsigned long long>(ms / 60'000),
                   static_cast<unsigned long long>(ms / 1000 % 60));
@@ -363,8 +369,7 @@ std::vector<std::string> render_watch(const WatchInput& in, const WatchLayout& l
   if (e.draining) title += "   DRAINING (no new work accepted)";
   out.push_back(title);
   out.push_back("totals: done " + std::to_string(e.completed_total) + "  failed " + std::to_string(e.failed_total) +
-                "  cancelled " + std::to_string(e.cancelled_total) + "   resident " +
-                format_bytes(e.resident_bytes));
+                "  cancelled " + std::to_string(e.cancelled_total) + "   resident " + format_bytes(e.resident_bytes));
   render_queues(out, e);
   out.emplace_back();
   render_stages(out, e);
@@ -376,8 +381,10 @@ std::vector<std::string> render_watch(const WatchInput& in, const WatchLayout& l
     render_budget(out, m);
   // The SRS residency lists the host tier too: the older parameters list
   // only when a daemon does not report residency.
-  if (!e.srs.empty()) render_srs(out, e);
-  else render_params(out, in.status);
+  if (!e.srs.empty())
+    render_srs(out, e);
+  else
+    render_params(out, in.status);
   if (in.events != nullptr) render_events(out, *in.events);
   if (layout.width > 0)
     for (auto& line : out)

@@ -38,14 +38,14 @@ class EventRing {
 };
 
 struct WatchInput {
-  std::string addr;                 // shown in the title line
+  std::string addr;  // shown in the title line
   cuzk::rpc::ClientStatus status;
   const EventRing* events = nullptr;  // may be null: no events section
-  std::uint64_t now_unix_ms = 0;    // title clock; 0: no clock shown
+  std::uint64_t now_unix_ms = 0;      // title clock; 0: no clock shown
 };
 
 struct WatchLayout {
-  std::size_t width = 0;       // truncate every line to this many columns (0: no limit)
+  std::size_t width = 0;          // truncate every line to this many columns (0: no limit)
   std::size_t max_job_rows = 12;  // the jobs table shows unfinished jobs first, then the newest finished
 };
 

@@ -19,28 +19,50 @@ using json = nlohmann::json;
 
 std::string_view to_string(C1ErrorKind k) {
   switch (k) {
-    case C1ErrorKind::JsonSyntax: return "JsonSyntax";
-    case C1ErrorKind::MissingField: return "MissingField";
-    case C1ErrorKind::WrongType: return "WrongType";
-    case C1ErrorKind::ByteValue: return "ByteValue";
-    case C1ErrorKind::ByteLength: return "ByteLength";
-    case C1ErrorKind::IntegerRange: return "IntegerRange";
-    case C1ErrorKind::UnknownProof: return "UnknownProof";
-    case C1ErrorKind::ProofKeyMismatch: return "ProofKeyMismatch";
-    case C1ErrorKind::PartitionCount: return "PartitionCount";
-    case C1ErrorKind::ChallengeCount: return "ChallengeCount";
-    case C1ErrorKind::ProofShape: return "ProofShape";
-    case C1ErrorKind::PathLength: return "PathLength";
-    case C1ErrorKind::PathArity: return "PathArity";
-    case C1ErrorKind::ParentCount: return "ParentCount";
-    case C1ErrorKind::LayerCount: return "LayerCount";
-    case C1ErrorKind::LayerIndex: return "LayerIndex";
-    case C1ErrorKind::ChallengeMismatch: return "ChallengeMismatch";
-    case C1ErrorKind::ParentMismatch: return "ParentMismatch";
-    case C1ErrorKind::RootMismatch: return "RootMismatch";
-    case C1ErrorKind::NonCanonicalField: return "NonCanonicalField";
-    case C1ErrorKind::PathMismatch: return "PathMismatch";
-    case C1ErrorKind::LabelMismatch: return "LabelMismatch";
+    case C1ErrorKind::JsonSyntax:
+      return "JsonSyntax";
+    case C1ErrorKind::MissingField:
+      return "MissingField";
+    case C1ErrorKind::WrongType:
+      return "WrongType";
+    case C1ErrorKind::ByteValue:
+      return "ByteValue";
+    case C1ErrorKind::ByteLength:
+      return "ByteLength";
+    case C1ErrorKind::IntegerRange:
+      return "IntegerRange";
+    case C1ErrorKind::UnknownProof:
+      return "UnknownProof";
+    case C1ErrorKind::ProofKeyMismatch:
+      return "ProofKeyMismatch";
+    case C1ErrorKind::PartitionCount:
+      return "PartitionCount";
+    case C1ErrorKind::ChallengeCount:
+      return "ChallengeCount";
+    case C1ErrorKind::ProofShape:
+      return "ProofShape";
+    case C1ErrorKind::PathLength:
+      return "PathLength";
+    case C1ErrorKind::PathArity:
+      return "PathArity";
+    case C1ErrorKind::ParentCount:
+      return "ParentCount";
+    case C1ErrorKind::LayerCount:
+      return "LayerCount";
+    case C1ErrorKind::LayerIndex:
+      return "LayerIndex";
+    case C1ErrorKind::ChallengeMismatch:
+      return "ChallengeMismatch";
+    case C1ErrorKind::ParentMismatch:
+      return "ParentMismatch";
+    case C1ErrorKind::RootMismatch:
+      return "RootMismatch";
+    case C1ErrorKind::NonCanonicalField:
+      return "NonCanonicalField";
+    case C1ErrorKind::PathMismatch:
+      return "PathMismatch";
+    case C1ErrorKind::LabelMismatch:
+      return "LabelMismatch";
   }
   return "?";
 }
@@ -84,9 +106,7 @@ std::string path_token(const std::string& key) {
   return key.size() <= kMax ? key : key.substr(0, kMax) + "...";
 }
 
-[[noreturn]] void fail(C1ErrorKind k, const JPath& p, const std::string& detail) {
-  throw C1Error(k, p.str(), detail);
-}
+[[noreturn]] void fail(C1ErrorKind k, const JPath& p, const std::string& detail) { throw C1Error(k, p.str(), detail); }
 
 // ---------------------------------------------------------------- JSON readers
 
@@ -125,8 +145,7 @@ Digest32 read_domain(const json& j, JPath& p) {
   Digest32 d;
   for (std::size_t i = 0; i < 32; ++i) {
     const json& b = j[i];
-    if (!b.is_number_integer() ||
-        (b.is_number_unsigned() ? b.get<std::uint64_t>() > 255 : true)) {
+    if (!b.is_number_integer() || (b.is_number_unsigned() ? b.get<std::uint64_t>() > 255 : true)) {
       // nlohmann stores non-negative integer literals as unsigned.
       JPath::Scope s(p, i);
       fail(C1ErrorKind::ByteValue, p, "expected an integer 0..255, got " + json_excerpt(b));
@@ -333,13 +352,11 @@ void check_path(const InclusionPath& path, std::size_t levels, std::size_t arity
     if (path[i].hashes.size() != arity - 1) {
       JPath::Scope sh(p, "hashes");
       fail(C1ErrorKind::PathArity, p,
-           "expected " + std::to_string(arity - 1) + " siblings, got " +
-               std::to_string(path[i].hashes.size()));
+           "expected " + std::to_string(arity - 1) + " siblings, got " + std::to_string(path[i].hashes.size()));
     }
     if (path[i].index >= arity) {
       JPath::Scope sx(p, "index");
-      fail(C1ErrorKind::PathArity, p,
-           "index " + std::to_string(path[i].index) + " >= arity " + std::to_string(arity));
+      fail(C1ErrorKind::PathArity, p, "index " + std::to_string(path[i].index) + " >= arity " + std::to_string(arity));
     }
   }
 }
@@ -349,8 +366,7 @@ void check_merkle_shape(const MerkleProof& m, const TreeShape& shape, JPath& p) 
   JPath::Scope sd(p, "data");
   if (m.kind != shape.kind) {
     fail(C1ErrorKind::ProofShape, p,
-         "expected a " + std::string(kind_name(shape.kind)) + " proof, got " +
-             std::string(kind_name(m.kind)));
+         "expected a " + std::string(kind_name(shape.kind)) + " proof, got " + std::string(kind_name(m.kind)));
   }
   JPath::Scope sv(p, kind_name(m.kind));
   if (m.kind == MerkleProofKind::Single) {
@@ -381,29 +397,27 @@ void expect_root(const MerkleProof& m, const Digest32& want, std::string_view wh
   }
 }
 
-void check_column_proof(const ColumnProof& c, const SealProofInfo& info, const TreeShape& shape,
-                        const Digest32& comm_c, JPath& p) {
+void check_column_proof(const ColumnProof& c, const SealProofInfo& info, const TreeShape& shape, const Digest32& comm_c,
+                        JPath& p) {
   {
     JPath::Scope s(p, "column");
     JPath::Scope sr(p, "rows");
     if (c.column.rows.size() != info.layers) {
       fail(C1ErrorKind::LayerCount, p,
-           "expected " + std::to_string(info.layers) + " rows, got " +
-               std::to_string(c.column.rows.size()));
+           "expected " + std::to_string(info.layers) + " rows, got " + std::to_string(c.column.rows.size()));
     }
   }
   JPath::Scope s(p, "inclusion_proof");
   check_merkle_shape(c.inclusion_proof, shape, p);
   if (c.inclusion_proof.leaf_index() != c.column.index) {
     fail(C1ErrorKind::ChallengeMismatch, p,
-         "inclusion path opens node " + std::to_string(c.inclusion_proof.leaf_index()) +
-             ", column index is " + std::to_string(c.column.index));
+         "inclusion path opens node " + std::to_string(c.inclusion_proof.leaf_index()) + ", column index is " +
+             std::to_string(c.column.index));
   }
   expect_root(c.inclusion_proof, comm_c, "the first column proof's (comm_c)", p);
 }
 
-void check_labeling(const LabelingProof& l, std::uint32_t want_layer, std::uint64_t want_node,
-                    JPath& p) {
+void check_labeling(const LabelingProof& l, std::uint32_t want_layer, std::uint64_t want_node, JPath& p) {
   {
     JPath::Scope s(p, "parents");
     if (l.parents.size() != 37) {
@@ -451,7 +465,9 @@ void expect_canonical(const MerkleProof& m, JPath& p) {
     expect_canonical(m.leaf, p);
   }
   const std::pair<const char*, const InclusionPath*> parts[] = {
-      {m.kind == MerkleProofKind::Single ? "path" : "base_proof", &m.base}, {"sub_proof", &m.sub}, {"top_proof", &m.top}};
+      {m.kind == MerkleProofKind::Single ? "path" : "base_proof", &m.base},
+      {"sub_proof", &m.sub},
+      {"top_proof", &m.top}};
   for (const auto& [name, path] : parts) {
     JPath::Scope s(p, name);
     JPath::Scope s2(p, "path");
@@ -548,9 +564,9 @@ void check_challenge(const ChallengeProof& c, const SealProofInfo& info, const D
     check_merkle_shape(c.comm_d_proofs, tree_d_shape(info), p);
     expect_root(c.comm_d_proofs, comm_d, "comm_d", p);
     if (c.comm_d_proofs.leaf_index() != challenge) {
-      fail(C1ErrorKind::ChallengeMismatch, p,
-           "opens node " + std::to_string(c.comm_d_proofs.leaf_index()) + ", challenge is " +
-               std::to_string(challenge));
+      fail(
+          C1ErrorKind::ChallengeMismatch, p,
+          "opens node " + std::to_string(c.comm_d_proofs.leaf_index()) + ", challenge is " + std::to_string(challenge));
     }
   }
   {
@@ -570,8 +586,8 @@ void check_challenge(const ChallengeProof& c, const SealProofInfo& info, const D
       JPath::Scope sc(p, "c_x");
       check_column_proof(r.c_x, info, rc, comm_c, p);
     }
-    const std::pair<const char*, const std::vector<ColumnProof>*> groups[] = {
-        {"drg_parents", &r.drg_parents}, {"exp_parents", &r.exp_parents}};
+    const std::pair<const char*, const std::vector<ColumnProof>*> groups[] = {{"drg_parents", &r.drg_parents},
+                                                                              {"exp_parents", &r.exp_parents}};
     for (const auto& [name, cols] : groups) {
       JPath::Scope sg(p, name);
       const std::size_t want = std::string_view(name) == "drg_parents" ? 6 : 8;
@@ -660,26 +676,44 @@ class Writer {
     raw(kind_name(m.kind));
     raw("\":{");
     if (m.kind == MerkleProofKind::Single) {
-      key("root"); domain(m.root); raw(",");
-      key("leaf"); domain(m.leaf); raw(",");
-      key("path"); path(m.base);
+      key("root");
+      domain(m.root);
+      raw(",");
+      key("leaf");
+      domain(m.leaf);
+      raw(",");
+      key("path");
+      path(m.base);
     } else {
-      key("base_proof"); path(m.base); raw(",");
-      key("sub_proof"); path(m.sub); raw(",");
+      key("base_proof");
+      path(m.base);
+      raw(",");
+      key("sub_proof");
+      path(m.sub);
+      raw(",");
       if (m.kind == MerkleProofKind::Top) {
-        key("top_proof"); path(m.top); raw(",");
+        key("top_proof");
+        path(m.top);
+        raw(",");
       }
-      key("root"); domain(m.root); raw(",");
-      key("leaf"); domain(m.leaf);
+      key("root");
+      domain(m.root);
+      raw(",");
+      key("leaf");
+      domain(m.leaf);
     }
     raw("}}}");
   }
   void column_proof(const ColumnProof& c) {
     raw("{\"column\":{");
-    key("index"); uint(c.column.index); raw(",");
-    key("rows"); domains(c.column.rows);
+    key("index");
+    uint(c.column.index);
+    raw(",");
+    key("rows");
+    domains(c.column.rows);
     raw(",\"_h\":null},");
-    key("inclusion_proof"); merkle(c.inclusion_proof);
+    key("inclusion_proof");
+    merkle(c.inclusion_proof);
     raw("}");
   }
   void column_proofs(const std::vector<ColumnProof>& v) {
@@ -692,20 +726,34 @@ class Writer {
   }
   void labeling(const LabelingProof& l) {
     raw("{");
-    key("parents"); domains(l.parents); raw(",");
-    key("layer_index"); uint(l.layer_index); raw(",");
-    key("node"); uint(l.node);
+    key("parents");
+    domains(l.parents);
+    raw(",");
+    key("layer_index");
+    uint(l.layer_index);
+    raw(",");
+    key("node");
+    uint(l.node);
     raw("}");
   }
   void challenge(const ChallengeProof& c) {
     raw("{");
-    key("comm_d_proofs"); merkle(c.comm_d_proofs); raw(",");
-    key("comm_r_last_proof"); merkle(c.comm_r_last_proof); raw(",");
+    key("comm_d_proofs");
+    merkle(c.comm_d_proofs);
+    raw(",");
+    key("comm_r_last_proof");
+    merkle(c.comm_r_last_proof);
+    raw(",");
     key("replica_column_proofs");
     raw("{");
-    key("c_x"); column_proof(c.replica_column_proofs.c_x); raw(",");
-    key("drg_parents"); column_proofs(c.replica_column_proofs.drg_parents); raw(",");
-    key("exp_parents"); column_proofs(c.replica_column_proofs.exp_parents);
+    key("c_x");
+    column_proof(c.replica_column_proofs.c_x);
+    raw(",");
+    key("drg_parents");
+    column_proofs(c.replica_column_proofs.drg_parents);
+    raw(",");
+    key("exp_parents");
+    column_proofs(c.replica_column_proofs.exp_parents);
     raw("},");
     key("labeling_proofs");
     raw("[");
@@ -714,7 +762,8 @@ class Writer {
       labeling(c.labeling_proofs[i]);
     }
     raw("],");
-    key("encoding_proof"); labeling(c.encoding_proof);
+    key("encoding_proof");
+    labeling(c.encoding_proof);
     raw("}");
   }
 
@@ -746,8 +795,7 @@ std::uint64_t MerkleProof::leaf_index() const {
 }
 
 Digest32 C1Output::comm_r_last() const {
-  return vanilla_proofs.empty() || vanilla_proofs[0].empty() ? Digest32{}
-                                                              : vanilla_proofs[0][0].comm_r_last_proof.root;
+  return vanilla_proofs.empty() || vanilla_proofs[0].empty() ? Digest32{} : vanilla_proofs[0][0].comm_r_last_proof.root;
 }
 
 Digest32 C1Output::comm_c() const {
@@ -764,9 +812,9 @@ void check_structure(const C1Output& c1) {
   JPath::Scope sv(p, "vanilla_proofs");
   JPath::Scope sk(p, info.v1_name);
   if (c1.vanilla_proofs.size() != info.partitions) {
-    fail(C1ErrorKind::PartitionCount, p,
-         "expected " + std::to_string(info.partitions) + " partitions, got " +
-             std::to_string(c1.vanilla_proofs.size()));
+    fail(
+        C1ErrorKind::PartitionCount, p,
+        "expected " + std::to_string(info.partitions) + " partitions, got " + std::to_string(c1.vanilla_proofs.size()));
   }
   for (std::size_t k = 0; k < c1.vanilla_proofs.size(); ++k) {
     JPath::Scope sp(p, k);
@@ -887,11 +935,20 @@ std::string to_json(const C1Output& c1) {
     w.raw("]");
   }
   w.raw("]},");
-  w.key("comm_r"); w.domain(c1.comm_r); w.raw(",");
-  w.key("comm_d"); w.domain(c1.comm_d); w.raw(",");
-  w.key("replica_id"); w.domain(c1.replica_id); w.raw(",");
-  w.key("seed"); w.domain(c1.seed); w.raw(",");
-  w.key("ticket"); w.domain(c1.ticket);
+  w.key("comm_r");
+  w.domain(c1.comm_r);
+  w.raw(",");
+  w.key("comm_d");
+  w.domain(c1.comm_d);
+  w.raw(",");
+  w.key("replica_id");
+  w.domain(c1.replica_id);
+  w.raw(",");
+  w.key("seed");
+  w.domain(c1.seed);
+  w.raw(",");
+  w.key("ticket");
+  w.domain(c1.ticket);
   w.raw("}");
   return w.take();
 }

@@ -127,31 +127,31 @@ struct C1Output {
 };
 
 enum class C1ErrorKind : std::uint8_t {
-  JsonSyntax,          // not JSON
-  MissingField,        // a required key is absent
-  WrongType,           // e.g. a string where an array is expected
-  ByteValue,           // an element of a byte array is not an integer 0..255
-  ByteLength,          // a domain/commitment array is not 32 long
-  IntegerRange,        // an index/node/layer does not fit its type
-  UnknownProof,        // registered_proof is not a supported PoRep
-  ProofKeyMismatch,    // vanilla_proofs key is not the V1 name of the size
-  PartitionCount,      // outer vanilla_proofs length
-  ChallengeCount,      // inner length
-  ProofShape,          // Single/Sub/Top does not match the sector's tree shape
-  PathLength,          // wrong number of path elements
-  PathArity,           // wrong number of hashes in an element or index >= arity
-  ParentCount,         // drg_parents != 6, exp_parents != 8, labeling parents != 37
-  LayerCount,          // rows / labeling_proofs != layers
-  LayerIndex,          // labeling/encoding layer_index out of order
-  ChallengeMismatch,   // node numbers disagree within a challenge, or with the
-                       // derived challenges (verify_c1)
-  ParentMismatch,      // a column index is not the graph parent (verify_c1)
-  RootMismatch,        // comm_d / comm_r_last / comm_c / comm_r disagree
-  NonCanonicalField,   // a domain value >= r (parse_c1: every one but seed/ticket)
-  PathMismatch,        // a Merkle path does not hash to its root (verify_c1)
-  LabelMismatch,       // labeling/encoding parents differ from the column rows
-                       // (parse_c1), or a label or encoding does not recompute
-                       // (verify_c1)
+  JsonSyntax,         // not JSON
+  MissingField,       // a required key is absent
+  WrongType,          // e.g. a string where an array is expected
+  ByteValue,          // an element of a byte array is not an integer 0..255
+  ByteLength,         // a domain/commitment array is not 32 long
+  IntegerRange,       // an index/node/layer does not fit its type
+  UnknownProof,       // registered_proof is not a supported PoRep
+  ProofKeyMismatch,   // vanilla_proofs key is not the V1 name of the size
+  PartitionCount,     // outer vanilla_proofs length
+  ChallengeCount,     // inner length
+  ProofShape,         // Single/Sub/Top does not match the sector's tree shape
+  PathLength,         // wrong number of path elements
+  PathArity,          // wrong number of hashes in an element or index >= arity
+  ParentCount,        // drg_parents != 6, exp_parents != 8, labeling parents != 37
+  LayerCount,         // rows / labeling_proofs != layers
+  LayerIndex,         // labeling/encoding layer_index out of order
+  ChallengeMismatch,  // node numbers disagree within a challenge, or with the
+                      // derived challenges (verify_c1)
+  ParentMismatch,     // a column index is not the graph parent (verify_c1)
+  RootMismatch,       // comm_d / comm_r_last / comm_c / comm_r disagree
+  NonCanonicalField,  // a domain value >= r (parse_c1: every one but seed/ticket)
+  PathMismatch,       // a Merkle path does not hash to its root (verify_c1)
+  LabelMismatch,      // labeling/encoding parents differ from the column rows
+                      // (parse_c1), or a label or encoding does not recompute
+                      // (verify_c1)
 };
 
 std::string_view to_string(C1ErrorKind k);

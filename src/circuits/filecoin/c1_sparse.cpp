@@ -140,8 +140,7 @@ C1Output make_sparse_synthetic_c1(SealProof proof, const SyntheticSealInputs& in
   std::vector<std::vector<std::uint64_t>> challenges(info.partitions);
   std::map<std::uint32_t, Parents> challenged;  // node -> its 14 parents, ascending
   for (std::uint32_t k = 0; k < info.partitions; ++k) {
-    challenges[k] =
-        interactive_challenges(info.nodes, c1.replica_id, c1.seed, info.challenges_per_partition, k);
+    challenges[k] = interactive_challenges(info.nodes, c1.replica_id, c1.seed, info.challenges_per_partition, k);
     for (std::uint64_t c : challenges[k]) {
       challenged.try_emplace(std::uint32_t(c), graph.parents(std::uint32_t(c)));
     }
@@ -162,8 +161,8 @@ C1Output make_sparse_synthetic_c1(SealProof proof, const SyntheticSealInputs& in
   }
   for (std::uint32_t l = 1; l <= layers; ++l) {
     for (const auto& [node, parents] : challenged) {
-      const auto expanded = expand_parents(layer_parents(
-          l, [&](std::size_t j) -> const std::vector<Digest32>& { return columns.at(parents[j]); }));
+      const auto expanded = expand_parents(
+          layer_parents(l, [&](std::size_t j) -> const std::vector<Digest32>& { return columns.at(parents[j]); }));
       columns.at(node)[l - 1] = create_label(c1.replica_id, l, node, expanded);
     }
   }
@@ -185,15 +184,13 @@ C1Output make_sparse_synthetic_c1(SealProof proof, const SyntheticSealInputs& in
   } else {
     hash_columns(0, touched.size());
   }
-  const auto arities =
-      native::tree_shape_arities(info.nodes, info.base_arity, info.sub_arity, info.top_arity);
+  const auto arities = native::tree_shape_arities(info.nodes, info.base_arity, info.sub_arity, info.top_arity);
   native::PoseidonSparseTree tree_c(native::PoseidonTreeHasher{}, arities, Fr::zero());
   for (std::size_t i = 0; i < touched.size(); ++i) tree_c.set_leaf(touched[i], column_hash[i]);
   native::PoseidonSparseTree tree_r(native::PoseidonTreeHasher{}, arities, Fr::zero());
   for (const auto& kv : challenged) {
     const std::uint32_t node = kv.first;
-    tree_r.set_leaf(node,
-                    fr_from_le_bytes(columns.at(node)[layers - 1]) + fr_from_le_bytes(tree_d.leaf(node)));
+    tree_r.set_leaf(node, fr_from_le_bytes(columns.at(node)[layers - 1]) + fr_from_le_bytes(tree_d.leaf(node)));
   }
   c1.comm_r = fr_to_le_bytes(native::poseidon2(tree_c.root(), tree_r.root()));
 
@@ -205,8 +202,8 @@ C1Output make_sparse_synthetic_c1(SealProof proof, const SyntheticSealInputs& in
     ColumnProof cp;
     cp.column.index = node;
     cp.column.rows = columns.at(node);
-    cp.inclusion_proof = to_merkle_proof(tree_c.path(node), tree_c.leaf(node), tree_c.root(), kind,
-                                         info.base_levels, fr_bytes);
+    cp.inclusion_proof =
+        to_merkle_proof(tree_c.path(node), tree_c.leaf(node), tree_c.root(), kind, info.base_levels, fr_bytes);
     return cp;
   };
   c1.vanilla_proofs.resize(info.partitions);
@@ -217,10 +214,10 @@ C1Output make_sparse_synthetic_c1(SealProof proof, const SyntheticSealInputs& in
       const auto node = std::uint32_t(challenges[t / per][t % per]);
       const Parents& parents = challenged.at(node);
       ChallengeProof& p = c1.vanilla_proofs[t / per][t % per];
-      p.comm_d_proofs = to_merkle_proof(tree_d.path(node), tree_d.leaf(node), tree_d.root(),
-                                        MerkleProofKind::Single, info.comm_d_levels, same);
-      p.comm_r_last_proof = to_merkle_proof(tree_r.path(node), tree_r.leaf(node), tree_r.root(), kind,
-                                            info.base_levels, fr_bytes);
+      p.comm_d_proofs = to_merkle_proof(tree_d.path(node), tree_d.leaf(node), tree_d.root(), MerkleProofKind::Single,
+                                        info.comm_d_levels, same);
+      p.comm_r_last_proof =
+          to_merkle_proof(tree_r.path(node), tree_r.leaf(node), tree_r.root(), kind, info.base_levels, fr_bytes);
       p.replica_column_proofs.c_x = column_proof(node);
       for (std::size_t j = 0; j < kBaseDegree; ++j) {
         p.replica_column_proofs.drg_parents.push_back(column_proof(parents[j]));
@@ -229,10 +226,9 @@ C1Output make_sparse_synthetic_c1(SealProof proof, const SyntheticSealInputs& in
         p.replica_column_proofs.exp_parents.push_back(column_proof(parents[j]));
       }
       for (std::uint32_t l = 1; l <= layers; ++l) {
-        const auto expanded = expand_parents(layer_parents(
-            l, [&](std::size_t j) -> const std::vector<Digest32>& { return columns.at(parents[j]); }));
-        p.labeling_proofs.push_back(
-            LabelingProof{std::vector<Digest32>(expanded.begin(), expanded.end()), l, node});
+        const auto expanded = expand_parents(
+            layer_parents(l, [&](std::size_t j) -> const std::vector<Digest32>& { return columns.at(parents[j]); }));
+        p.labeling_proofs.push_back(LabelingProof{std::vector<Digest32>(expanded.begin(), expanded.end()), l, node});
       }
       p.encoding_proof = p.labeling_proofs.back();
     }
@@ -277,8 +273,7 @@ void poseidon_inclusion(const RelCtx& ctx, const Fr& leaf, const MerkleProof& m,
   const std::string pre = rel + proof_prefix(m);
   if (m.leaf_index() != want_index) {
     ctx.fail(C1ErrorKind::ChallengeMismatch, pre,
-             "path opens node " + std::to_string(m.leaf_index()) + ", public input is " +
-                 std::to_string(want_index));
+             "path opens node " + std::to_string(m.leaf_index()) + ", public input is " + std::to_string(want_index));
   }
   Fr node = leaf;
   std::vector<Fr> group;
@@ -304,8 +299,7 @@ void verify_challenge_relations(const RelCtx& ctx, const ChallengeProof& c, std:
   const MerkleProof& d = c.comm_d_proofs;
   const Fr data = ctx.fr(d.leaf, "/comm_d_proofs" + proof_prefix(d) + "/leaf");
   if (d.leaf_index() != challenge) {
-    ctx.fail(C1ErrorKind::ChallengeMismatch, "/comm_d_proofs" + proof_prefix(d),
-             "path index is not the challenge");
+    ctx.fail(C1ErrorKind::ChallengeMismatch, "/comm_d_proofs" + proof_prefix(d), "path index is not the challenge");
   }
   Digest32 node = d.leaf;
   for (const auto& e : d.base) {
@@ -339,17 +333,15 @@ void verify_challenge_relations(const RelCtx& ctx, const ChallengeProof& c, std:
   // 4. Labels from the parent columns.
   std::vector<Fr> labels;
   for (std::uint32_t l = 1; l <= layers; ++l) {
-    const auto expanded = expand_parents(
-        layer_parents(l, [&](std::size_t j) -> const std::vector<Digest32>& { return parent_rows[j]; }));
+    const auto expanded =
+        expand_parents(layer_parents(l, [&](std::size_t j) -> const std::vector<Digest32>& { return parent_rows[j]; }));
     labels.push_back(fr_from_le_bytes(create_label(ctx.c1.replica_id, l, challenge, expanded)));
   }
   // 5. Encoding in tree R.
-  poseidon_inclusion(ctx, labels.back() + data, c.comm_r_last_proof, challenge, comm_r_last,
-                     "/comm_r_last_proof");
+  poseidon_inclusion(ctx, labels.back() + data, c.comm_r_last_proof, challenge, comm_r_last, "/comm_r_last_proof");
   // 6. The column of the computed labels in tree C.
   const Fr cx = native::poseidon_hash(native::filecoin_poseidon(labels.size()), labels);
-  poseidon_inclusion(ctx, cx, r.c_x.inclusion_proof, challenge, comm_c,
-                     "/replica_column_proofs/c_x/inclusion_proof");
+  poseidon_inclusion(ctx, cx, r.c_x.inclusion_proof, challenge, comm_c, "/replica_column_proofs/c_x/inclusion_proof");
 }
 
 }  // namespace
@@ -378,15 +370,15 @@ void verify_relations(const C1Output& c1, std::size_t first, std::size_t end, Th
   const StackedGraph graph(info.nodes, porep_id(c1.registered_proof), info.api_version);
   std::vector<std::vector<std::uint64_t>> want(end - first);
   for (std::size_t k = first; k < end; ++k) {
-    want[k - first] = interactive_challenges(info.nodes, c1.replica_id, c1.seed,
-                                             info.challenges_per_partition, std::uint32_t(k));
+    want[k - first] =
+        interactive_challenges(info.nodes, c1.replica_id, c1.seed, info.challenges_per_partition, std::uint32_t(k));
   }
   const std::size_t per = info.challenges_per_partition;
   auto run = [&](std::size_t begin, std::size_t stop) {
     for (std::size_t t = begin; t < stop; ++t) {
       const std::size_t k = first + t / per, i = t % per;
-      const RelCtx ctx{c1, "/vanilla_proofs/" + std::string(info.v1_name) + "/" + std::to_string(k) + "/" +
-                               std::to_string(i)};
+      const RelCtx ctx{
+          c1, "/vanilla_proofs/" + std::string(info.v1_name) + "/" + std::to_string(k) + "/" + std::to_string(i)};
       verify_challenge_relations(ctx, c1.vanilla_proofs[k][i], want[k - first][i], graph, info.layers, comm_c,
                                  comm_r_last);
     }

@@ -118,7 +118,6 @@ void verify_c1_circuit_relations(const C1Output& c1, ThreadPool* pool = nullptr)
 // The same for one partition's challenges (plus the global relations): what
 // the circuit of that partition enforces. Throws C1Error (PartitionCount
 // when the partition does not exist).
-void verify_c1_partition_circuit_relations(const C1Output& c1, std::size_t partition,
-                                           ThreadPool* pool = nullptr);
+void verify_c1_partition_circuit_relations(const C1Output& c1, std::size_t partition, ThreadPool* pool = nullptr);
 
 }  // namespace cuzk::circuits::filecoin

@@ -63,21 +63,20 @@ C1Output make_synthetic_c1(SealProof proof, const SyntheticSealInputs& in, Threa
     ColumnProof c;
     c.column.index = node;
     for (std::size_t l = 0; l < info.layers; ++l) c.column.rows.push_back(labels[l][node]);
-    c.inclusion_proof = to_merkle_proof(tree_c.path(node), tree_c.leaf(node), tree_c.root(), rc_kind,
-                                 info.base_levels, fr_bytes);
+    c.inclusion_proof =
+        to_merkle_proof(tree_c.path(node), tree_c.leaf(node), tree_c.root(), rc_kind, info.base_levels, fr_bytes);
     return c;
   };
 
   c1.vanilla_proofs.resize(info.partitions);
   for (std::uint32_t k = 0; k < info.partitions; ++k) {
-    for (std::uint64_t ch : interactive_challenges(n, c1.replica_id, c1.seed,
-                                                   info.challenges_per_partition, k)) {
+    for (std::uint64_t ch : interactive_challenges(n, c1.replica_id, c1.seed, info.challenges_per_partition, k)) {
       const auto node = std::uint32_t(ch);
       ChallengeProof p;
-      p.comm_d_proofs = to_merkle_proof(tree_d.path(node), tree_d.leaf(node), tree_d.root(),
-                                 MerkleProofKind::Single, info.comm_d_levels, same);
-      p.comm_r_last_proof = to_merkle_proof(tree_r.path(node), tree_r.leaf(node), tree_r.root(), rc_kind,
-                                     info.base_levels, fr_bytes);
+      p.comm_d_proofs = to_merkle_proof(tree_d.path(node), tree_d.leaf(node), tree_d.root(), MerkleProofKind::Single,
+                                        info.comm_d_levels, same);
+      p.comm_r_last_proof =
+          to_merkle_proof(tree_r.path(node), tree_r.leaf(node), tree_r.root(), rc_kind, info.base_levels, fr_bytes);
       p.replica_column_proofs.c_x = column_proof(node);
       const Parents parents = graph.parents(node);
       for (std::size_t j = 0; j < kBaseDegree; ++j) {

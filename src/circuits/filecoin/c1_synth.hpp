@@ -23,7 +23,6 @@ struct SyntheticSealInputs {
   std::uint64_t data_seed = 0;  // piece data = a deterministic stream from this
 };
 
-C1Output make_synthetic_c1(SealProof proof, const SyntheticSealInputs& in,
-                           ThreadPool* pool = nullptr);
+C1Output make_synthetic_c1(SealProof proof, const SyntheticSealInputs& in, ThreadPool* pool = nullptr);
 
 }  // namespace cuzk::circuits::filecoin

@@ -25,8 +25,9 @@ struct Ctx {
 };
 
 std::string merkle_path_prefix(const MerkleProof& m) {
-  return std::string("/data/") +
-         (m.kind == MerkleProofKind::Single ? "Single" : m.kind == MerkleProofKind::Sub ? "Sub" : "Top");
+  return std::string("/data/") + (m.kind == MerkleProofKind::Single ? "Single"
+                                  : m.kind == MerkleProofKind::Sub  ? "Sub"
+                                                                    : "Top");
 }
 
 Fr to_fr(const Ctx& ctx, const Digest32& d, const std::string& rel) {
@@ -57,8 +58,7 @@ void verify_sha_path(const Ctx& ctx, const MerkleProof& m, const std::string& re
     node = e.index == 0 ? native::sha256_hash2(node, e.hashes[0]) : native::sha256_hash2(e.hashes[0], node);
   }
   if (node != m.root) {
-    ctx.fail(C1ErrorKind::PathMismatch, rel + merkle_path_prefix(m) + "/root",
-             "path does not hash to the root");
+    ctx.fail(C1ErrorKind::PathMismatch, rel + merkle_path_prefix(m) + "/root", "path does not hash to the root");
   }
 }
 
@@ -116,8 +116,7 @@ void verify_full(const Ctx& ctx, const ChallengeProof& c, std::uint32_t layers) 
   const Fr data = to_fr(ctx, c.comm_d_proofs.leaf, "/comm_d_proofs/data/Single/leaf");
   const Fr encoded = native::fr_from_le_bytes(key) + data;
   if (native::fr_to_le_bytes(encoded) != c.comm_r_last_proof.leaf) {
-    ctx.fail(C1ErrorKind::LabelMismatch, "/encoding_proof",
-             "label + data leaf differs from the tree R leaf");
+    ctx.fail(C1ErrorKind::LabelMismatch, "/encoding_proof", "label + data leaf differs from the tree R leaf");
   }
 }
 
@@ -128,17 +127,15 @@ void verify_c1(const C1Output& c1, C1VerifyDepth depth) {
   const SealProofInfo& info = c1.info();
   const StackedGraph graph(info.nodes, porep_id(c1.registered_proof), info.api_version);
   for (std::uint32_t k = 0; k < c1.vanilla_proofs.size(); ++k) {
-    const auto want = interactive_challenges(info.nodes, c1.replica_id, c1.seed,
-                                             info.challenges_per_partition, k);
+    const auto want = interactive_challenges(info.nodes, c1.replica_id, c1.seed, info.challenges_per_partition, k);
     for (std::size_t i = 0; i < c1.vanilla_proofs[k].size(); ++i) {
       const ChallengeProof& c = c1.vanilla_proofs[k][i];
-      const Ctx ctx{c1, "/vanilla_proofs/" + std::string(info.v1_name) + "/" + std::to_string(k) +
-                            "/" + std::to_string(i)};
+      const Ctx ctx{c1,
+                    "/vanilla_proofs/" + std::string(info.v1_name) + "/" + std::to_string(k) + "/" + std::to_string(i)};
       const auto& r = c.replica_column_proofs;
       if (r.c_x.column.index != want[i]) {
         ctx.fail(C1ErrorKind::ChallengeMismatch, "/replica_column_proofs/c_x/column/index",
-                 "challenge " + std::to_string(r.c_x.column.index) + ", derived " +
-                     std::to_string(want[i]));
+                 "challenge " + std::to_string(r.c_x.column.index) + ", derived " + std::to_string(want[i]));
       }
       const Parents parents = graph.parents(r.c_x.column.index);
       for (std::size_t j = 0; j < kDegree; ++j) {
@@ -148,8 +145,7 @@ void verify_c1(const C1Output& c1, C1VerifyDepth depth) {
           ctx.fail(C1ErrorKind::ParentMismatch,
                    std::string("/replica_column_proofs/") + (drg ? "drg_parents/" : "exp_parents/") +
                        std::to_string(drg ? j : j - kBaseDegree) + "/column/index",
-                   "column " + std::to_string(col.column.index) + ", graph parent " +
-                       std::to_string(parents[j]));
+                   "column " + std::to_string(col.column.index) + ", graph parent " + std::to_string(parents[j]));
         }
       }
       if (depth == C1VerifyDepth::Full) verify_full(ctx, c, info.layers);

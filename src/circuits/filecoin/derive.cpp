@@ -5,8 +5,8 @@
 
 namespace cuzk::circuits::filecoin {
 
-Digest32 replica_id(const Digest32& prover_id, std::uint64_t sector_id, const Digest32& ticket,
-                    const Digest32& comm_d, const PorepId& porep_id) {
+Digest32 replica_id(const Digest32& prover_id, std::uint64_t sector_id, const Digest32& ticket, const Digest32& comm_d,
+                    const PorepId& porep_id) {
   native::Sha256 h;
   h.update(prover_id);
   std::uint8_t sector_be[8];
@@ -35,17 +35,14 @@ std::uint64_t le256_mod(const Digest32& x, std::uint64_t m) {
   return std::uint64_t(r);
 }
 
-std::vector<std::uint64_t> interactive_challenges(std::uint64_t nodes, const Digest32& replica_id,
-                                                  const Digest32& seed,
-                                                  std::uint32_t challenges_per_partition,
-                                                  std::uint32_t partition) {
+std::vector<std::uint64_t> interactive_challenges(std::uint64_t nodes, const Digest32& replica_id, const Digest32& seed,
+                                                  std::uint32_t challenges_per_partition, std::uint32_t partition) {
   std::vector<std::uint64_t> out;
   out.reserve(challenges_per_partition);
   native::Sha256 h;
   for (std::uint32_t i = 0; i < challenges_per_partition; ++i) {
     const std::uint32_t j = challenges_per_partition * partition + i;
-    const std::uint8_t j_le[4] = {std::uint8_t(j), std::uint8_t(j >> 8), std::uint8_t(j >> 16),
-                                  std::uint8_t(j >> 24)};
+    const std::uint8_t j_le[4] = {std::uint8_t(j), std::uint8_t(j >> 8), std::uint8_t(j >> 16), std::uint8_t(j >> 24)};
     h.update(replica_id);
     h.update(seed);
     h.update(j_le);

@@ -22,13 +22,11 @@ namespace cuzk::circuits::filecoin {
 
 using native::Digest32;
 
-Digest32 replica_id(const Digest32& prover_id, std::uint64_t sector_id, const Digest32& ticket,
-                    const Digest32& comm_d, const PorepId& porep_id);
+Digest32 replica_id(const Digest32& prover_id, std::uint64_t sector_id, const Digest32& ticket, const Digest32& comm_d,
+                    const PorepId& porep_id);
 
-std::vector<std::uint64_t> interactive_challenges(std::uint64_t nodes, const Digest32& replica_id,
-                                                  const Digest32& seed,
-                                                  std::uint32_t challenges_per_partition,
-                                                  std::uint32_t partition);
+std::vector<std::uint64_t> interactive_challenges(std::uint64_t nodes, const Digest32& replica_id, const Digest32& seed,
+                                                  std::uint32_t challenges_per_partition, std::uint32_t partition);
 
 // (LE 256-bit integer `x`) mod m, m >= 1.
 std::uint64_t le256_mod(const Digest32& x, std::uint64_t m);

@@ -15,8 +15,7 @@ namespace {
 }
 
 std::uint32_t load_le32(const std::uint8_t* p) {
-  return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 |
-         std::uint32_t(p[3]) << 24;
+  return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
 }
 std::uint64_t load_le64(const std::uint8_t* p) {
   return std::uint64_t(load_le32(p)) | std::uint64_t(load_le32(p + 4)) << 32;
@@ -30,10 +29,18 @@ void store_le32(std::uint8_t* p, std::uint32_t x) {
 
 // ---- ChaCha quarter round (RFC 8439 2.1) ----
 inline void quarter(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c, std::uint32_t& d) {
-  a += b; d ^= a; d = std::rotl(d, 16);
-  c += d; b ^= c; b = std::rotl(b, 12);
-  a += b; d ^= a; d = std::rotl(d, 8);
-  c += d; b ^= c; b = std::rotl(b, 7);
+  a += b;
+  d ^= a;
+  d = std::rotl(d, 16);
+  c += d;
+  b ^= c;
+  b = std::rotl(b, 12);
+  a += b;
+  d ^= a;
+  d = std::rotl(d, 8);
+  c += d;
+  b ^= c;
+  b = std::rotl(b, 7);
 }
 
 // ---- BLAKE2b (RFC 7693) ----
@@ -41,24 +48,22 @@ constexpr std::array<std::uint64_t, 8> kBlake2bIv = {
     0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL, 0xa54ff53a5f1d36f1ULL,
     0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL, 0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL};
 constexpr std::uint8_t kSigma[12][16] = {
-    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
-    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
-    {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4},
-    {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
-    {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13},
-    {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
-    {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11},
-    {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
-    {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5},
-    {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
-    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
-    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3}};
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+    {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4}, {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
+    {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13}, {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
+    {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11}, {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
+    {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5}, {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3}};
 
 inline void blake_g(std::uint64_t* v, int a, int b, int c, int d, std::uint64_t x, std::uint64_t y) {
-  v[a] = v[a] + v[b] + x; v[d] = std::rotr(v[d] ^ v[a], 32);
-  v[c] = v[c] + v[d];     v[b] = std::rotr(v[b] ^ v[c], 24);
-  v[a] = v[a] + v[b] + y; v[d] = std::rotr(v[d] ^ v[a], 16);
-  v[c] = v[c] + v[d];     v[b] = std::rotr(v[b] ^ v[c], 63);
+  v[a] = v[a] + v[b] + x;
+  v[d] = std::rotr(v[d] ^ v[a], 32);
+  v[c] = v[c] + v[d];
+  v[b] = std::rotr(v[b] ^ v[c], 24);
+  v[a] = v[a] + v[b] + y;
+  v[d] = std::rotr(v[d] ^ v[a], 16);
+  v[c] = v[c] + v[d];
+  v[b] = std::rotr(v[b] ^ v[c], 63);
 }
 
 // F(R, k) of rfp's Feistel round, already masked.
@@ -205,15 +210,15 @@ FeistelDomain feistel_domain(std::uint64_t num_elements) {
   return FeistelDomain{right_mask << h, right_mask, h};
 }
 
-std::uint64_t feistel_permute(std::uint64_t num_elements, std::uint64_t index,
-                              const FeistelKeys& keys, const FeistelDomain& domain) {
+std::uint64_t feistel_permute(std::uint64_t num_elements, std::uint64_t index, const FeistelKeys& keys,
+                              const FeistelDomain& domain) {
   std::uint64_t u = feistel_encode(index, keys, domain);
   while (u >= num_elements) u = feistel_encode(u, keys, domain);  // cycle walking
   return u;
 }
 
-std::uint64_t feistel_invert(std::uint64_t num_elements, std::uint64_t index,
-                             const FeistelKeys& keys, const FeistelDomain& domain) {
+std::uint64_t feistel_invert(std::uint64_t num_elements, std::uint64_t index, const FeistelKeys& keys,
+                             const FeistelDomain& domain) {
   std::uint64_t u = feistel_decode(index, keys, domain);
   while (u >= num_elements) u = feistel_decode(u, keys, domain);
   return u;
@@ -264,8 +269,7 @@ void StackedGraph::drg_parents(std::uint32_t node, std::span<std::uint32_t, kBas
   out[predecessor_first ? 0 : m_prime] = node - 1;
 }
 
-void StackedGraph::expander_parents(std::uint32_t node,
-                                    std::span<std::uint32_t, kExpDegree> out) const {
+void StackedGraph::expander_parents(std::uint32_t node, std::span<std::uint32_t, kExpDegree> out) const {
   const std::uint64_t n = nodes_ * kExpDegree;
   for (std::size_t i = 0; i < kExpDegree; ++i) {
     const std::uint64_t a = std::uint64_t(node) * kExpDegree + i;
@@ -308,8 +312,7 @@ std::string StackedGraph::parent_cache_name() const {
   return "v28-sdr-parent-" + to_hex(h.finish());
 }
 
-void StackedGraph::write_parent_cache(std::uint64_t first_node, std::span<std::uint8_t> out,
-                                      ThreadPool* pool) const {
+void StackedGraph::write_parent_cache(std::uint64_t first_node, std::span<std::uint8_t> out, ThreadPool* pool) const {
   if (out.size() % kParentCacheBytesPerNode != 0) die("cache buffer not a whole number of nodes");
   const std::size_t count = out.size() / kParentCacheBytesPerNode;
   if (first_node + count > nodes_) die("cache range past the last node");

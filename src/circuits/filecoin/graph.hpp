@@ -85,10 +85,10 @@ struct FeistelDomain {
   std::uint32_t half_bits;
 };
 FeistelDomain feistel_domain(std::uint64_t num_elements);
-std::uint64_t feistel_permute(std::uint64_t num_elements, std::uint64_t index,
-                              const FeistelKeys& keys, const FeistelDomain& domain);
-std::uint64_t feistel_invert(std::uint64_t num_elements, std::uint64_t index,
-                             const FeistelKeys& keys, const FeistelDomain& domain);
+std::uint64_t feistel_permute(std::uint64_t num_elements, std::uint64_t index, const FeistelKeys& keys,
+                              const FeistelDomain& domain);
+std::uint64_t feistel_invert(std::uint64_t num_elements, std::uint64_t index, const FeistelKeys& keys,
+                             const FeistelDomain& domain);
 
 // The stacked (DRG + expander) graph of one sector size and porep id.
 class StackedGraph {
@@ -111,8 +111,7 @@ class StackedGraph {
   std::string parent_cache_name() const;
 
   // Cache bytes of nodes [first, first + out.size() / 56).
-  void write_parent_cache(std::uint64_t first_node, std::span<std::uint8_t> out,
-                          ThreadPool* pool = nullptr) const;
+  void write_parent_cache(std::uint64_t first_node, std::span<std::uint8_t> out, ThreadPool* pool = nullptr) const;
   std::vector<std::uint8_t> parent_cache(ThreadPool* pool = nullptr) const;
   // sha256 of the whole cache, generated in bounded chunks (any size).
   native::Digest32 parent_cache_sha256(ThreadPool* pool = nullptr) const;

@@ -7,8 +7,7 @@ namespace cuzk::circuits::filecoin {
 namespace {
 
 // replica_id || layer u32 BE || node u64 BE || 20 zero bytes.
-std::array<std::uint8_t, 64> label_prefix(const Digest32& replica_id, std::uint32_t layer,
-                                          std::uint64_t node) {
+std::array<std::uint8_t, 64> label_prefix(const Digest32& replica_id, std::uint32_t layer, std::uint64_t node) {
   std::array<std::uint8_t, 64> b{};
   std::copy(replica_id.begin(), replica_id.end(), b.begin());
   for (int i = 0; i < 4; ++i) b[32 + i] = std::uint8_t(layer >> (24 - 8 * i));
@@ -46,8 +45,7 @@ Digest32 create_label_node0(const Digest32& replica_id, std::uint32_t layer) {
   return d;
 }
 
-std::vector<Digest32> parent_labels(const StackedGraph& graph,
-                                    const std::vector<std::vector<Digest32>>& layers,
+std::vector<Digest32> parent_labels(const StackedGraph& graph, const std::vector<std::vector<Digest32>>& layers,
                                     std::uint32_t layer, std::uint32_t node) {
   const Parents p = graph.parents(node);
   const auto& cur = layers[layer - 1];
@@ -60,8 +58,8 @@ std::vector<Digest32> parent_labels(const StackedGraph& graph,
   return out;
 }
 
-std::vector<std::vector<Digest32>> label_layers(const StackedGraph& graph,
-                                                const Digest32& replica_id, std::uint32_t layers) {
+std::vector<std::vector<Digest32>> label_layers(const StackedGraph& graph, const Digest32& replica_id,
+                                                std::uint32_t layers) {
   const std::uint64_t n = graph.nodes();
   std::vector<std::vector<Digest32>> out;
   out.reserve(layers);

@@ -29,9 +29,7 @@ using native::Digest32;
 inline constexpr std::size_t kTotalParents = 37;
 
 // Slot i of the 37 takes parent i mod k (k = number of distinct parents).
-constexpr std::size_t expanded_parent_source(std::size_t slot, std::size_t distinct) {
-  return slot % distinct;
-}
+constexpr std::size_t expanded_parent_source(std::size_t slot, std::size_t distinct) { return slot % distinct; }
 
 // `parents` holds 6 (layer 1) or 14 (layer > 1) labels.
 std::array<Digest32, kTotalParents> expand_parents(std::span<const Digest32> parents);
@@ -44,12 +42,11 @@ Digest32 create_label_node0(const Digest32& replica_id, std::uint32_t layer);
 
 // All labels of all layers (layers[l - 1][v]); for small sectors (tests,
 // synthetic C1). Cost: layers x nodes sha256 of 1248 bytes.
-std::vector<std::vector<Digest32>> label_layers(const StackedGraph& graph,
-                                                const Digest32& replica_id, std::uint32_t layers);
+std::vector<std::vector<Digest32>> label_layers(const StackedGraph& graph, const Digest32& replica_id,
+                                                std::uint32_t layers);
 
 // The 6 or 14 parent labels of `node` in `layer` given all layers' labels.
-std::vector<Digest32> parent_labels(const StackedGraph& graph,
-                                    const std::vector<std::vector<Digest32>>& layers,
+std::vector<Digest32> parent_labels(const StackedGraph& graph, const std::vector<std::vector<Digest32>>& layers,
                                     std::uint32_t layer, std::uint32_t node);
 
 }  // namespace cuzk::circuits::filecoin

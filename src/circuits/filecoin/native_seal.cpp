@@ -41,8 +41,7 @@ NativeSeal seal_natively(SealProof proof, std::span<const Digest32> data, const 
   const auto arities = native::tree_shape_arities(n, info.base_arity, info.sub_arity, info.top_arity);
   native::PoseidonMerkleTree tree_c(native::PoseidonTreeHasher{}, arities, std::move(column_hashes), pool);
   native::PoseidonMerkleTree tree_r(native::PoseidonTreeHasher{}, arities, std::move(replica), pool);
-  return NativeSeal{std::move(tree_d), rid, std::move(graph), std::move(labels), std::move(tree_c),
-                    std::move(tree_r)};
+  return NativeSeal{std::move(tree_d), rid, std::move(graph), std::move(labels), std::move(tree_c), std::move(tree_r)};
 }
 
 }  // namespace cuzk::circuits::filecoin

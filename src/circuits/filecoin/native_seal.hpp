@@ -23,12 +23,12 @@
 namespace cuzk::circuits::filecoin {
 
 struct NativeSeal {
-  native::Sha256MerkleTree tree_d;       // binary, over the piece data
+  native::Sha256MerkleTree tree_d;  // binary, over the piece data
   Digest32 replica_id{};
-  StackedGraph graph;                    // the SDR graph the labels were computed on
+  StackedGraph graph;                         // the SDR graph the labels were computed on
   std::vector<std::vector<Digest32>> labels;  // [layer][node]
-  native::PoseidonMerkleTree tree_c;     // leaves: Poseidon(arity = layers) of each column
-  native::PoseidonMerkleTree tree_r;     // leaves: label_{layers} + data, in Fr
+  native::PoseidonMerkleTree tree_c;          // leaves: Poseidon(arity = layers) of each column
+  native::PoseidonMerkleTree tree_r;          // leaves: label_{layers} + data, in Fr
 };
 
 // `data` holds one fr32 node per sector node (data.size() == the proof's

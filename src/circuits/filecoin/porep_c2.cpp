@@ -17,14 +17,22 @@ namespace cuzk::circuits::filecoin {
 
 std::string_view to_string(PorepC2ErrorKind kind) {
   switch (kind) {
-    case PorepC2ErrorKind::kPartitionCount: return "partition count";
-    case PorepC2ErrorKind::kShapeMismatch: return "shape mismatch";
-    case PorepC2ErrorKind::kInputMismatch: return "public input mismatch";
-    case PorepC2ErrorKind::kUnsatisfied: return "unsatisfied";
-    case PorepC2ErrorKind::kSynthesis: return "synthesis";
-    case PorepC2ErrorKind::kInvalidProof: return "invalid proof";
-    case PorepC2ErrorKind::kWrongVk: return "wrong verifying key";
-    case PorepC2ErrorKind::kParams: return "parameters";
+    case PorepC2ErrorKind::kPartitionCount:
+      return "partition count";
+    case PorepC2ErrorKind::kShapeMismatch:
+      return "shape mismatch";
+    case PorepC2ErrorKind::kInputMismatch:
+      return "public input mismatch";
+    case PorepC2ErrorKind::kUnsatisfied:
+      return "unsatisfied";
+    case PorepC2ErrorKind::kSynthesis:
+      return "synthesis";
+    case PorepC2ErrorKind::kInvalidProof:
+      return "invalid proof";
+    case PorepC2ErrorKind::kWrongVk:
+      return "wrong verifying key";
+    case PorepC2ErrorKind::kParams:
+      return "parameters";
   }
   return "unknown";
 }
@@ -36,16 +44,15 @@ namespace {
 
 // rfp merkletree name: "merkletree-poseidon_hasher-<base>-<sub>-<top>".
 std::string tree_name(const SealProofInfo& info) {
-  return "merkletree-poseidon_hasher-" + std::to_string(info.base_arity) + "-" +
-         std::to_string(info.sub_arity) + "-" + std::to_string(info.top_arity);
+  return "merkletree-poseidon_hasher-" + std::to_string(info.base_arity) + "-" + std::to_string(info.sub_arity) + "-" +
+         std::to_string(info.top_arity);
 }
 
 // "v28-stacked-proof-of-replication-<tree>-sha256_hasher-<sha256(identifier)>".
 std::string param_stem(SealProof proof) {
   const SealProofInfo& info = seal_proof_info(proof);
   const std::string id = porep_params_identifier(proof);
-  const Digest32 h =
-      native::sha256({reinterpret_cast<const std::uint8_t*>(id.data()), id.size()});
+  const Digest32 h = native::sha256({reinterpret_cast<const std::uint8_t*>(id.data()), id.size()});
   return "v28-stacked-proof-of-replication-" + tree_name(info) + "-sha256_hasher-" + to_hex(h);
 }
 
@@ -68,8 +75,7 @@ void write_atomically(const std::filesystem::path& path, Write write) {
   if (ec) {
     std::error_code ignored;
     std::filesystem::remove(tmp, ignored);
-    throw PorepC2Error(PorepC2ErrorKind::kParams,
-                       "cannot rename " + tmp.string() + ": " + ec.message());
+    throw PorepC2Error(PorepC2ErrorKind::kParams, "cannot rename " + tmp.string() + ": " + ec.message());
   }
 }
 
@@ -95,8 +101,7 @@ std::string porep_params_identifier(SealProof proof) {
   const StackedGraph graph(info.nodes, porep_id(proof), info.api_version);
   return "layered_drgporep::PublicParams{ graph: " + graph.identifier() +
          ", challenges: LayerChallenges { layers: " + std::to_string(info.layers) +
-         ", max_count: " + std::to_string(info.challenges_per_partition) +
-         " }, tree: " + tree_name(info) + " }";
+         ", max_count: " + std::to_string(info.challenges_per_partition) + " }, tree: " + tree_name(info) + " }";
 }
 
 ParamFileNames official_param_names(SealProof proof) {
@@ -178,8 +183,8 @@ std::shared_ptr<const groth16::R1cs> PorepC2::compiled_shape(SealProof proof) {
 // Proving
 
 std::vector<std::vector<ff::Fr>> porep_public_inputs(SealProof proof, const Digest32& replica_id,
-                                                     const Digest32& comm_d,
-                                                     const Digest32& comm_r, const Digest32& seed) {
+                                                     const Digest32& comm_d, const Digest32& comm_r,
+                                                     const Digest32& seed) {
   const std::uint32_t partitions = seal_proof_info(proof).partitions;
   std::vector<std::vector<ff::Fr>> out;
   out.reserve(partitions);
@@ -194,20 +199,18 @@ namespace {
 void check_partition_count(const C1Output& c1) {
   const std::size_t expected = c1.info().partitions;
   if (c1.vanilla_proofs.size() != expected) {
-    throw PorepC2Error(PorepC2ErrorKind::kPartitionCount,
-                       std::to_string(c1.vanilla_proofs.size()) + " partitions, " +
-                           std::string(c1.info().name) + " has " + std::to_string(expected));
+    throw PorepC2Error(PorepC2ErrorKind::kPartitionCount, std::to_string(c1.vanilla_proofs.size()) + " partitions, " +
+                                                              std::string(c1.info().name) + " has " +
+                                                              std::to_string(expected));
   }
 }
 
 }  // namespace
 
-std::vector<PartitionWitness> synthesize_partitions(const C1Output& c1, ThreadPool& pool,
-                                                    std::size_t max_concurrent) {
+std::vector<PartitionWitness> synthesize_partitions(const C1Output& c1, ThreadPool& pool, std::size_t max_concurrent) {
   check_partition_count(c1);
   const std::size_t n = c1.vanilla_proofs.size();
-  const auto inputs = porep_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d,
-                                          c1.comm_r, c1.seed);
+  const auto inputs = porep_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed);
   std::vector<PartitionWitness> out(n);
   // `lanes` tasks each take the next partition until none is left; errors
   // are collected per partition (run_tasks's rethrow would lose the number).
@@ -226,8 +229,7 @@ std::vector<PartitionWitness> synthesize_partitions(const C1Output& c1, ThreadPo
   });
   for (std::size_t k = 0; k < n; ++k) {
     if (!errors[k].empty()) {
-      throw PorepC2Error(PorepC2ErrorKind::kSynthesis,
-                         "partition " + std::to_string(k) + ": " + errors[k]);
+      throw PorepC2Error(PorepC2ErrorKind::kSynthesis, "partition " + std::to_string(k) + ": " + errors[k]);
     }
     out[k].public_inputs = inputs[k];
   }
@@ -239,50 +241,44 @@ groth16::Witness synthesize_partition(const C1Output& c1, std::size_t partition,
   check_partition_count(c1);
   if (partition >= c1.vanilla_proofs.size()) {
     throw PorepC2Error(PorepC2ErrorKind::kPartitionCount,
-                       "partition " + std::to_string(partition) + " of " +
-                           std::to_string(c1.vanilla_proofs.size()));
+                       "partition " + std::to_string(partition) + " of " + std::to_string(c1.vanilla_proofs.size()));
   }
   try {
     const StackedCircuit circuit = stacked_circuit_from_c1(c1, partition);
     return challenge_pool != nullptr ? circuit.generate_witness(*challenge_pool, shape, std::move(storage))
                                      : groth16::generate_witness(circuit, shape, std::move(storage));
   } catch (const groth16::SynthesisError& e) {
-    throw PorepC2Error(PorepC2ErrorKind::kSynthesis,
-                       "partition " + std::to_string(partition) + ": " + e.what());
+    throw PorepC2Error(PorepC2ErrorKind::kSynthesis, "partition " + std::to_string(partition) + ": " + e.what());
   }
 }
 
 void check_partition_witness(const groth16::R1cs& r1cs, const groth16::Witness& w,
-                             std::span<const ff::Fr> public_inputs, std::size_t partition,
-                             ThreadPool& pool, bool check_satisfaction) {
+                             std::span<const ff::Fr> public_inputs, std::size_t partition, ThreadPool& pool,
+                             bool check_satisfaction) {
   const std::string where = "partition " + std::to_string(partition) + ": ";
   if (w.inputs.size() != r1cs.num_inputs() || w.aux.size() != r1cs.num_aux()) {
-    throw PorepC2Error(PorepC2ErrorKind::kShapeMismatch,
-                       where + "witness has " + std::to_string(w.inputs.size()) + " inputs, " +
-                           std::to_string(w.aux.size()) + " aux; the R1CS " +
-                           std::to_string(r1cs.num_inputs()) + ", " +
-                           std::to_string(r1cs.num_aux()));
+    throw PorepC2Error(PorepC2ErrorKind::kShapeMismatch, where + "witness has " + std::to_string(w.inputs.size()) +
+                                                             " inputs, " + std::to_string(w.aux.size()) +
+                                                             " aux; the R1CS " + std::to_string(r1cs.num_inputs()) +
+                                                             ", " + std::to_string(r1cs.num_aux()));
   }
   // The circuit's inputs come from the vanilla proofs; the verifier's from
   // (replica_id, seed, comm_d, comm_r). They differ when the C1 output
   // answers other challenges than the seed asks for.
   const std::span<const ff::Fr> circuit_inputs(w.inputs.data() + 1, w.inputs.size() - 1);
-  if (!std::equal(circuit_inputs.begin(), circuit_inputs.end(), public_inputs.begin(),
-                  public_inputs.end())) {
+  if (!std::equal(circuit_inputs.begin(), circuit_inputs.end(), public_inputs.begin(), public_inputs.end())) {
     throw PorepC2Error(PorepC2ErrorKind::kInputMismatch,
                        where + "the vanilla proofs do not answer the derived challenges");
   }
   if (!check_satisfaction) return;
   if (auto row = groth16::first_unsatisfied(r1cs, w.inputs, w.aux, pool)) {
-    throw PorepC2Error(PorepC2ErrorKind::kUnsatisfied,
-                       where + "constraint " + std::to_string(*row) + " does not hold");
+    throw PorepC2Error(PorepC2ErrorKind::kUnsatisfied, where + "constraint " + std::to_string(*row) + " does not hold");
   }
 }
 
 groth16::VerifyResult verify_porep_proof(const groth16::PreparedVerifyingKey& pvk,
                                          std::span<const std::uint8_t> proof_bytes,
-                                         std::span<const std::vector<ff::Fr>> public_inputs,
-                                         std::string* detail) {
+                                         std::span<const std::vector<ff::Fr>> public_inputs, std::string* detail) {
   std::string why;
   const auto proofs = groth16::decode_proofs(proof_bytes, &why);
   if (!proofs) {
@@ -291,8 +287,7 @@ groth16::VerifyResult verify_porep_proof(const groth16::PreparedVerifyingKey& pv
   }
   if (proofs->size() != public_inputs.size()) {
     if (detail) {
-      *detail = std::to_string(proofs->size()) + " proofs for " +
-                std::to_string(public_inputs.size()) + " partitions";
+      *detail = std::to_string(proofs->size()) + " proofs for " + std::to_string(public_inputs.size()) + " partitions";
     }
     return groth16::VerifyResult::kInvalid;
   }
@@ -305,9 +300,8 @@ groth16::VerifyResult verify_porep_proof(const groth16::PreparedVerifyingKey& pv
   return r;
 }
 
-std::vector<std::uint8_t> prove_c2(const C1Output& c1, const groth16::Parameters& params,
-                                   const groth16::R1cs& r1cs, groth16::Prover& prover,
-                                   ThreadPool& pool, std::size_t max_concurrent_synthesis) {
+std::vector<std::uint8_t> prove_c2(const C1Output& c1, const groth16::Parameters& params, const groth16::R1cs& r1cs,
+                                   groth16::Prover& prover, ThreadPool& pool, std::size_t max_concurrent_synthesis) {
   std::vector<PartitionWitness> parts = synthesize_partitions(c1, pool, max_concurrent_synthesis);
   std::vector<std::vector<ff::Fr>> inputs;
   std::vector<groth16::Witness> witnesses;
@@ -326,8 +320,7 @@ std::vector<std::uint8_t> prove_c2(const C1Output& c1, const groth16::Parameters
 
   std::vector<std::uint8_t> bytes = groth16::encode_proofs(proofs);
   std::string detail;
-  const groth16::VerifyResult r =
-      verify_porep_proof(groth16::prepare_verifying_key(params.vk), bytes, inputs, &detail);
+  const groth16::VerifyResult r = verify_porep_proof(groth16::prepare_verifying_key(params.vk), bytes, inputs, &detail);
   if (r != groth16::VerifyResult::kValid) {
     throw PorepC2Error(PorepC2ErrorKind::kInvalidProof,
                        "the proofs do not verify under the parameters' key (" + detail + ")");
@@ -340,27 +333,29 @@ std::vector<std::uint8_t> prove_c2(const C1Output& c1, const groth16::Parameters
 
 std::string_view to_string(ParamsOrigin origin) {
   switch (origin) {
-    case ParamsOrigin::kOfficial: return "official";
-    case ParamsOrigin::kDevelopment: return "development";
-    case ParamsOrigin::kDevelopmentGenerated: return "development (generated)";
+    case ParamsOrigin::kOfficial:
+      return "official";
+    case ParamsOrigin::kDevelopment:
+      return "development";
+    case ParamsOrigin::kDevelopmentGenerated:
+      return "development (generated)";
   }
   return "unknown";
 }
 
 namespace {
 
-groth16::Parameters load_checked(const std::filesystem::path& path, const groth16::R1cs& r1cs,
-                                 ThreadPool& pool, const ParamsReader& read) {
+groth16::Parameters load_checked(const std::filesystem::path& path, const groth16::R1cs& r1cs, ThreadPool& pool,
+                                 const ParamsReader& read) {
   groth16::Parameters p;
   try {
     p = read ? read(path, pool) : groth16::read_params(path, pool);
   } catch (const groth16::ParamsError& e) {
     throw PorepC2Error(PorepC2ErrorKind::kParams, path.string() + ": " + e.what());
   }
-  const groth16::ExpectedShape shape{
-      r1cs.num_inputs(), r1cs.num_aux(), groth16::domain_size(r1cs),
-      r1cs.num_inputs() + r1cs.a_aux_density().popcount(),
-      r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount()};
+  const groth16::ExpectedShape shape{r1cs.num_inputs(), r1cs.num_aux(), groth16::domain_size(r1cs),
+                                     r1cs.num_inputs() + r1cs.a_aux_density().popcount(),
+                                     r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount()};
   try {
     groth16::check_shape(p, shape);
   } catch (const groth16::ParamsError& e) {
@@ -371,20 +366,19 @@ groth16::Parameters load_checked(const std::filesystem::path& path, const groth1
 
 }  // namespace
 
-LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
-                               const groth16::R1cs& r1cs, ThreadPool& pool) {
+LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir, const groth16::R1cs& r1cs,
+                               ThreadPool& pool) {
   return ensure_dev_params(proof, dir, r1cs, pool, {});
 }
 
-LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
-                               const groth16::R1cs& r1cs, ThreadPool& pool, const ParamsGenerator& generate) {
-  return ensure_dev_params(official_param_names(proof), dev_param_names(proof),
-                           seal_proof_info(proof).name, dir, r1cs, pool, generate);
+LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir, const groth16::R1cs& r1cs,
+                               ThreadPool& pool, const ParamsGenerator& generate) {
+  return ensure_dev_params(official_param_names(proof), dev_param_names(proof), seal_proof_info(proof).name, dir, r1cs,
+                           pool, generate);
 }
 
-LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNames& dev,
-                               std::string_view what, const std::filesystem::path& dir,
-                               const groth16::R1cs& r1cs, ThreadPool& pool,
+LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNames& dev, std::string_view what,
+                               const std::filesystem::path& dir, const groth16::R1cs& r1cs, ThreadPool& pool,
                                const ParamsGenerator& generate, const ParamsReader& read) {
   LoadedParams out;
   if (std::filesystem::exists(dir / official.params)) {
@@ -410,8 +404,8 @@ LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNa
                "*****************************************************************\n\n",
                std::string(what).c_str(), official.params.c_str());
   try {
-    out.params = generate ? generate(r1cs, pool)
-                          : groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool);
+    out.params =
+        generate ? generate(r1cs, pool) : groth16::generate_parameters(r1cs, groth16::random_toxic_waste(), pool);
   } catch (const groth16::SetupError& e) {
     throw PorepC2Error(PorepC2ErrorKind::kParams, std::string("setup: ") + e.what());
   }
@@ -434,8 +428,7 @@ LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNa
   try {
     // The .vk first: a .params without its .vk is never left behind as "present".
     write_atomically(out.vk_path, [&](const std::filesystem::path& t) { groth16::write_vk(out.params.vk, t); });
-    write_atomically(out.params_path,
-                     [&](const std::filesystem::path& t) { groth16::write_params(out.params, t); });
+    write_atomically(out.params_path, [&](const std::filesystem::path& t) { groth16::write_params(out.params, t); });
   } catch (const std::exception& e) {
     // A .vk without its .params is harmless (the .params decides presence).
     std::fprintf(stderr, "%s: cannot write DEVELOPMENT parameters to %s (%s); they live in this process only\n",

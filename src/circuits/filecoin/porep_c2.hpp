@@ -131,7 +131,7 @@ std::shared_ptr<const groth16::R1cs> load_or_compile_shape(const std::filesystem
 // Proving
 
 struct PartitionWitness {
-  groth16::Witness witness;        // inputs[0] = ONE
+  groth16::Witness witness;           // inputs[0] = ONE
   std::vector<ff::Fr> public_inputs;  // the verifier's view (after ONE), from public data
 };
 
@@ -156,9 +156,8 @@ std::vector<PartitionWitness> synthesize_partitions(const C1Output& c1, ThreadPo
 // of the 2-core VM: 10.0-11.4 s -> 7.8-8.3 s, kernel time 3.4-4.7 s -> 1.6-2.2
 // s, bench/bench_synthesis). `storage`: a previous partition's witness whose
 // memory is reused (no fresh pages to clear).
-groth16::Witness synthesize_partition(const C1Output& c1, std::size_t partition,
-                                      ThreadPool* challenge_pool = nullptr, groth16::WitnessShape shape = {},
-                                      groth16::Witness storage = {});
+groth16::Witness synthesize_partition(const C1Output& c1, std::size_t partition, ThreadPool* challenge_pool = nullptr,
+                                      groth16::WitnessShape shape = {}, groth16::Witness storage = {});
 
 // The cheap checks prove_c2 runs on each witness before proving: sizes
 // against the R1cs (kShapeMismatch), the circuit's public inputs against
@@ -166,13 +165,13 @@ groth16::Witness synthesize_partition(const C1Output& c1, std::size_t partition,
 // check_satisfaction, every constraint (kUnsatisfied; one pass over the
 // R1cs on `pool`, small next to proving).
 void check_partition_witness(const groth16::R1cs& r1cs, const groth16::Witness& w,
-                             std::span<const ff::Fr> public_inputs, std::size_t partition,
-                             ThreadPool& pool, bool check_satisfaction = true);
+                             std::span<const ff::Fr> public_inputs, std::size_t partition, ThreadPool& pool,
+                             bool check_satisfaction = true);
 
 // The verifier's public inputs of every partition.
 std::vector<std::vector<ff::Fr>> porep_public_inputs(SealProof proof, const Digest32& replica_id,
-                                                     const Digest32& comm_d,
-                                                     const Digest32& comm_r, const Digest32& seed);
+                                                     const Digest32& comm_d, const Digest32& comm_r,
+                                                     const Digest32& seed);
 
 // Proves all partitions with fresh blinding and batch-verifies them under
 // params.vk before returning partitions x 192 bytes. Before proving, each
@@ -180,9 +179,8 @@ std::vector<std::vector<ff::Fr>> porep_public_inputs(SealProof proof, const Dige
 // R1cs satisfaction) so a bad C1 fails in seconds with a typed error instead
 // of after the MSMs. Throws PorepC2Error; kInvalidProof when the proofs do
 // not verify (wrong parameters): an invalid proof is never returned.
-std::vector<std::uint8_t> prove_c2(const C1Output& c1, const groth16::Parameters& params,
-                                   const groth16::R1cs& r1cs, groth16::Prover& prover,
-                                   ThreadPool& pool, std::size_t max_concurrent_synthesis = 0);
+std::vector<std::uint8_t> prove_c2(const C1Output& c1, const groth16::Parameters& params, const groth16::R1cs& r1cs,
+                                   groth16::Prover& prover, ThreadPool& pool, std::size_t max_concurrent_synthesis = 0);
 
 // Batch-verifies a partitioned proof (partitions x 192 B) against public
 // inputs. kWrongInputCount when the vk does not fit; kInvalid also when the
@@ -221,25 +219,24 @@ struct LoadedParams {
 // when the disk has room (else kept in memory only, `persisted` false).
 // The loaded parameters are checked against the R1cs shape. Throws
 // PorepC2Error kParams / kShapeMismatch.
-LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
-                               const groth16::R1cs& r1cs, ThreadPool& pool);
+LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir, const groth16::R1cs& r1cs,
+                               ThreadPool& pool);
 
 // Generates development parameters for `r1cs` (the CPU's
 // groth16::generate_parameters, or a GPU generator of the same contract).
 // Throws groth16::SetupError.
 using ParamsGenerator = std::function<groth16::Parameters(const groth16::R1cs& r1cs, ThreadPool& pool)>;
 // Same, generating with `generate` when development parameters must be made.
-LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir,
-                               const groth16::R1cs& r1cs, ThreadPool& pool, const ParamsGenerator& generate);
+LoadedParams ensure_dev_params(SealProof proof, const std::filesystem::path& dir, const groth16::R1cs& r1cs,
+                               ThreadPool& pool, const ParamsGenerator& generate);
 // Reads a .params file (groth16::read_params's contract and ParamsError
 // kinds). The daemon passes its io_uring loader (io::ParamsLoader: many large
 // reads in flight, decoding overlapping them); empty: groth16::read_params.
 using ParamsReader = std::function<groth16::Parameters(const std::filesystem::path& path, ThreadPool& pool)>;
 // The same for any circuit, given its official and development file names;
 // `what` names the proof in the warning.
-LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNames& dev,
-                               std::string_view what, const std::filesystem::path& dir,
-                               const groth16::R1cs& r1cs, ThreadPool& pool,
+LoadedParams ensure_dev_params(const ParamFileNames& official, const ParamFileNames& dev, std::string_view what,
+                               const std::filesystem::path& dir, const groth16::R1cs& r1cs, ThreadPool& pool,
                                const ParamsGenerator& generate, const ParamsReader& read = {});
 
 }  // namespace cuzk::circuits::filecoin

@@ -62,17 +62,15 @@ FallbackPostCircuit::FallbackPostCircuit(PostShape shape, std::vector<PostSector
 }
 
 FallbackPostCircuit FallbackPostCircuit::blank(const PostShape& shape) {
-  return FallbackPostCircuit(shape,
-                             std::vector<PostSectorWitness>(shape.sectors, PostSectorWitness::blank(shape)));
+  return FallbackPostCircuit(shape, std::vector<PostSectorWitness>(shape.sectors, PostSectorWitness::blank(shape)));
 }
 
 FallbackPostCircuit FallbackPostCircuit::with_sectors(std::size_t first, std::size_t count) const {
   if (first + count > sectors_.size()) die("with_sectors: range out of bounds");
   PostShape s = shape_;
   s.sectors = count;
-  return FallbackPostCircuit(
-      s, std::vector<PostSectorWitness>(sectors_.begin() + std::ptrdiff_t(first),
-                                        sectors_.begin() + std::ptrdiff_t(first + count)));
+  return FallbackPostCircuit(s, std::vector<PostSectorWitness>(sectors_.begin() + std::ptrdiff_t(first),
+                                                               sectors_.begin() + std::ptrdiff_t(first + count)));
 }
 
 void FallbackPostCircuit::synthesize_sector(ConstraintSystem& cs, std::size_t i) const {
@@ -194,8 +192,6 @@ std::optional<PostShape> post_shape_by_name(const std::string& name) {
   return std::nullopt;
 }
 
-bool post_shape_is_large(const std::string& name) {
-  return name == "window-post-32g" || name == "window-post-64g";
-}
+bool post_shape_is_large(const std::string& name) { return name == "window-post-32g" || name == "window-post-64g"; }
 
 }  // namespace cuzk::circuits::filecoin

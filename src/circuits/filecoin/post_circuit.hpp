@@ -43,7 +43,7 @@ struct PostShape {
 // rfp fallback::circuit::Sector: one slot's private values.
 struct PostSectorWitness {
   std::optional<Fr> comm_r, comm_c, comm_r_last;
-  std::vector<std::optional<Fr>> leafs;           // one per challenge
+  std::vector<std::optional<Fr>> leafs;                // one per challenge
   std::vector<std::vector<gadgets::PathLevel>> paths;  // one per challenge
 
   static PostSectorWitness blank(const PostShape& shape);
@@ -59,8 +59,7 @@ class FallbackPostCircuit final : public groth16::Circuit {
 
   void synthesize(groth16::ConstraintSystem& cs) const override;
   // The same, calling after_sector(i) after slot i.
-  void synthesize_parts(groth16::ConstraintSystem& cs,
-                        const std::function<void(std::size_t)>& after_sector) const;
+  void synthesize_parts(groth16::ConstraintSystem& cs, const std::function<void(std::size_t)>& after_sector) const;
   // Slots [first, first + count) as a circuit of their own (slot numbering
   // restarts at 0). Slots share no variable but ONE, so the whole circuit is
   // satisfied iff each slot is.

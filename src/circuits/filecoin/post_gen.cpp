@@ -34,8 +34,8 @@ Digest32 derive(std::string_view tag, std::uint64_t seed, std::uint64_t a, std::
 
 // A 2 KiB sector sealed natively (native_seal.hpp) with piece data derived
 // from the seed and sector id.
-NativeSeal seal_small(SealProof proof, const Digest32& prover_id, std::uint64_t sector_id,
-                      std::uint64_t data_seed, ThreadPool* pool) {
+NativeSeal seal_small(SealProof proof, const Digest32& prover_id, std::uint64_t sector_id, std::uint64_t data_seed,
+                      ThreadPool* pool) {
   std::vector<Digest32> data(seal_proof_info(proof).nodes);
   for (std::size_t v = 0; v < data.size(); ++v) data[v] = derive("cuzk post data", data_seed, sector_id, v);
   const Digest32 ticket = derive("cuzk post ticket", data_seed, sector_id);
@@ -80,8 +80,8 @@ PostGenOutput generate_post_vanilla(const PostGenOptions& opts, ThreadPool* pool
   PostGenOutput out;
   out.prover_id = prover_id_from_actor(opts.actor_id);
   out.randomness = post_randomness(opts.randomness ? *opts.randomness : derive("cuzk post randomness", opts.seed, 0));
-  const auto arities = native::tree_shape_arities(info.nodes, info.tree.base_arity, info.tree.sub_arity,
-                                                  info.tree.top_arity);
+  const auto arities =
+      native::tree_shape_arities(info.nodes, info.tree.base_arity, info.tree.sub_arity, info.tree.top_arity);
   for (std::size_t i = 0; i < opts.sectors; ++i) {
     const std::uint64_t id = opts.first_sector_id + i;
     const auto challenges = vanilla_challenges(opts.proof, out.randomness, opts.partition, i, id);

@@ -30,8 +30,8 @@ enum class PostGenMode : std::uint8_t { kSealed, kSparse };
 struct PostGenOptions {
   PostProof proof = PostProof::Window2KiBV1_2;
   PostGenMode mode = PostGenMode::kSealed;
-  std::uint64_t seed = 0;             // data, comm_c, tree values, default randomness
-  std::size_t sectors = 1;            // Winning: must be 1
+  std::uint64_t seed = 0;   // data, comm_c, tree values, default randomness
+  std::size_t sectors = 1;  // Winning: must be 1
   std::uint64_t first_sector_id = 1;
   std::uint32_t partition = 0;
   std::uint64_t actor_id = 1000;

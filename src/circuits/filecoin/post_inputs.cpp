@@ -47,13 +47,13 @@ Digest32 prover_id_from_actor(std::uint64_t actor_id) {
   return id;
 }
 
-std::uint64_t post_challenge_index(PostApiVersion v, std::uint64_t sector_index,
-                                   std::uint64_t challenge_count, std::uint64_t n) {
+std::uint64_t post_challenge_index(PostApiVersion v, std::uint64_t sector_index, std::uint64_t challenge_count,
+                                   std::uint64_t n) {
   return v == PostApiVersion::kV1_2 ? n : sector_index * challenge_count + n;
 }
 
-std::uint64_t post_leaf_challenge(const Digest32& randomness, std::uint64_t sector_id,
-                                  std::uint64_t challenge_index, std::uint64_t nodes) {
+std::uint64_t post_leaf_challenge(const Digest32& randomness, std::uint64_t sector_id, std::uint64_t challenge_index,
+                                  std::uint64_t nodes) {
   std::array<std::uint8_t, 48> msg{};
   std::copy(randomness.begin(), randomness.end(), msg.begin());
   put_u64_le(msg.data() + 32, sector_id);
@@ -61,8 +61,8 @@ std::uint64_t post_leaf_challenge(const Digest32& randomness, std::uint64_t sect
   return le_u64(native::sha256(msg)) % nodes;
 }
 
-std::uint64_t winning_sector_challenge(const Digest32& randomness, const Digest32& prover_id,
-                                       std::uint64_t n, std::uint64_t sector_set_len) {
+std::uint64_t winning_sector_challenge(const Digest32& randomness, const Digest32& prover_id, std::uint64_t n,
+                                       std::uint64_t sector_set_len) {
   std::array<std::uint8_t, 72> msg{};
   std::copy(prover_id.begin(), prover_id.end(), msg.begin());
   std::copy(randomness.begin(), randomness.end(), msg.begin() + 32);
@@ -70,27 +70,23 @@ std::uint64_t winning_sector_challenge(const Digest32& randomness, const Digest3
   return le_u64(native::sha256(msg)) % sector_set_len;
 }
 
-std::vector<std::uint64_t> vanilla_challenges(PostProof proof, const Digest32& randomness,
-                                              std::uint32_t partition, std::size_t position,
-                                              std::uint64_t sector_id) {
+std::vector<std::uint64_t> vanilla_challenges(PostProof proof, const Digest32& randomness, std::uint32_t partition,
+                                              std::size_t position, std::uint64_t sector_id) {
   const PostProofInfo& info = post_proof_info(proof);
   // The prover's PoStConfig view: sector_count 1 / challenge_count 66 for
   // Winning (sector_index 0), the window config otherwise.
-  const std::uint64_t sector_index =
-      std::uint64_t(partition) * info.config_sector_count + position;
+  const std::uint64_t sector_index = std::uint64_t(partition) * info.config_sector_count + position;
   std::vector<std::uint64_t> out;
   out.reserve(info.config_challenge_count);
   for (std::uint64_t n = 0; n < info.config_challenge_count; ++n) {
-    const std::uint64_t ci =
-        post_challenge_index(info.api_version, sector_index, info.config_challenge_count, n);
+    const std::uint64_t ci = post_challenge_index(info.api_version, sector_index, info.config_challenge_count, n);
     out.push_back(post_leaf_challenge(randomness, sector_id, ci, info.nodes));
   }
   return out;
 }
 
-PostPartition make_post_partition(PostProof proof, const Digest32& randomness,
-                                  const Digest32& prover_id, std::uint32_t partition_index,
-                                  std::vector<FallbackPostSectorProof> sectors) {
+PostPartition make_post_partition(PostProof proof, const Digest32& randomness, const Digest32& prover_id,
+                                  std::uint32_t partition_index, std::vector<FallbackPostSectorProof> sectors) {
   const PostProofInfo& info = post_proof_info(proof);
   if (sectors.empty()) throw PostError(PostErrorKind::kSectorCount, std::nullopt, "", "no sectors");
   const std::size_t max_sectors = info.kind == PostKind::kWinning ? 1 : info.config_sector_count;
@@ -100,25 +96,20 @@ PostPartition make_post_partition(PostProof proof, const Digest32& randomness,
                         " partition holds at most " + std::to_string(max_sectors));
   }
   if (info.kind == PostKind::kWinning && partition_index != 0) {
-    throw PostError(PostErrorKind::kSectorCount, std::nullopt, "partition_index",
-                    "WinningPoSt has one partition");
+    throw PostError(PostErrorKind::kSectorCount, std::nullopt, "partition_index", "WinningPoSt has one partition");
   }
-  std::sort(sectors.begin(), sectors.end(),
-            [](const auto& a, const auto& b) { return a.sector_id < b.sector_id; });
+  std::sort(sectors.begin(), sectors.end(), [](const auto& a, const auto& b) { return a.sector_id < b.sector_id; });
   for (std::size_t i = 1; i < sectors.size(); ++i) {
     if (sectors[i].sector_id == sectors[i - 1].sector_id) {
-      throw PostError(PostErrorKind::kDuplicateSector, sectors[i].sector_id, "sector_id",
-                      "given twice");
+      throw PostError(PostErrorKind::kDuplicateSector, sectors[i].sector_id, "sector_id", "given twice");
     }
   }
   for (const auto& s : sectors) {
     if (s.sectors.size() != 1 || s.sectors[0].inclusion_proofs.size() != info.vanilla_challenges()) {
-      throw PostError(PostErrorKind::kLength, s.sector_id, "vanilla_proof.sectors",
-                      "not the registered proof's shape");
+      throw PostError(PostErrorKind::kLength, s.sector_id, "vanilla_proof.sectors", "not the registered proof's shape");
     }
   }
-  return PostPartition{proof, post_randomness(randomness), prover_id, partition_index,
-                       std::move(sectors)};
+  return PostPartition{proof, post_randomness(randomness), prover_id, partition_index, std::move(sectors)};
 }
 
 std::vector<PostSlot> post_slots(const PostPartition& p) {
@@ -132,8 +123,7 @@ std::vector<PostSlot> post_slots(const PostPartition& p) {
     for (std::uint32_t i = 0; i < info.circuit_sector_count; ++i) {
       PostSlot s{0, i, {}};
       for (std::uint32_t n = 0; n < info.circuit_challenge_count; ++n) {
-        const std::uint64_t ci =
-            post_challenge_index(info.api_version, i, info.circuit_challenge_count, n);
+        const std::uint64_t ci = post_challenge_index(info.api_version, i, info.circuit_challenge_count, n);
         s.challenges.push_back(post_leaf_challenge(p.randomness, id, ci, info.nodes));
       }
       slots.push_back(std::move(s));
@@ -141,9 +131,8 @@ std::vector<PostSlot> post_slots(const PostPartition& p) {
     return slots;
   }
   for (std::size_t i = 0; i < p.sectors.size(); ++i) {
-    slots.push_back(PostSlot{i, 0,
-                             vanilla_challenges(p.proof, p.randomness, p.partition_index, i,
-                                                p.sectors[i].sector_id)});
+    slots.push_back(
+        PostSlot{i, 0, vanilla_challenges(p.proof, p.randomness, p.partition_index, i, p.sectors[i].sector_id)});
   }
   while (slots.size() < info.circuit_sector_count) slots.push_back(slots.back());
   return slots;
@@ -180,9 +169,9 @@ void check_slot(const PostPartition& p, const PostSlot& slot) {
       throw PostError(PostErrorKind::kRootMismatch, id, inclusion_field(i) + ".root", "differs from comm_r_last");
     }
     if (m.leaf_index() != slot.challenges[n]) {
-      throw PostError(PostErrorKind::kChallengeMismatch, id, inclusion_field(i),
-                      "opens leaf " + std::to_string(m.leaf_index()) + ", the challenge is " +
-                          std::to_string(slot.challenges[n]));
+      throw PostError(
+          PostErrorKind::kChallengeMismatch, id, inclusion_field(i),
+          "opens leaf " + std::to_string(m.leaf_index()) + ", the challenge is " + std::to_string(slot.challenges[n]));
     }
     native::MerklePath<ff::Fr> path;
     for (const PathElement& e : m.levels()) {

@@ -41,29 +41,28 @@ Digest32 post_randomness(const Digest32& raw);
 // LEB128 of the actor id, zero padded to 32 bytes.
 Digest32 prover_id_from_actor(std::uint64_t actor_id);
 
-std::uint64_t post_challenge_index(PostApiVersion v, std::uint64_t sector_index,
-                                   std::uint64_t challenge_count, std::uint64_t n);
-std::uint64_t post_leaf_challenge(const Digest32& randomness, std::uint64_t sector_id,
-                                  std::uint64_t challenge_index, std::uint64_t nodes);
+std::uint64_t post_challenge_index(PostApiVersion v, std::uint64_t sector_index, std::uint64_t challenge_count,
+                                   std::uint64_t n);
+std::uint64_t post_leaf_challenge(const Digest32& randomness, std::uint64_t sector_id, std::uint64_t challenge_index,
+                                  std::uint64_t nodes);
 // WinningPoSt sector selection (rfp generate_sector_challenge):
 // LE_u64(SHA256(prover_id || randomness || n u64 LE)[0..8]) mod sector_set_len.
-std::uint64_t winning_sector_challenge(const Digest32& randomness, const Digest32& prover_id,
-                                       std::uint64_t n, std::uint64_t sector_set_len);
+std::uint64_t winning_sector_challenge(const Digest32& randomness, const Digest32& prover_id, std::uint64_t n,
+                                       std::uint64_t sector_set_len);
 
 // The leaves the vanilla proof of the sector at position `position` of
 // partition `partition` must open (10 for Window, 66 for Winning), in the
 // order of its inclusion proofs (what the prover's generate_fallback_sector_
 // challenges gives).
-std::vector<std::uint64_t> vanilla_challenges(PostProof proof, const Digest32& randomness,
-                                              std::uint32_t partition, std::size_t position,
-                                              std::uint64_t sector_id);
+std::vector<std::uint64_t> vanilla_challenges(PostProof proof, const Digest32& randomness, std::uint32_t partition,
+                                              std::size_t position, std::uint64_t sector_id);
 
 // What one partition circuit proves.
 struct PostPartition {
   PostProof proof = PostProof::Window2KiBV1_2;
   Digest32 randomness{};  // canonical (post_randomness applied)
   Digest32 prover_id{};
-  std::uint32_t partition_index = 0;  // Window only; 0 for Winning
+  std::uint32_t partition_index = 0;             // Window only; 0 for Winning
   std::vector<FallbackPostSectorProof> sectors;  // sorted by id, distinct
 
   const PostProofInfo& info() const { return post_proof_info(proof); }
@@ -71,16 +70,15 @@ struct PostPartition {
 
 // Builds a partition from parsed vanilla proofs (parse_sector_proof has
 // checked their shape and that every value is a canonical Fr; proofs built
-// otherwise must hold the same): applies post_randomness, sorts by sector id. Throws PostError kSectorCount (none, or more than the
-// partition holds; Winning needs exactly one), kDuplicateSector.
-PostPartition make_post_partition(PostProof proof, const Digest32& randomness,
-                                  const Digest32& prover_id, std::uint32_t partition_index,
-                                  std::vector<FallbackPostSectorProof> sectors);
+// otherwise must hold the same): applies post_randomness, sorts by sector id. Throws PostError kSectorCount (none, or
+// more than the partition holds; Winning needs exactly one), kDuplicateSector.
+PostPartition make_post_partition(PostProof proof, const Digest32& randomness, const Digest32& prover_id,
+                                  std::uint32_t partition_index, std::vector<FallbackPostSectorProof> sectors);
 
 // One slot of the partition circuit.
 struct PostSlot {
-  std::size_t sector = 0;            // index into PostPartition::sectors
-  std::size_t first_inclusion = 0;   // first inclusion proof of that sector used
+  std::size_t sector = 0;                 // index into PostPartition::sectors
+  std::size_t first_inclusion = 0;        // first inclusion proof of that sector used
   std::vector<std::uint64_t> challenges;  // circuit_challenge_count leaf indexes
 };
 // circuit_sector_count slots, padded by repeating the last sector.

@@ -29,10 +29,9 @@ constexpr std::array<SizeRow, 5> kSizes = {{
 constexpr std::uint32_t kWindowChallenges = 10, kWinningChallenges = 66;
 
 constexpr std::array<std::string_view, 15> kNames = {
-    "StackedDrgWinning2KiBV1",  "StackedDrgWinning8MiBV1",  "StackedDrgWinning512MiBV1",
-    "StackedDrgWinning32GiBV1", "StackedDrgWinning64GiBV1", "StackedDrgWindow2KiBV1",
-    "StackedDrgWindow8MiBV1",   "StackedDrgWindow512MiBV1", "StackedDrgWindow32GiBV1",
-    "StackedDrgWindow64GiBV1",  "StackedDrgWindow2KiBV1_2", "StackedDrgWindow8MiBV1_2",
+    "StackedDrgWinning2KiBV1",    "StackedDrgWinning8MiBV1",   "StackedDrgWinning512MiBV1", "StackedDrgWinning32GiBV1",
+    "StackedDrgWinning64GiBV1",   "StackedDrgWindow2KiBV1",    "StackedDrgWindow8MiBV1",    "StackedDrgWindow512MiBV1",
+    "StackedDrgWindow32GiBV1",    "StackedDrgWindow64GiBV1",   "StackedDrgWindow2KiBV1_2",  "StackedDrgWindow8MiBV1_2",
     "StackedDrgWindow512MiBV1_2", "StackedDrgWindow32GiBV1_2", "StackedDrgWindow64GiBV1_2"};
 
 constexpr PostProofInfo make(std::size_t id) {
@@ -71,8 +70,7 @@ constexpr std::array<PostProofInfo, 15> kProofs = [] {
 // Bounded reader over untrusted bytes; every failure names the field.
 class Reader {
  public:
-  Reader(std::span<const std::uint8_t> b, std::optional<std::uint64_t> sector)
-      : b_(b), sector_(sector) {}
+  Reader(std::span<const std::uint8_t> b, std::optional<std::uint64_t> sector) : b_(b), sector_(sector) {}
   void set_sector(std::uint64_t id) { sector_ = id; }
   std::size_t remaining() const { return b_.size() - pos_; }
 
@@ -130,8 +128,7 @@ class Reader {
   std::optional<std::uint64_t> sector_;
 };
 
-void read_path(Reader& r, InclusionPath& out, std::size_t levels, std::size_t arity,
-               const std::string& field) {
+void read_path(Reader& r, InclusionPath& out, std::size_t levels, std::size_t arity, const std::string& field) {
   r.length(levels, field);
   out.resize(levels);
   for (std::size_t l = 0; l < levels; ++l) {
@@ -232,20 +229,34 @@ std::optional<PostProof> post_proof_for(PostKind kind, std::uint64_t sector_byte
 
 std::string_view to_string(PostErrorKind k) {
   switch (k) {
-    case PostErrorKind::kTruncated: return "truncated";
-    case PostErrorKind::kTrailingBytes: return "trailing bytes";
-    case PostErrorKind::kLength: return "length";
-    case PostErrorKind::kProofShape: return "proof shape";
-    case PostErrorKind::kPathArity: return "path arity";
-    case PostErrorKind::kNonCanonical: return "non-canonical field element";
-    case PostErrorKind::kUnknownProof: return "unknown proof";
-    case PostErrorKind::kSectorCount: return "sector count";
-    case PostErrorKind::kDuplicateSector: return "duplicate sector";
-    case PostErrorKind::kRandomness: return "randomness";
-    case PostErrorKind::kCommRMismatch: return "comm_r mismatch";
-    case PostErrorKind::kRootMismatch: return "root mismatch";
-    case PostErrorKind::kChallengeMismatch: return "challenge mismatch";
-    case PostErrorKind::kPathMismatch: return "path mismatch";
+    case PostErrorKind::kTruncated:
+      return "truncated";
+    case PostErrorKind::kTrailingBytes:
+      return "trailing bytes";
+    case PostErrorKind::kLength:
+      return "length";
+    case PostErrorKind::kProofShape:
+      return "proof shape";
+    case PostErrorKind::kPathArity:
+      return "path arity";
+    case PostErrorKind::kNonCanonical:
+      return "non-canonical field element";
+    case PostErrorKind::kUnknownProof:
+      return "unknown proof";
+    case PostErrorKind::kSectorCount:
+      return "sector count";
+    case PostErrorKind::kDuplicateSector:
+      return "duplicate sector";
+    case PostErrorKind::kRandomness:
+      return "randomness";
+    case PostErrorKind::kCommRMismatch:
+      return "comm_r mismatch";
+    case PostErrorKind::kRootMismatch:
+      return "root mismatch";
+    case PostErrorKind::kChallengeMismatch:
+      return "challenge mismatch";
+    case PostErrorKind::kPathMismatch:
+      return "path mismatch";
   }
   return "?";
 }
@@ -256,8 +267,8 @@ bool is_invalid_proof(PostErrorKind k) {
 }
 
 namespace {
-std::string error_text(PostErrorKind kind, const std::optional<std::uint64_t>& sector,
-                       const std::string& field, const std::string& detail) {
+std::string error_text(PostErrorKind kind, const std::optional<std::uint64_t>& sector, const std::string& field,
+                       const std::string& detail) {
   std::string s(to_string(kind));
   if (sector) s += ": sector " + std::to_string(*sector);
   if (!field.empty()) s += (sector ? " " : ": ") + field;

@@ -52,21 +52,33 @@ enum class PostKind : std::uint8_t { kWinning, kWindow };
 enum class PostApiVersion : std::uint8_t { kV1_0, kV1_2 };
 
 enum class PostProof : std::uint8_t {
-  Winning2KiBV1, Winning8MiBV1, Winning512MiBV1, Winning32GiBV1, Winning64GiBV1,
-  Window2KiBV1, Window8MiBV1, Window512MiBV1, Window32GiBV1, Window64GiBV1,
-  Window2KiBV1_2, Window8MiBV1_2, Window512MiBV1_2, Window32GiBV1_2, Window64GiBV1_2,
+  Winning2KiBV1,
+  Winning8MiBV1,
+  Winning512MiBV1,
+  Winning32GiBV1,
+  Winning64GiBV1,
+  Window2KiBV1,
+  Window8MiBV1,
+  Window512MiBV1,
+  Window32GiBV1,
+  Window64GiBV1,
+  Window2KiBV1_2,
+  Window8MiBV1_2,
+  Window512MiBV1_2,
+  Window32GiBV1_2,
+  Window64GiBV1_2,
 };
 
 struct PostProofInfo {
   PostProof proof;
-  std::string_view name;      // e.g. "StackedDrgWindow32GiBV1_2"
+  std::string_view name;  // e.g. "StackedDrgWindow32GiBV1_2"
   std::uint64_t registered_id;
   PostKind kind;
   PostApiVersion api_version;
   std::uint64_t sector_bytes;
-  std::uint64_t nodes;        // leaves of tree R
-  gadgets::TreeShape tree;    // tree R shape (Poseidon)
-  std::uint32_t base_levels;  // levels inside one base tree
+  std::uint64_t nodes;                   // leaves of tree R
+  gadgets::TreeShape tree;               // tree R shape (Poseidon)
+  std::uint32_t base_levels;             // levels inside one base tree
   std::uint32_t config_sector_count;     // PoStConfig sector_count
   std::uint32_t config_challenge_count;  // PoStConfig challenge_count
   // What one partition circuit holds (Winning: 66 x 1).
@@ -75,9 +87,7 @@ struct PostProofInfo {
   // Inclusion proofs in one sector's vanilla proof (10 / 66).
   std::uint32_t vanilla_challenges() const { return config_challenge_count; }
   // Path levels of one inclusion proof.
-  std::uint32_t path_levels() const {
-    return base_levels + (tree.sub_arity ? 1 : 0) + (tree.top_arity ? 1 : 0);
-  }
+  std::uint32_t path_levels() const { return base_levels + (tree.sub_arity ? 1 : 0) + (tree.top_arity ? 1 : 0); }
 };
 
 std::span<const PostProofInfo> post_proofs();
@@ -103,16 +113,16 @@ struct FallbackPostSectorProof {  // rfp filecoin-proofs types FallbackPoStSecto
 
 enum class PostErrorKind : std::uint8_t {
   // Malformed input (the request cannot be proved as given):
-  kTruncated,       // the bytes end inside a field
-  kTrailingBytes,   // bytes after the proof
-  kLength,          // a sequence length differs from the registered shape
-  kProofShape,      // MerkleProof enum tag is not the tree shape's (or unknown)
-  kPathArity,       // a path index >= arity
-  kNonCanonical,    // a Poseidon value >= r
-  kUnknownProof,    // registered proof / kind / size not supported
-  kSectorCount,     // no sectors, or more than one partition holds
-  kDuplicateSector, // the same sector id twice in one request
-  kRandomness,      // randomness is not 32 bytes
+  kTruncated,        // the bytes end inside a field
+  kTrailingBytes,    // bytes after the proof
+  kLength,           // a sequence length differs from the registered shape
+  kProofShape,       // MerkleProof enum tag is not the tree shape's (or unknown)
+  kPathArity,        // a path index >= arity
+  kNonCanonical,     // a Poseidon value >= r
+  kUnknownProof,     // registered proof / kind / size not supported
+  kSectorCount,      // no sectors, or more than one partition holds
+  kDuplicateSector,  // the same sector id twice in one request
+  kRandomness,       // randomness is not 32 bytes
   // Invalid proof (well formed, but it does not prove what it should):
   kCommRMismatch,      // comm_r != Poseidon2(comm_c, comm_r_last)
   kRootMismatch,       // an inclusion proof's root != comm_r_last
@@ -127,8 +137,7 @@ class PostError : public std::runtime_error {
  public:
   // sector_id: the sector concerned (nullopt: the request); field: a path
   // such as "vanilla_proof.sectors[0].inclusion_proofs[3].base_proof[2].index".
-  PostError(PostErrorKind kind, std::optional<std::uint64_t> sector_id, std::string field,
-            const std::string& detail);
+  PostError(PostErrorKind kind, std::optional<std::uint64_t> sector_id, std::string field, const std::string& detail);
   PostErrorKind kind() const { return kind_; }
   const std::optional<std::uint64_t>& sector_id() const { return sector_id_; }
   const std::string& field() const { return field_; }

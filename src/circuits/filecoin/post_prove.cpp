@@ -12,8 +12,8 @@ std::string param_stem(PostProof proof) {
   const PostProofInfo& info = post_proof_info(proof);
   const std::string id = post_params_identifier(proof);
   const Digest32 h = native::sha256({reinterpret_cast<const std::uint8_t*>(id.data()), id.size()});
-  return "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-" + std::to_string(info.tree.base_arity) +
-         "-" + std::to_string(info.tree.sub_arity) + "-" + std::to_string(info.tree.top_arity) + "-" + to_hex(h);
+  return "v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-" + std::to_string(info.tree.base_arity) + "-" +
+         std::to_string(info.tree.sub_arity) + "-" + std::to_string(info.tree.top_arity) + "-" + to_hex(h);
 }
 
 }  // namespace
@@ -56,13 +56,12 @@ groth16::R1cs compile_post_shape(const PostShape& shape) {
 
 LoadedParams ensure_post_dev_params(PostProof proof, const std::filesystem::path& dir, const groth16::R1cs& r1cs,
                                     ThreadPool& pool) {
-  return ensure_dev_params(post_official_param_names(proof), post_dev_param_names(proof),
-                           post_proof_info(proof).name, dir, r1cs, pool, {});
+  return ensure_dev_params(post_official_param_names(proof), post_dev_param_names(proof), post_proof_info(proof).name,
+                           dir, r1cs, pool, {});
 }
 
 std::vector<std::uint8_t> prove_post_partition(const PostPartition& p, const groth16::Parameters& params,
-                                               const groth16::R1cs& r1cs, groth16::Prover& prover,
-                                               ThreadPool& pool) {
+                                               const groth16::R1cs& r1cs, groth16::Prover& prover, ThreadPool& pool) {
   const std::vector<ff::Fr> inputs = post_public_inputs(p);
   groth16::Witness w;
   try {

@@ -48,15 +48,14 @@ groth16::R1cs compile_post_shape(const PostShape& shape);
 // generated DEVELOPMENT parameters (loud warning), written there when the
 // disk has room. Checked against the R1cs shape. Throws PorepC2Error
 // kParams / kShapeMismatch.
-LoadedParams ensure_post_dev_params(PostProof proof, const std::filesystem::path& dir,
-                                    const groth16::R1cs& r1cs, ThreadPool& pool);
+LoadedParams ensure_post_dev_params(PostProof proof, const std::filesystem::path& dir, const groth16::R1cs& r1cs,
+                                    ThreadPool& pool);
 
 // Witness, checks (sizes, the circuit's public inputs against
 // post_public_inputs, R1cs satisfaction), proof, verification under
 // params.vk. Returns the 192-byte proof. Throws PorepC2Error.
 std::vector<std::uint8_t> prove_post_partition(const PostPartition& p, const groth16::Parameters& params,
-                                               const groth16::R1cs& r1cs, groth16::Prover& prover,
-                                               ThreadPool& pool);
+                                               const groth16::R1cs& r1cs, groth16::Prover& prover, ThreadPool& pool);
 
 // Verifies one partition proof against public inputs derived from public
 // data. kInvalid also when the bytes do not decode.

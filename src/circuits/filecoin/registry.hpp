@@ -42,21 +42,21 @@ enum class SealProof : std::uint8_t {
 
 struct SealProofInfo {
   SealProof proof;
-  std::string_view name;         // serde unit-variant name, e.g. "StackedDrg32GiBV1_1"
-  std::string_view v1_name;      // vanilla_proofs enum key for the size
-  std::uint64_t registered_id;   // porep_id bytes 0..8
+  std::string_view name;        // serde unit-variant name, e.g. "StackedDrg32GiBV1_1"
+  std::string_view v1_name;     // vanilla_proofs enum key for the size
+  std::uint64_t registered_id;  // porep_id bytes 0..8
   ApiVersion api_version;
   std::uint64_t sector_bytes;
-  std::uint64_t nodes;           // sector_bytes / 32
+  std::uint64_t nodes;  // sector_bytes / 32
   std::uint32_t layers;
   std::uint32_t partitions;
   std::uint32_t challenges_per_partition;
   // Tree R and tree C shape: base arity 8, then optional sub and top levels.
   std::uint32_t base_arity;
-  std::uint32_t sub_arity;       // 0 = none
-  std::uint32_t top_arity;       // 0 = none
-  std::uint32_t base_levels;     // octal levels inside one base tree
-  std::uint32_t comm_d_levels;   // binary SHA-256 levels = log2(nodes)
+  std::uint32_t sub_arity;      // 0 = none
+  std::uint32_t top_arity;      // 0 = none
+  std::uint32_t base_levels;    // octal levels inside one base tree
+  std::uint32_t comm_d_levels;  // binary SHA-256 levels = log2(nodes)
 };
 
 // All ten proofs, V1 sizes first (index = SealProof value).

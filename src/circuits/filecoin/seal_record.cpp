@@ -66,8 +66,7 @@ SealRecord parse_seal_record(std::string_view line) {
   SealRecord r;
   const json& cfg = field(j, "porep_config", "");
   r.sector_size = to_u64(field(cfg, "sector_size", "/porep_config"), "/porep_config/sector_size");
-  const std::uint64_t partitions =
-      to_u64(field(cfg, "partitions", "/porep_config"), "/porep_config/partitions");
+  const std::uint64_t partitions = to_u64(field(cfg, "partitions", "/porep_config"), "/porep_config/partitions");
   if (partitions == 0 || partitions > 64) throw SealRecordError("/porep_config/partitions: out of range");
   r.partitions = std::uint32_t(partitions);
   r.porep_id = to_array<32>(field(cfg, "porep_id", "/porep_config"), "/porep_config/porep_id");
@@ -114,9 +113,12 @@ std::string to_json_line(const SealRecord& r) {
 
 std::string_view to_string(RecordStatus s) {
   switch (s) {
-    case RecordStatus::kValid: return "valid";
-    case RecordStatus::kInvalid: return "invalid";
-    case RecordStatus::kSkipped: return "skipped";
+    case RecordStatus::kValid:
+      return "valid";
+    case RecordStatus::kInvalid:
+      return "invalid";
+    case RecordStatus::kSkipped:
+      return "skipped";
   }
   return "unknown";
 }
@@ -145,8 +147,7 @@ RecordCheck verify_seal_record(const SealRecord& r, const groth16::PreparedVerif
   }
   std::string detail;
   const groth16::VerifyResult v = verify_porep_proof(pvk, r.proof, inputs, &detail);
-  return {v == groth16::VerifyResult::kValid ? RecordStatus::kValid : RecordStatus::kInvalid,
-          detail};
+  return {v == groth16::VerifyResult::kValid ? RecordStatus::kValid : RecordStatus::kInvalid, detail};
 }
 
 }  // namespace cuzk::circuits::filecoin

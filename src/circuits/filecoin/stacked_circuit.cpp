@@ -36,9 +36,8 @@ const TreeShape kCommDShape{2, 0, 0};  // tree D: binary SHA-256
 
 // rfp ColumnProof::alloc + AllocatedColumn::hash + enforce_inclusion, under
 // the three namespaces "<kind>_parent_<i>_{num,constraint,inclusion}".
-std::vector<AllocatedNum> alloc_and_check_column(ConstraintSystem& cs, const char* kind,
-                                                 std::size_t i, const ColumnOpening& col,
-                                                 const StackedShape& shape,
+std::vector<AllocatedNum> alloc_and_check_column(ConstraintSystem& cs, const char* kind, std::size_t i,
+                                                 const ColumnOpening& col, const StackedShape& shape,
                                                  const AllocatedNum& comm_c) {
   if (col.rows.size() != shape.layers) die("column height != layers");
   const std::string base = std::string(kind) + "_parent_" + std::to_string(i);
@@ -68,16 +67,14 @@ std::vector<AllocatedNum> alloc_and_check_column(ConstraintSystem& cs, const cha
 }
 
 // The 255 bits of a label, BE per byte as SHA-256 consumes them.
-std::vector<Boolean> label_bits(ConstraintSystem& cs, const std::string& name,
-                                const AllocatedNum& label) {
+std::vector<Boolean> label_bits(ConstraintSystem& cs, const std::string& name, const AllocatedNum& label) {
   auto ns = cs.ns(name);
   return gadgets::reverse_bit_numbering(label.to_bits_le(cs));
 }
 
 // rfp stacked::circuit::Proof::synthesize.
-void synthesize_challenge(ConstraintSystem& cs, const StackedShape& shape,
-                          const ChallengeWitness& p, const AllocatedNum& comm_d,
-                          const AllocatedNum& comm_c, const AllocatedNum& comm_r_last,
+void synthesize_challenge(ConstraintSystem& cs, const StackedShape& shape, const ChallengeWitness& p,
+                          const AllocatedNum& comm_d, const AllocatedNum& comm_c, const AllocatedNum& comm_r_last,
                           std::span<const Boolean> replica_id_bits) {
   if (p.drg_parents.size() != kDrgParents || p.exp_parents.size() != kExpParents) {
     die("parent column count");
@@ -118,32 +115,28 @@ void synthesize_challenge(ConstraintSystem& cs, const StackedShape& shape,
     // message repeats them (rfp create_label's hashing order).
     std::vector<std::vector<Boolean>> parents;
     for (const auto& col : drg) {
-      parents.push_back(
-          label_bits(cs, "drg_parent_" + std::to_string(parents.size()) + "_bits", col[layer - 1]));
+      parents.push_back(label_bits(cs, "drg_parent_" + std::to_string(parents.size()) + "_bits", col[layer - 1]));
     }
     // Expander parents point into the previous layer, absent in layer 1.
     if (layer > 1) {
       for (const auto& col : exp) {
-        parents.push_back(label_bits(cs, "exp_parent_" + std::to_string(parents.size()) + "_bits",
-                                     col[layer - 2]));
+        parents.push_back(label_bits(cs, "exp_parent_" + std::to_string(parents.size()) + "_bits", col[layer - 2]));
       }
     }
     std::vector<std::vector<Boolean>> expanded;
     expanded.reserve(gadgets::kTotalParents);
     if (layer > 1) {
       // 14 + 14 + the first 9 = 37
-      for (int rep = 0; rep < 2; ++rep)
-        expanded.insert(expanded.end(), parents.begin(), parents.end());
+      for (int rep = 0; rep < 2; ++rep) expanded.insert(expanded.end(), parents.begin(), parents.end());
       expanded.insert(expanded.end(), parents.begin(), parents.begin() + 9);
     } else {
       // 6 x 6 + the first = 37
-      for (int rep = 0; rep < 6; ++rep)
-        expanded.insert(expanded.end(), parents.begin(), parents.end());
+      for (int rep = 0; rep < 6; ++rep) expanded.insert(expanded.end(), parents.begin(), parents.end());
       expanded.push_back(parents[0]);
     }
     auto ns_label = cs.ns("create_label");
-    labels.push_back(gadgets::create_label_circuit(
-        cs, replica_id_bits, expanded, gadgets::UInt32::constant(std::uint32_t(layer)), challenge));
+    labels.push_back(gadgets::create_label_circuit(cs, replica_id_bits, expanded,
+                                                   gadgets::UInt32::constant(std::uint32_t(layer)), challenge));
   }
 
   {
@@ -201,9 +194,8 @@ ChallengeWitness ChallengeWitness::blank(const StackedShape& shape) {
   return w;
 }
 
-StackedCircuit::StackedCircuit(StackedShape shape, std::optional<Fr> replica_id,
-                               std::optional<Fr> comm_d, std::optional<Fr> comm_r,
-                               std::optional<Fr> comm_r_last, std::optional<Fr> comm_c,
+StackedCircuit::StackedCircuit(StackedShape shape, std::optional<Fr> replica_id, std::optional<Fr> comm_d,
+                               std::optional<Fr> comm_r, std::optional<Fr> comm_r_last, std::optional<Fr> comm_c,
                                std::vector<ChallengeWitness> proofs)
     : shape_(shape),
       replica_id_(replica_id),
@@ -214,19 +206,17 @@ StackedCircuit::StackedCircuit(StackedShape shape, std::optional<Fr> replica_id,
       proofs_(std::move(proofs)) {}
 
 StackedCircuit StackedCircuit::blank(const StackedShape& shape) {
-  return StackedCircuit(
-      shape, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-      std::vector<ChallengeWitness>(shape.challenges, ChallengeWitness::blank(shape)));
+  return StackedCircuit(shape, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                        std::vector<ChallengeWitness>(shape.challenges, ChallengeWitness::blank(shape)));
 }
 
 StackedCircuit StackedCircuit::with_challenges(std::size_t first, std::size_t count) const {
   if (first + count > proofs_.size()) die("with_challenges: range out of bounds");
   StackedShape s = shape_;
   s.challenges = count;
-  return StackedCircuit(
-      s, replica_id_, comm_d_, comm_r_, comm_r_last_, comm_c_,
-      std::vector<ChallengeWitness>(proofs_.begin() + std::ptrdiff_t(first),
-                                    proofs_.begin() + std::ptrdiff_t(first + count)));
+  return StackedCircuit(s, replica_id_, comm_d_, comm_r_, comm_r_last_, comm_c_,
+                        std::vector<ChallengeWitness>(proofs_.begin() + std::ptrdiff_t(first),
+                                                      proofs_.begin() + std::ptrdiff_t(first + count)));
 }
 
 void StackedCircuit::synthesize(ConstraintSystem& cs) const { synthesize_parts(cs, {}); }
@@ -234,8 +224,7 @@ void StackedCircuit::synthesize(ConstraintSystem& cs) const { synthesize_parts(c
 StackedCircuit::Globals StackedCircuit::synthesize_global(ConstraintSystem& cs) const {
   if (shape_.layers < 2) die("need at least 2 layers");
   Globals g;
-  const AllocatedNum replica_id =
-      alloc_inputized(cs, "replica_id", "replica_id_input", replica_id_);
+  const AllocatedNum replica_id = alloc_inputized(cs, "replica_id", "replica_id_input", replica_id_);
   {
     auto ns = cs.ns("replica_id_bits");
     g.replica_id_bits = gadgets::reverse_bit_numbering(replica_id.to_bits_le(cs));
@@ -262,12 +251,10 @@ StackedCircuit::Globals StackedCircuit::synthesize_global(ConstraintSystem& cs) 
 void StackedCircuit::synthesize_one(ConstraintSystem& cs, std::size_t i, const Globals& g) const {
   const std::string ns_name = "challenge_" + std::to_string(i);
   auto ns = cs.ns(ns_name);
-  synthesize_challenge(cs, shape_, proofs_[i], g.comm_d, g.comm_c, g.comm_r_last,
-                       g.replica_id_bits);
+  synthesize_challenge(cs, shape_, proofs_[i], g.comm_d, g.comm_c, g.comm_r_last, g.replica_id_bits);
 }
 
-void StackedCircuit::synthesize_parts(ConstraintSystem& cs,
-                                      const std::function<void(std::size_t)>& after_part) const {
+void StackedCircuit::synthesize_parts(ConstraintSystem& cs, const std::function<void(std::size_t)>& after_part) const {
   const Globals g = synthesize_global(cs);
   if (after_part) after_part(0);
   for (std::size_t i = 0; i < proofs_.size(); ++i) {
@@ -326,8 +313,7 @@ std::vector<Fr> StackedCircuit::public_inputs() const {
 }
 
 ShapeStats stacked_shape_stats(const StackedShape& shape, CountMode mode) {
-  if (mode == CountMode::kFull || shape.challenges <= 2)
-    return shape_stats(StackedCircuit::blank(shape));
+  if (mode == CountMode::kFull || shape.challenges <= 2) return shape_stats(StackedCircuit::blank(shape));
   StackedShape two = shape;
   two.challenges = 2;
   ShapeStatsCs cs;
@@ -340,8 +326,7 @@ ShapeStats stacked_shape_stats(const StackedShape& shape, CountMode mode) {
 
 StackedShape stacked_shape(SealProof proof) {
   const SealProofInfo& info = seal_proof_info(proof);
-  return StackedShape{info.nodes, info.layers,
-                      TreeShape{info.base_arity, info.sub_arity, info.top_arity},
+  return StackedShape{info.nodes, info.layers, TreeShape{info.base_arity, info.sub_arity, info.top_arity},
                       info.challenges_per_partition};
 }
 
@@ -379,26 +364,23 @@ StackedCircuit stacked_circuit_from_c1(const C1Output& c1, std::size_t partition
     w.comm_d_path = to_path(p.comm_d_proofs);
     w.comm_r_last_path = to_path(p.comm_r_last_proof);
     w.comm_c_path = to_path(p.replica_column_proofs.c_x.inclusion_proof);
-    for (const ColumnProof& c : p.replica_column_proofs.drg_parents)
-      w.drg_parents.push_back(to_column(c));
-    for (const ColumnProof& c : p.replica_column_proofs.exp_parents)
-      w.exp_parents.push_back(to_column(c));
+    for (const ColumnProof& c : p.replica_column_proofs.drg_parents) w.drg_parents.push_back(to_column(c));
+    for (const ColumnProof& c : p.replica_column_proofs.exp_parents) w.exp_parents.push_back(to_column(c));
     proofs.push_back(std::move(w));
   }
   auto fr = [](const Digest32& d) { return std::optional<Fr>(native::fr_from_le_bytes(d)); };
-  return StackedCircuit(shape, fr(c1.replica_id), fr(c1.comm_d), fr(c1.comm_r),
-                        fr(c1.comm_r_last()), fr(c1.comm_c()), std::move(proofs));
+  return StackedCircuit(shape, fr(c1.replica_id), fr(c1.comm_d), fr(c1.comm_r), fr(c1.comm_r_last()), fr(c1.comm_c()),
+                        std::move(proofs));
 }
 
-std::vector<Fr> stacked_public_inputs(SealProof proof, const Digest32& replica_id,
-                                      const Digest32& comm_d, const Digest32& comm_r,
-                                      const Digest32& seed, std::uint32_t partition) {
+std::vector<Fr> stacked_public_inputs(SealProof proof, const Digest32& replica_id, const Digest32& comm_d,
+                                      const Digest32& comm_r, const Digest32& seed, std::uint32_t partition) {
   const SealProofInfo& info = seal_proof_info(proof);
   const StackedGraph graph = StackedGraph::for_proof(proof);
   std::vector<Fr> in{native::fr_from_le_bytes(replica_id), native::fr_from_le_bytes(comm_d),
                      native::fr_from_le_bytes(comm_r)};
-  for (std::uint64_t c : interactive_challenges(info.nodes, replica_id, seed,
-                                                info.challenges_per_partition, partition)) {
+  for (std::uint64_t c :
+       interactive_challenges(info.nodes, replica_id, seed, info.challenges_per_partition, partition)) {
     const Fr challenge = Fr::from_u64(c);
     in.push_back(challenge);
     for (std::uint32_t p : graph.parents(std::uint32_t(c))) in.push_back(Fr::from_u64(p));

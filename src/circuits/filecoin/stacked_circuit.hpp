@@ -82,9 +82,8 @@ struct ChallengeWitness {
 
 class StackedCircuit final : public groth16::Circuit {
  public:
-  StackedCircuit(StackedShape shape, std::optional<Fr> replica_id, std::optional<Fr> comm_d,
-                 std::optional<Fr> comm_r, std::optional<Fr> comm_r_last, std::optional<Fr> comm_c,
-                 std::vector<ChallengeWitness> proofs);
+  StackedCircuit(StackedShape shape, std::optional<Fr> replica_id, std::optional<Fr> comm_d, std::optional<Fr> comm_r,
+                 std::optional<Fr> comm_r_last, std::optional<Fr> comm_c, std::vector<ChallengeWitness> proofs);
   // rfp StackedCompound::blank_circuit.
   static StackedCircuit blank(const StackedShape& shape);
 
@@ -94,8 +93,7 @@ class StackedCircuit final : public groth16::Circuit {
   void synthesize(groth16::ConstraintSystem& cs) const override;
   // The same synthesis, calling after_part(0) after the global part and
   // after_part(i + 1) after challenge i (to snapshot a back end's counts).
-  void synthesize_parts(groth16::ConstraintSystem& cs,
-                        const std::function<void(std::size_t)>& after_part) const;
+  void synthesize_parts(groth16::ConstraintSystem& cs, const std::function<void(std::size_t)>& after_part) const;
 
   // The witness (inputs incl. ONE, aux) equal to WitnessCs's over
   // synthesize(), with the challenges synthesized in parallel on `pool`
@@ -144,9 +142,8 @@ StackedCircuit stacked_circuit_from_c1(const C1Output& c1, std::size_t partition
 // only: replica_id, comm_d, comm_r, then per interactive challenge c: c (the
 // comm_d path), c's 6 DRG and 8 expander parents (their tree-C paths), c, c
 // (tree R), c (c_x in tree C). Must equal the circuit's own inputs.
-std::vector<Fr> stacked_public_inputs(SealProof proof, const Digest32& replica_id,
-                                      const Digest32& comm_d, const Digest32& comm_r,
-                                      const Digest32& seed, std::uint32_t partition);
+std::vector<Fr> stacked_public_inputs(SealProof proof, const Digest32& replica_id, const Digest32& comm_d,
+                                      const Digest32& comm_r, const Digest32& seed, std::uint32_t partition);
 
 enum class CountMode : std::uint8_t {
   kFull,         // synthesize every challenge

@@ -33,8 +33,7 @@ Variable StreamCheckCs::alloc_public(const groth16::Name& name, groth16::ValueFn
 
 Fr StreamCheckCs::eval(const groth16::LinearCombination& lc) const {
   Fr acc = Fr::zero();
-  for (const auto& t : lc.terms())
-    acc += t.coeff * (t.var.is_input() ? inputs_[t.var.index()] : aux_[t.var.index()]);
+  for (const auto& t : lc.terms()) acc += t.coeff * (t.var.is_input() ? inputs_[t.var.index()] : aux_[t.var.index()]);
   return acc;
 }
 

@@ -44,14 +44,13 @@ SiblingPath blank_r_path(const UpdateLayout& l) {
   return path;
 }
 
-std::vector<std::vector<AllocatedNum>> alloc_path(ConstraintSystem& cs, const char* what,
-                                                  const SiblingPath& path, std::size_t levels) {
+std::vector<std::vector<AllocatedNum>> alloc_path(ConstraintSystem& cs, const char* what, const SiblingPath& path,
+                                                  std::size_t levels) {
   if (levels > path.size()) die("path shorter than the circuit needs");
   std::vector<std::vector<AllocatedNum>> out(levels);
   for (std::size_t row = 0; row < levels; ++row) {
     for (std::size_t s = 0; s < path[row].size(); ++s) {
-      auto ns = cs.ns(std::string(what) + " sibling " + std::to_string(row) + "." +
-                      std::to_string(s));
+      auto ns = cs.ns(std::string(what) + " sibling " + std::to_string(row) + "." + std::to_string(s));
       out[row].push_back(AllocatedNum::alloc(cs, path[row][s]));
     }
   }
@@ -72,13 +71,11 @@ void enforce_binary_decomposition(ConstraintSystem& cs, const std::vector<Alloca
         }
         return lc;
       },
-      [] { return LinearCombination(Variable::one()); },
-      [&] { return LinearCombination(num.variable()); });
+      [] { return LinearCombination(Variable::one()); }, [&] { return LinearCombination(num.variable()); });
 }
 
 // `bits` allocated from the low bits of num's value, and sum(2^i b_i) * 1 = num.
-std::vector<AllocatedBit> decompose(ConstraintSystem& cs, const AllocatedNum& num,
-                                    std::size_t n) {
+std::vector<AllocatedBit> decompose(ConstraintSystem& cs, const AllocatedNum& num, std::size_t n) {
   std::optional<ff::BigInt<4>> v;
   if (num.value()) v = num.value()->to_int();
   std::vector<AllocatedBit> bits;
@@ -98,10 +95,8 @@ AllocatedNum alloc_input(ConstraintSystem& cs, const char* name, std::optional<F
 }
 
 // rfp gen_challenge_bits: the random bits of every challenge.
-std::vector<std::vector<AllocatedBit>> gen_challenge_bits(ConstraintSystem& cs,
-                                                          const AllocatedNum& comm_r_new,
-                                                          const AllocatedNum& partition,
-                                                          std::size_t challenges,
+std::vector<std::vector<AllocatedBit>> gen_challenge_bits(ConstraintSystem& cs, const AllocatedNum& comm_r_new,
+                                                          const AllocatedNum& partition, std::size_t challenges,
                                                           std::size_t bits_per_challenge) {
   const std::size_t per_digest = (Fr::kBits - 1) / bits_per_challenge;
   const std::uint64_t digests = (challenges + per_digest - 1) / per_digest;
@@ -119,8 +114,7 @@ std::vector<std::vector<AllocatedBit>> gen_challenge_bits(ConstraintSystem& cs,
           lc.add(Fr::from_u64(j), Variable::one());
           return lc;
         },
-        [] { return LinearCombination(Variable::one()); },
-        [&] { return LinearCombination(digest_index.variable()); });
+        [] { return LinearCombination(Variable::one()); }, [&] { return LinearCombination(digest_index.variable()); });
     const AllocatedNum pre[2] = {comm_r_new, digest_index};
     AllocatedNum digest;
     {
@@ -144,8 +138,7 @@ std::vector<std::vector<AllocatedBit>> gen_challenge_bits(ConstraintSystem& cs,
 
 // rfp get_challenge_high_bits.
 AllocatedNum challenge_high_bits(ConstraintSystem& cs, const std::vector<AllocatedBit>& c_bits,
-                                 const std::vector<AllocatedBit>& h_select_bits,
-                                 const std::array<std::size_t, 6>& hs) {
+                                 const std::vector<AllocatedBit>& h_select_bits, const std::array<std::size_t, 6>& hs) {
   const std::vector<Boolean> bits(c_bits.begin(), c_bits.end());
   std::vector<AllocatedNum> terms;
   for (std::size_t k = 0; k < hs.size(); ++k) {
@@ -156,16 +149,14 @@ AllocatedNum challenge_high_bits(ConstraintSystem& cs, const std::vector<Allocat
       high = gadgets::pack_bits(cs, std::span<const Boolean>(bits).subspan(bits.size() - hs[k]));
     }
     std::optional<Fr> v;
-    if (h_select_bits[k].value() && high.value())
-      v = *h_select_bits[k].value() ? *high.value() : Fr::zero();
+    if (h_select_bits[k].value() && high.value()) v = *h_select_bits[k].value() ? *high.value() : Fr::zero();
     AllocatedNum or_zero;
     {
       auto ns2 = cs.ns("c_high_or_zero");
       or_zero = AllocatedNum::alloc(cs, v);
     }
     cs.enforce(
-        "c_high_or_zero == c_high * h_select_bit",
-        [&] { return LinearCombination(high.variable()); },
+        "c_high_or_zero == c_high * h_select_bit", [&] { return LinearCombination(high.variable()); },
         [&] { return LinearCombination(h_select_bits[k].variable()); },
         [&] { return LinearCombination(or_zero.variable()); });
     terms.push_back(or_zero);
@@ -190,8 +181,7 @@ AllocatedNum challenge_high_bits(ConstraintSystem& cs, const std::vector<Allocat
         for (const auto& t : terms) lc += t.variable();
         return lc;
       },
-      [] { return LinearCombination(Variable::one()); },
-      [&] { return LinearCombination(selected.variable()); });
+      [] { return LinearCombination(Variable::one()); }, [&] { return LinearCombination(selected.variable()); });
   return selected;
 }
 
@@ -217,16 +207,13 @@ AllocatedNum label_r_new(ConstraintSystem& cs, const AllocatedNum& r_old, const 
         lc += prod.variable();
         return lc;
       },
-      [] { return LinearCombination(Variable::one()); },
-      [&] { return LinearCombination(r_new.variable()); });
+      [] { return LinearCombination(Variable::one()); }, [&] { return LinearCombination(r_new.variable()); });
   return r_new;
 }
 
-void enforce_equal(ConstraintSystem& cs, const char* name, const AllocatedNum& a,
-                   const AllocatedNum& b) {
+void enforce_equal(ConstraintSystem& cs, const char* name, const AllocatedNum& a, const AllocatedNum& b) {
   cs.enforce(
-      name, [&] { return LinearCombination(a.variable()); },
-      [] { return LinearCombination(Variable::one()); },
+      name, [&] { return LinearCombination(a.variable()); }, [] { return LinearCombination(Variable::one()); },
       [&] { return LinearCombination(b.variable()); });
 }
 
@@ -238,8 +225,7 @@ UpdateChallengeWitness UpdateChallengeWitness::blank(const UpdateLayout& l, bool
   UpdateChallengeWitness w;
   w.path_r_old = blank_r_path(l);
   w.path_r_new = w.path_r_old;
-  w.path_d_new = poseidon ? w.path_r_old
-                          : SiblingPath(l.challenge_bit_len, std::vector<std::optional<Fr>>(1));
+  w.path_d_new = poseidon ? w.path_r_old : SiblingPath(l.challenge_bit_len, std::vector<std::optional<Fr>>(1));
   return w;
 }
 
@@ -255,9 +241,8 @@ UpdateCircuit UpdateCircuit::blank(std::uint64_t nodes, UpdateVariant variant) {
   const bool poseidon = variant == UpdateVariant::kPoseidon;
   Private priv;
   if (!poseidon) priv.apex_leafs.resize(l.apex_leaf_count);
-  priv.challenges.assign(
-      poseidon ? update_challenge_count_poseidon(nodes) : l.challenge_count,
-      UpdateChallengeWitness::blank(l, poseidon));
+  priv.challenges.assign(poseidon ? update_challenge_count_poseidon(nodes) : l.challenge_count,
+                         UpdateChallengeWitness::blank(l, poseidon));
   return UpdateCircuit(nodes, variant, Public{}, std::move(priv));
 }
 
@@ -270,8 +255,7 @@ void UpdateCircuit::synthesize(ConstraintSystem& cs) const {
   synthesize_parts(cs, [](std::size_t) {});
 }
 
-void UpdateCircuit::synthesize_parts(ConstraintSystem& cs,
-                                     const std::function<void(std::size_t)>& after_part,
+void UpdateCircuit::synthesize_parts(ConstraintSystem& cs, const std::function<void(std::size_t)>& after_part,
                                      std::size_t max_challenges) const {
   const Globals g = synthesize_global(cs);
   after_part(0);
@@ -381,8 +365,8 @@ UpdateCircuit::Globals UpdateCircuit::synthesize_global(ConstraintSystem& cs) co
       row = std::move(up);
     }
     auto ns2 = cs.ns("partition-tree por");
-    gadgets::por_no_challenge_input(cs, kTreeD, gadgets::TreeHasher::kSha256, partition_bits,
-                                    row.at(0), partition_path, comm_d_new);
+    gadgets::por_no_challenge_input(cs, kTreeD, gadgets::TreeHasher::kSha256, partition_bits, row.at(0), partition_path,
+                                    comm_d_new);
   } else {
     auto ns = cs.ns("gen_challenge_bits partition zero");
     partition = AllocatedNum::alloc(cs, Fr::zero());
@@ -403,8 +387,7 @@ void UpdateCircuit::synthesize_one(ConstraintSystem& cs, std::size_t c, const Gl
   const UpdateLayout& l = layout_;
   const bool poseidon = variant_ == UpdateVariant::kPoseidon;
   const auto hs = update_hs(l.nodes);
-  const auto& [partition_bits, h_select_bits, phi, root_r_old, root_r_new, comm_d_new, apex_leafs,
-               generated] = g;
+  const auto& [partition_bits, h_select_bits, phi, root_r_old, root_r_new, comm_d_new, apex_leafs, generated] = g;
   const std::size_t apex_height = l.apex_leaf_height();
   {
     auto ns = cs.ns("challenge", c);
@@ -438,35 +421,32 @@ void UpdateCircuit::synthesize_one(ConstraintSystem& cs, std::size_t c, const Gl
     {
       const auto path = alloc_path(cs, "path_r_old", w.path_r_old, w.path_r_old.size());
       auto ns2 = cs.ns("por tree_r_old");
-      gadgets::por_no_challenge_input(cs, l.tree_r, gadgets::TreeHasher::kPoseidon, c_bits,
-                                      leaf_r_old, path, root_r_old);
+      gadgets::por_no_challenge_input(cs, l.tree_r, gadgets::TreeHasher::kPoseidon, c_bits, leaf_r_old, path,
+                                      root_r_old);
     }
     {
       const auto path = alloc_path(cs, "path_r_new", w.path_r_new, w.path_r_new.size());
       auto ns2 = cs.ns("por tree_r_new");
-      gadgets::por_no_challenge_input(cs, l.tree_r, gadgets::TreeHasher::kPoseidon, c_bits,
-                                      leaf_r_new, path, root_r_new);
+      gadgets::por_no_challenge_input(cs, l.tree_r, gadgets::TreeHasher::kPoseidon, c_bits, leaf_r_new, path,
+                                      root_r_new);
     }
     if (poseidon) {
       const auto path = alloc_path(cs, "path_d_new", w.path_d_new, w.path_d_new.size());
       auto ns2 = cs.ns("por tree_d_new");
-      gadgets::por_no_challenge_input(cs, l.tree_r, gadgets::TreeHasher::kPoseidon, c_bits,
-                                      leaf_d_new, path, comm_d_new);
+      gadgets::por_no_challenge_input(cs, l.tree_r, gadgets::TreeHasher::kPoseidon, c_bits, leaf_d_new, path,
+                                      comm_d_new);
     } else {
-      const std::vector<Boolean> apex_bits(
-          c_bits.begin() + std::ptrdiff_t(apex_height),
-          c_bits.begin() + std::ptrdiff_t(apex_height + l.apex_leaf_bit_len));
+      const std::vector<Boolean> apex_bits(c_bits.begin() + std::ptrdiff_t(apex_height),
+                                           c_bits.begin() + std::ptrdiff_t(apex_height + l.apex_leaf_bit_len));
       AllocatedNum apex_leaf;
       {
         auto ns2 = cs.ns("select_apex_leaf");
         apex_leaf = gadgets::select(cs, apex_leafs, apex_bits);
       }
-      const std::vector<AllocatedBit> low(c_bits.begin(),
-                                          c_bits.begin() + std::ptrdiff_t(apex_height));
+      const std::vector<AllocatedBit> low(c_bits.begin(), c_bits.begin() + std::ptrdiff_t(apex_height));
       const auto path = alloc_path(cs, "path_to_apex_leaf", w.path_d_new, apex_height);
       auto ns2 = cs.ns("por to_apex_leaf");
-      gadgets::por_no_challenge_input(cs, kTreeD, gadgets::TreeHasher::kSha256, low, leaf_d_new,
-                                      path, apex_leaf);
+      gadgets::por_no_challenge_input(cs, kTreeD, gadgets::TreeHasher::kSha256, low, leaf_d_new, path, apex_leaf);
     }
   }
 }
@@ -477,14 +457,14 @@ ShapeStats update_shape_stats(std::uint64_t nodes, UpdateVariant variant, Update
   if (mode == UpdateCountMode::kFull || n <= 3) return shape_stats(circuit);
   ShapeStatsCs cs;
   std::vector<ShapeStats> snap;
-  circuit.synthesize_parts(cs, [&](std::size_t) { snap.push_back(cs.stats()); }, 3);
+  circuit.synthesize_parts(
+      cs, [&](std::size_t) { snap.push_back(cs.stats()); }, 3);
   const ShapeStats d = snap[2] - snap[1];
   if (!(snap[3] - snap[2] == d)) die("challenge increments differ: cannot extrapolate");
   return add_scaled(snap[1], d, n - 1);
 }
 
-bool update_circuit_by_name(const std::string& name, std::uint64_t& nodes,
-                            UpdateVariant& variant) {
+bool update_circuit_by_name(const std::string& name, std::uint64_t& nodes, UpdateVariant& variant) {
   std::string size;
   if (name.rfind("update-poseidon-", 0) == 0) {
     variant = UpdateVariant::kPoseidon;
@@ -496,9 +476,8 @@ bool update_circuit_by_name(const std::string& name, std::uint64_t& nodes,
     return false;
   }
   static const std::pair<const char*, std::uint64_t> kSizes[] = {
-      {"1k", 1 << 5},    {"2k", 1 << 6},     {"4k", 1 << 7},         {"8k", 1 << 8},
-      {"16k", 1 << 9},   {"32k", 1 << 10},   {"8m", 1 << 18},        {"16m", 1 << 19},
-      {"512m", 1 << 24}, {"32g", 1ull << 30}, {"64g", 1ull << 31}};
+      {"1k", 1 << 5},  {"2k", 1 << 6},   {"4k", 1 << 7},    {"8k", 1 << 8},      {"16k", 1 << 9},    {"32k", 1 << 10},
+      {"8m", 1 << 18}, {"16m", 1 << 19}, {"512m", 1 << 24}, {"32g", 1ull << 30}, {"64g", 1ull << 31}};
   for (const auto& [s, n] : kSizes) {
     if (size == s) {
       nodes = n;

@@ -75,8 +75,7 @@ class UpdateCircuit final : public groth16::Circuit {
   // The same synthesis, calling after_part(0) after the global part and
   // after_part(i + 1) after challenge i; synthesizes only the first
   // `max_challenges` challenges (for counting), all by default.
-  void synthesize_parts(groth16::ConstraintSystem& cs,
-                        const std::function<void(std::size_t)>& after_part,
+  void synthesize_parts(groth16::ConstraintSystem& cs, const std::function<void(std::size_t)>& after_part,
                         std::size_t max_challenges = SIZE_MAX) const;
 
   // The witness WitnessCs collects over synthesize(), with the challenges

@@ -82,13 +82,12 @@ UpdateInputs assemble(UpdateProof proof, const Trees& t) {
       p.apex_leafs.push_back(t.d_new(apex_level, k * l.apex_leaf_count + i));
     for (std::uint32_t c : update_challenges(l.nodes, fr_from_le_bytes(in.comm_r_new), k)) {
       UpdateChallengeProof cp;
-      cp.proof_r_old = to_merkle_proof(native::make_path<Fr>(t.r_arities, c, t.r_old), t.r_old(0, c),
-                                       root_r_old, kind, base_levels, fr_bytes);
-      cp.proof_d_new = to_merkle_proof(native::make_path<Digest32>(d_arities, c, t.d_new),
-                                       t.d_new(0, c), in.comm_d_new, MerkleProofKind::Single,
-                                       l.challenge_bit_len, same);
-      cp.proof_r_new = to_merkle_proof(native::make_path<Fr>(t.r_arities, c, t.r_new), t.r_new(0, c),
-                                       root_r_new, kind, base_levels, fr_bytes);
+      cp.proof_r_old = to_merkle_proof(native::make_path<Fr>(t.r_arities, c, t.r_old), t.r_old(0, c), root_r_old, kind,
+                                       base_levels, fr_bytes);
+      cp.proof_d_new = to_merkle_proof(native::make_path<Digest32>(d_arities, c, t.d_new), t.d_new(0, c), in.comm_d_new,
+                                       MerkleProofKind::Single, l.challenge_bit_len, same);
+      cp.proof_r_new = to_merkle_proof(native::make_path<Fr>(t.r_arities, c, t.r_new), t.r_new(0, c), root_r_new, kind,
+                                       base_levels, fr_bytes);
       p.challenge_proofs.push_back(std::move(cp));
     }
     in.partitions.push_back(std::move(p));
@@ -104,8 +103,7 @@ class ClassTree {
   using Node = typename H::Node;
   ClassTree(std::vector<std::size_t> arities, std::function<Node(std::uint64_t)> leaf,
             std::function<std::uint64_t(std::size_t, std::uint64_t)> cls)
-      : arities_(std::move(arities)), leaf_(std::move(leaf)), cls_(std::move(cls)),
-        memo_(arities_.size() + 1) {}
+      : arities_(std::move(arities)), leaf_(std::move(leaf)), cls_(std::move(cls)), memo_(arities_.size() + 1) {}
 
   Node node(std::size_t level, std::uint64_t i) {
     const std::uint64_t key = cls_(level, i);
@@ -164,8 +162,7 @@ UpdateInputs make_sealed_update(UpdateProof proof, std::uint64_t seed, ThreadPoo
   const std::size_t shr = info.comm_d_levels - update_h_default(n);
   std::vector<Fr> replica_new(n);
   for (std::size_t v = 0; v < n; ++v) {
-    replica_new[v] =
-        replica_old[v] + fr_from_le_bytes(data_new[v]) * update_rho(phi, std::uint32_t(v >> shr));
+    replica_new[v] = replica_old[v] + fr_from_le_bytes(data_new[v]) * update_rho(phi, std::uint32_t(v >> shr));
   }
   const native::PoseidonMerkleTree tree_r_new(native::PoseidonTreeHasher{}, arities, replica_new, pool);
 
@@ -211,12 +208,10 @@ UpdateInputs make_sparse_update(UpdateProof proof, std::uint64_t seed) {
     return Fr::random(r);
   };
   const std::vector<std::size_t> d_ar(l.challenge_bit_len, 2);
-  const auto r_ar = native::tree_shape_arities(nodes, l.tree_r.base_arity, l.tree_r.sub_arity,
-                                               l.tree_r.top_arity);
+  const auto r_ar = native::tree_shape_arities(nodes, l.tree_r.base_arity, l.tree_r.sub_arity, l.tree_r.top_arity);
   auto tree_d = std::make_shared<ClassTree<native::Sha256TreeHasher>>(d_ar, data, classes(d_ar));
   const Fr comm_d_new = fr_from_le_bytes(tree_d->node(l.challenge_bit_len, 0));
-  auto tree_r_old =
-      std::make_shared<ClassTree<native::PoseidonTreeHasher>>(r_ar, old_leaf, classes(r_ar));
+  auto tree_r_old = std::make_shared<ClassTree<native::PoseidonTreeHasher>>(r_ar, old_leaf, classes(r_ar));
   const Fr root_r_old = tree_r_old->node(r_ar.size(), 0);
   const Fr phi = update_phi(comm_d_new, native::poseidon2(comm_c, root_r_old));
   auto rhos = std::make_shared<std::map<std::uint32_t, Fr>>();  // by high bits
@@ -226,8 +221,7 @@ UpdateInputs make_sparse_update(UpdateProof proof, std::uint64_t seed) {
     if (it == rhos->end()) it = rhos->emplace(high, update_rho(phi, high)).first;
     return old_leaf(i) + fr_from_le_bytes(data(i)) * it->second;
   };
-  auto tree_r_enc =
-      std::make_shared<ClassTree<native::PoseidonTreeHasher>>(r_ar, enc_leaf, classes(r_ar));
+  auto tree_r_enc = std::make_shared<ClassTree<native::PoseidonTreeHasher>>(r_ar, enc_leaf, classes(r_ar));
 
   Trees t;
   t.r_arities = r_ar;

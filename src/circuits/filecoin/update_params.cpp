@@ -8,9 +8,8 @@
 namespace cuzk::circuits::filecoin {
 namespace {
 
-constexpr std::uint64_t k1K = 1 << 5, k2K = 1 << 6, k4K = 1 << 7, k8K = 1 << 8, k16K = 1 << 9,
-                        k32K = 1 << 10, k8M = 1 << 18, k16M = 1 << 19, k512M = 1 << 24,
-                        k32G = 1ull << 30, k64G = 1ull << 31;
+constexpr std::uint64_t k1K = 1 << 5, k2K = 1 << 6, k4K = 1 << 7, k8K = 1 << 8, k16K = 1 << 9, k32K = 1 << 10,
+                        k8M = 1 << 18, k16M = 1 << 19, k512M = 1 << 24, k32G = 1ull << 30, k64G = 1ull << 31;
 
 constexpr std::array<UpdateProofInfo, 5> kProofs = {{
     {UpdateProof::StackedDrg2KiBV1, "StackedDrg2KiBV1", k2K * 32, k2K},
@@ -37,9 +36,8 @@ std::vector<bool> fr_bits_le(const Fr& x) {
 // Fr::CAPACITY.
 constexpr std::size_t kCapacity = Fr::kBits - 1;
 
-std::vector<std::uint32_t> gen_challenges(const Fr& comm_r_new, std::size_t rb,
-                                          std::uint32_t partition_bits, std::size_t count,
-                                          std::uint64_t first_digest) {
+std::vector<std::uint32_t> gen_challenges(const Fr& comm_r_new, std::size_t rb, std::uint32_t partition_bits,
+                                          std::size_t count, std::uint64_t first_digest) {
   const std::size_t per_digest = kCapacity / rb;
   std::vector<std::uint32_t> out;
   out.reserve(count);
@@ -126,18 +124,30 @@ std::optional<std::uint64_t> update_h_select(std::uint64_t nodes, std::size_t h)
 
 gadgets::TreeShape update_tree_r_shape(std::uint64_t nodes) {
   switch (nodes) {
-    case k1K: return {8, 4, 0};
-    case k2K: return {8, 0, 0};
-    case k4K: return {8, 2, 0};
-    case k8K: return {8, 4, 0};
-    case k16K: return {8, 8, 0};
-    case k32K: return {8, 8, 2};
-    case k8M: return {8, 0, 0};
-    case k16M: return {8, 2, 0};
-    case k512M: return {8, 0, 0};
-    case k32G: return {8, 8, 0};
-    case k64G: return {8, 8, 2};
-    default: die_size("update_tree_r_shape", nodes);
+    case k1K:
+      return {8, 4, 0};
+    case k2K:
+      return {8, 0, 0};
+    case k4K:
+      return {8, 2, 0};
+    case k8K:
+      return {8, 4, 0};
+    case k16K:
+      return {8, 8, 0};
+    case k32K:
+      return {8, 8, 2};
+    case k8M:
+      return {8, 0, 0};
+    case k16M:
+      return {8, 2, 0};
+    case k512M:
+      return {8, 0, 0};
+    case k32G:
+      return {8, 8, 0};
+    case k64G:
+      return {8, 8, 2};
+    default:
+      die_size("update_tree_r_shape", nodes);
   }
 }
 
@@ -171,8 +181,7 @@ Fr update_rho(const Fr& phi, std::uint32_t high) {
   return native::poseidon_hash(gen_randomness_constants(), pre);
 }
 
-std::vector<std::uint32_t> update_challenges(std::uint64_t nodes, const Fr& comm_r_new,
-                                             std::size_t k) {
+std::vector<std::uint32_t> update_challenges(std::uint64_t nodes, const Fr& comm_r_new, std::size_t k) {
   const UpdateLayout l = update_layout(nodes);
   if (k >= l.partition_count) {
     std::fprintf(stderr, "update_challenges: partition %zu >= %zu\n", k, l.partition_count);
@@ -182,18 +191,15 @@ std::vector<std::uint32_t> update_challenges(std::uint64_t nodes, const Fr& comm
   const std::size_t per_digest = kCapacity / rb;
   // rfp computes ceil(count / per_digest) in f32; exact for these small values.
   const std::size_t digests_per_partition = (l.challenge_count + per_digest - 1) / per_digest;
-  return gen_challenges(comm_r_new, rb, std::uint32_t(k << rb), l.challenge_count,
-                        k * digests_per_partition);
+  return gen_challenges(comm_r_new, rb, std::uint32_t(k << rb), l.challenge_count, k * digests_per_partition);
 }
 
 std::vector<std::uint32_t> update_challenges_poseidon(std::uint64_t nodes, const Fr& comm_r_new) {
   const UpdateLayout l = update_layout(nodes);
-  return gen_challenges(comm_r_new, l.challenge_bit_len, 0, update_challenge_count_poseidon(nodes),
-                        0);
+  return gen_challenges(comm_r_new, l.challenge_bit_len, 0, update_challenge_count_poseidon(nodes), 0);
 }
 
-std::optional<std::uint64_t> update_k_and_h_select(std::uint64_t nodes, std::size_t k,
-                                                   std::size_t h) {
+std::optional<std::uint64_t> update_k_and_h_select(std::uint64_t nodes, std::size_t k, std::size_t h) {
   if (!update_nodes_allowed(nodes)) return std::nullopt;
   const UpdateLayout l = update_layout(nodes);
   const auto hsel = update_h_select(nodes, h);
@@ -201,9 +207,8 @@ std::optional<std::uint64_t> update_k_and_h_select(std::uint64_t nodes, std::siz
   return std::uint64_t(k) | (*hsel << l.partition_bit_len);
 }
 
-std::vector<Fr> update_public_inputs(std::uint64_t nodes, std::size_t k, std::size_t h,
-                                     const Fr& comm_r_old, const Fr& comm_d_new,
-                                     const Fr& comm_r_new) {
+std::vector<Fr> update_public_inputs(std::uint64_t nodes, std::size_t k, std::size_t h, const Fr& comm_r_old,
+                                     const Fr& comm_d_new, const Fr& comm_r_new) {
   const auto kh = update_k_and_h_select(nodes, k, h);
   if (!kh) {
     std::fprintf(stderr, "update_public_inputs: bad k %zu or h %zu\n", k, h);

@@ -87,9 +87,7 @@ struct UpdateLayout {
   gadgets::TreeShape tree_r;
   std::size_t random_bits_per_challenge() const { return challenge_bit_len - partition_bit_len; }
   // Tree D levels from a leaf up to its apex leaf.
-  std::size_t apex_leaf_height() const {
-    return challenge_bit_len - partition_bit_len - apex_leaf_bit_len;
-  }
+  std::size_t apex_leaf_height() const { return challenge_bit_len - partition_bit_len - apex_leaf_bit_len; }
 };
 UpdateLayout update_layout(std::uint64_t nodes);
 
@@ -99,17 +97,14 @@ Fr update_phi(const Fr& comm_d_new, const Fr& comm_r_old);
 Fr update_rho(const Fr& phi, std::uint32_t high);
 
 // rfp Challenges::new(nodes, comm_r_new, k), all challenge_count of them.
-std::vector<std::uint32_t> update_challenges(std::uint64_t nodes, const Fr& comm_r_new,
-                                             std::size_t k);
+std::vector<std::uint32_t> update_challenges(std::uint64_t nodes, const Fr& comm_r_new, std::size_t k);
 // rfp Challenges::new_poseidon: count * partitions challenges over the whole sector.
 std::vector<std::uint32_t> update_challenges_poseidon(std::uint64_t nodes, const Fr& comm_r_new);
 
 // k | (h_select << partition_bit_len); nullopt when k or h is out of range.
-std::optional<std::uint64_t> update_k_and_h_select(std::uint64_t nodes, std::size_t k,
-                                                   std::size_t h);
+std::optional<std::uint64_t> update_k_and_h_select(std::uint64_t nodes, std::size_t k, std::size_t h);
 // The 4 public inputs after ONE (rfp circuit::PublicInputs::to_vec).
-std::vector<Fr> update_public_inputs(std::uint64_t nodes, std::size_t k, std::size_t h,
-                                     const Fr& comm_r_old, const Fr& comm_d_new,
-                                     const Fr& comm_r_new);
+std::vector<Fr> update_public_inputs(std::uint64_t nodes, std::size_t k, std::size_t h, const Fr& comm_r_old,
+                                     const Fr& comm_d_new, const Fr& comm_r_new);
 
 }  // namespace cuzk::circuits::filecoin

@@ -12,15 +12,14 @@ std::string stem(UpdateProof proof) {
   const auto s = update_tree_r_shape(update_proof_info(proof).nodes);
   const std::string id = update_params_identifier(proof);
   const Digest32 h = native::sha256({reinterpret_cast<const std::uint8_t*>(id.data()), id.size()});
-  return "v28-empty-sector-update-merkletree-poseidon_hasher-" + std::to_string(s.base_arity) +
-         "-" + std::to_string(s.sub_arity) + "-" + std::to_string(s.top_arity) + "-" + to_hex(h);
+  return "v28-empty-sector-update-merkletree-poseidon_hasher-" + std::to_string(s.base_arity) + "-" +
+         std::to_string(s.sub_arity) + "-" + std::to_string(s.top_arity) + "-" + to_hex(h);
 }
 
 }  // namespace
 
 std::string update_params_identifier(UpdateProof proof) {
-  return "empty_sector_update::PublicParams{ sector_nodes: " +
-         std::to_string(update_proof_info(proof).nodes) + " }";
+  return "empty_sector_update::PublicParams{ sector_nodes: " + std::to_string(update_proof_info(proof).nodes) + " }";
 }
 
 ParamFileNames update_official_param_names(UpdateProof proof) {
@@ -34,28 +33,23 @@ ParamFileNames update_dev_param_names(UpdateProof proof) {
 }
 
 groth16::R1cs compile_update_shape(UpdateProof proof) {
-  return groth16::compile(
-      UpdateCircuit::blank(update_proof_info(proof).nodes, UpdateVariant::kSha256TreeD));
+  return groth16::compile(UpdateCircuit::blank(update_proof_info(proof).nodes, UpdateVariant::kSha256TreeD));
 }
 
-LoadedParams ensure_update_dev_params(UpdateProof proof, const std::filesystem::path& dir,
-                                      const groth16::R1cs& r1cs, ThreadPool& pool,
-                                      const ParamsGenerator& generate) {
+LoadedParams ensure_update_dev_params(UpdateProof proof, const std::filesystem::path& dir, const groth16::R1cs& r1cs,
+                                      ThreadPool& pool, const ParamsGenerator& generate) {
   return ensure_dev_params(update_official_param_names(proof), update_dev_param_names(proof),
-                           "SnapDeals " + std::string(update_proof_info(proof).name), dir, r1cs,
-                           pool, generate);
+                           "SnapDeals " + std::string(update_proof_info(proof).name), dir, r1cs, pool, generate);
 }
 
-groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k,
-                                             ThreadPool* pool, groth16::WitnessShape shape,
-                                             groth16::Witness storage) {
+groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k, ThreadPool* pool,
+                                             groth16::WitnessShape shape, groth16::Witness storage) {
   try {
     const UpdateCircuit circuit = update_circuit_from_proof(in, k);
     if (pool != nullptr) return circuit.generate_witness(*pool);
     return groth16::generate_witness(circuit, shape, std::move(storage));
   } catch (const groth16::SynthesisError& e) {
-    throw PorepC2Error(PorepC2ErrorKind::kSynthesis,
-                       "partition " + std::to_string(k) + ": " + e.what());
+    throw PorepC2Error(PorepC2ErrorKind::kSynthesis, "partition " + std::to_string(k) + ": " + e.what());
   }
 }
 
@@ -67,12 +61,10 @@ std::vector<std::vector<Fr>> update_public_inputs_all(const UpdateInputs& in) {
 }
 
 std::vector<std::uint8_t> prove_update(const UpdateInputs& in, const groth16::Parameters& params,
-                                       const groth16::R1cs& r1cs, groth16::Prover& prover,
-                                       ThreadPool& pool) {
+                                       const groth16::R1cs& r1cs, groth16::Prover& prover, ThreadPool& pool) {
   const auto inputs = update_public_inputs_all(in);
   if (in.partitions.size() != inputs.size()) {
-    throw PorepC2Error(PorepC2ErrorKind::kPartitionCount,
-                       std::to_string(in.partitions.size()) + " partition proofs");
+    throw PorepC2Error(PorepC2ErrorKind::kPartitionCount, std::to_string(in.partitions.size()) + " partition proofs");
   }
   std::vector<groth16::Witness> witnesses;
   for (std::size_t k = 0; k < inputs.size(); ++k) {

@@ -30,22 +30,19 @@ groth16::R1cs compile_update_shape(UpdateProof proof);
 
 // Official parameters in `dir` when present, else development ones (loaded
 // or generated with `generate`, or the CPU setup when empty, and written).
-LoadedParams ensure_update_dev_params(UpdateProof proof, const std::filesystem::path& dir,
-                                      const groth16::R1cs& r1cs, ThreadPool& pool,
-                                      const ParamsGenerator& generate = {});
+LoadedParams ensure_update_dev_params(UpdateProof proof, const std::filesystem::path& dir, const groth16::R1cs& r1cs,
+                                      ThreadPool& pool, const ParamsGenerator& generate = {});
 
 // Partition k's witness (inputs[0] = ONE); with a pool its challenges are
 // synthesized in parallel (UpdateCircuit::generate_witness, same witness),
 // else on this thread, allocated once when `shape` (the R1cs's counts) is
 // given. Throws PorepC2Error kSynthesis.
-groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k,
-                                             ThreadPool* pool = nullptr, groth16::WitnessShape shape = {},
-                                             groth16::Witness storage = {});
+groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t k, ThreadPool* pool = nullptr,
+                                             groth16::WitnessShape shape = {}, groth16::Witness storage = {});
 
 // All partitions proven and batch-verified; an invalid proof is never returned.
 std::vector<std::uint8_t> prove_update(const UpdateInputs& in, const groth16::Parameters& params,
-                                       const groth16::R1cs& r1cs, groth16::Prover& prover,
-                                       ThreadPool& pool);
+                                       const groth16::R1cs& r1cs, groth16::Prover& prover, ThreadPool& pool);
 
 // The verifier's public inputs of every partition.
 std::vector<std::vector<Fr>> update_public_inputs_all(const UpdateInputs& in);

@@ -56,9 +56,7 @@ TreeSpec tree_r_spec(const UpdateLayout& l) {
   return {kind, s.base_arity, bits / 3, s.sub_arity, s.top_arity};
 }
 
-TreeSpec tree_d_spec(const UpdateLayout& l) {
-  return {MerkleProofKind::Single, 2, l.challenge_bit_len, 0, 0};
-}
+TreeSpec tree_d_spec(const UpdateLayout& l) { return {MerkleProofKind::Single, 2, l.challenge_bit_len, 0, 0}; }
 
 bool canonical(const Digest32& d) {
   Fr x;
@@ -83,8 +81,7 @@ class Reader {
   void length(std::uint64_t want) {
     const std::uint64_t n = u64();
     if (n != want) {
-      fail(UpdateErrorKind::LengthMismatch, w_,
-           "length " + std::to_string(n) + ", expected " + std::to_string(want));
+      fail(UpdateErrorKind::LengthMismatch, w_, "length " + std::to_string(n) + ", expected " + std::to_string(want));
     }
   }
   std::size_t remaining() const { return b_.size() - pos_; }
@@ -109,8 +106,7 @@ class Reader {
   Where& w_;
 };
 
-InclusionPath read_path(Reader& r, Where& w, const char* name, std::size_t levels,
-                        std::size_t arity) {
+InclusionPath read_path(Reader& r, Where& w, const char* name, std::size_t levels, std::size_t arity) {
   Scope s(w, name);
   r.length(levels);
   InclusionPath path(levels);
@@ -138,8 +134,7 @@ MerkleProof read_merkle(Reader& r, Where& w, const char* name, const TreeSpec& t
   const std::uint32_t tag = r.u32();
   if (tag != static_cast<std::uint32_t>(t.kind)) {
     fail(UpdateErrorKind::ProofShape, w,
-         "variant tag " + std::to_string(tag) + ", expected " +
-             std::to_string(static_cast<unsigned>(t.kind)));
+         "variant tag " + std::to_string(tag) + ", expected " + std::to_string(static_cast<unsigned>(t.kind)));
   }
   m.kind = t.kind;
   auto root_leaf = [&] {
@@ -165,9 +160,7 @@ MerkleProof read_merkle(Reader& r, Where& w, const char* name, const TreeSpec& t
 void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(std::uint8_t(v >> (8 * i)));
 }
-void put_digest(std::vector<std::uint8_t>& out, const Digest32& d) {
-  out.insert(out.end(), d.begin(), d.end());
-}
+void put_digest(std::vector<std::uint8_t>& out, const Digest32& d) { out.insert(out.end(), d.begin(), d.end()); }
 void put_path(std::vector<std::uint8_t>& out, const InclusionPath& p) {
   put_u64(out, p.size());
   for (const auto& e : p) {
@@ -205,8 +198,7 @@ native::MerklePath<Fr> fr_path(const MerkleProof& m) {
   return p;
 }
 
-native::MerklePath<Digest32> digest_path(const MerkleProof& m, std::size_t first,
-                                         std::size_t count) {
+native::MerklePath<Digest32> digest_path(const MerkleProof& m, std::size_t first, std::size_t count) {
   native::MerklePath<Digest32> p;
   const InclusionPath levels = m.levels();
   for (std::size_t i = first; i < first + count; ++i) {
@@ -232,28 +224,41 @@ SiblingPath sibling_path(const MerkleProof& m) {
 
 std::string_view to_string(UpdateErrorKind k) {
   switch (k) {
-    case UpdateErrorKind::Truncated: return "truncated";
-    case UpdateErrorKind::TrailingBytes: return "trailing bytes";
-    case UpdateErrorKind::LengthMismatch: return "length mismatch";
-    case UpdateErrorKind::ProofShape: return "proof shape";
-    case UpdateErrorKind::PathArity: return "path arity";
-    case UpdateErrorKind::PartitionCount: return "partition count";
-    case UpdateErrorKind::UnknownProof: return "unknown proof";
-    case UpdateErrorKind::BadH: return "bad h";
-    case UpdateErrorKind::NonCanonicalField: return "non-canonical field element";
-    case UpdateErrorKind::RootMismatch: return "root mismatch";
-    case UpdateErrorKind::ChallengeMismatch: return "challenge mismatch";
-    case UpdateErrorKind::PathMismatch: return "path mismatch";
-    case UpdateErrorKind::EncodingMismatch: return "encoding mismatch";
-    case UpdateErrorKind::ApexMismatch: return "apex mismatch";
+    case UpdateErrorKind::Truncated:
+      return "truncated";
+    case UpdateErrorKind::TrailingBytes:
+      return "trailing bytes";
+    case UpdateErrorKind::LengthMismatch:
+      return "length mismatch";
+    case UpdateErrorKind::ProofShape:
+      return "proof shape";
+    case UpdateErrorKind::PathArity:
+      return "path arity";
+    case UpdateErrorKind::PartitionCount:
+      return "partition count";
+    case UpdateErrorKind::UnknownProof:
+      return "unknown proof";
+    case UpdateErrorKind::BadH:
+      return "bad h";
+    case UpdateErrorKind::NonCanonicalField:
+      return "non-canonical field element";
+    case UpdateErrorKind::RootMismatch:
+      return "root mismatch";
+    case UpdateErrorKind::ChallengeMismatch:
+      return "challenge mismatch";
+    case UpdateErrorKind::PathMismatch:
+      return "path mismatch";
+    case UpdateErrorKind::EncodingMismatch:
+      return "encoding mismatch";
+    case UpdateErrorKind::ApexMismatch:
+      return "apex mismatch";
   }
   return "?";
 }
 
 namespace {
-std::string describe(UpdateErrorKind kind, std::optional<std::size_t> partition,
-                     std::optional<std::size_t> challenge, const std::string& field,
-                     const std::string& detail) {
+std::string describe(UpdateErrorKind kind, std::optional<std::size_t> partition, std::optional<std::size_t> challenge,
+                     const std::string& field, const std::string& detail) {
   std::string s(to_string(kind));
   if (partition) s += ": partition " + std::to_string(*partition);
   if (challenge) s += ", challenge " + std::to_string(*challenge);
@@ -263,16 +268,14 @@ std::string describe(UpdateErrorKind kind, std::optional<std::size_t> partition,
 }  // namespace
 
 UpdateError::UpdateError(UpdateErrorKind kind, std::optional<std::size_t> partition,
-                         std::optional<std::size_t> challenge, std::string field,
-                         const std::string& detail)
+                         std::optional<std::size_t> challenge, std::string field, const std::string& detail)
     : std::runtime_error(describe(kind, partition, challenge, field, detail)),
       kind_(kind),
       partition_(partition),
       challenge_(challenge),
       field_(std::move(field)) {}
 
-PartitionProof parse_partition_proof(std::span<const std::uint8_t> bytes, UpdateProof proof,
-                                     std::size_t partition) {
+PartitionProof parse_partition_proof(std::span<const std::uint8_t> bytes, UpdateProof proof, std::size_t partition) {
   const UpdateLayout l = update_layout(update_proof_info(proof).nodes);
   const TreeSpec r_spec = tree_r_spec(l), d_spec = tree_d_spec(l);
   Where w{partition, std::nullopt, ""};
@@ -321,9 +324,8 @@ std::vector<std::uint8_t> serialize_partition_proof(const PartitionProof& p) {
   return out;
 }
 
-UpdateInputs parse_update_inputs(UpdateProof proof, const Digest32& comm_r_old,
-                                 const Digest32& comm_d_new, const Digest32& comm_r_new,
-                                 std::span<const std::vector<std::uint8_t>> partitions) {
+UpdateInputs parse_update_inputs(UpdateProof proof, const Digest32& comm_r_old, const Digest32& comm_d_new,
+                                 const Digest32& comm_r_new, std::span<const std::vector<std::uint8_t>> partitions) {
   UpdateInputs in;
   in.proof = proof;
   const std::uint64_t nodes = in.nodes();
@@ -357,8 +359,7 @@ std::vector<Fr> update_partition_public_inputs(const UpdateInputs& in, std::size
   if (k >= update_partition_count(in.nodes())) {
     throw UpdateError(UpdateErrorKind::PartitionCount, k, std::nullopt, "k", "no such partition");
   }
-  return update_public_inputs(in.nodes(), k, in.h, fr(in.comm_r_old), fr(in.comm_d_new),
-                              fr(in.comm_r_new));
+  return update_public_inputs(in.nodes(), k, in.h, fr(in.comm_r_old), fr(in.comm_d_new), fr(in.comm_r_new));
 }
 
 void check_partition_proof(const UpdateInputs& in, std::size_t k) {
@@ -393,8 +394,7 @@ void check_partition_proof(const UpdateInputs& in, std::size_t k) {
   {
     const auto part = digest_path(p.challenge_proofs[0].proof_d_new, top_h, l.partition_bit_len);
     if (native::path_leaf_index(part) != k ||
-        native::root_from_path(native::Sha256TreeHasher{}, apex.back().at(0), part) !=
-            in.comm_d_new) {
+        native::root_from_path(native::Sha256TreeHasher{}, apex.back().at(0), part) != in.comm_d_new) {
       Scope s(w, "apex_leafs");
       fail(UpdateErrorKind::ApexMismatch, w, "the apex root's partition path does not reach comm_d_new");
     }
@@ -407,14 +407,12 @@ void check_partition_proof(const UpdateInputs& in, std::size_t k) {
     w.challenge = c;
     const UpdateChallengeProof& cp = p.challenge_proofs[c];
     const std::pair<const char*, const MerkleProof*> proofs[] = {
-        {"proof_r_old", &cp.proof_r_old}, {"proof_d_new", &cp.proof_d_new},
-        {"proof_r_new", &cp.proof_r_new}};
+        {"proof_r_old", &cp.proof_r_old}, {"proof_d_new", &cp.proof_d_new}, {"proof_r_new", &cp.proof_r_new}};
     for (const auto& [name, m] : proofs) {
       Scope s(w, name);
       if (m->leaf_index() != challenges[c]) {
         fail(UpdateErrorKind::ChallengeMismatch, w,
-             "opens node " + std::to_string(m->leaf_index()) + ", challenge is " +
-                 std::to_string(challenges[c]));
+             "opens node " + std::to_string(m->leaf_index()) + ", challenge is " + std::to_string(challenges[c]));
       }
     }
     {
@@ -438,8 +436,7 @@ void check_partition_proof(const UpdateInputs& in, std::size_t k) {
     }
     {
       const auto dp = digest_path(cp.proof_d_new, 0, l.challenge_bit_len);
-      if (native::root_from_path(native::Sha256TreeHasher{}, cp.proof_d_new.leaf, dp) !=
-          cp.proof_d_new.root) {
+      if (native::root_from_path(native::Sha256TreeHasher{}, cp.proof_d_new.leaf, dp) != cp.proof_d_new.root) {
         Scope s(w, "proof_d_new");
         fail(UpdateErrorKind::PathMismatch, w, "path does not hash to its root");
       }
@@ -447,8 +444,7 @@ void check_partition_proof(const UpdateInputs& in, std::size_t k) {
       // the path above it the partition's.
       const auto low = digest_path(cp.proof_d_new, 0, apex_h);
       const std::size_t apex_index = challenges[c] >> apex_h & (l.apex_leaf_count - 1);
-      if (native::root_from_path(native::Sha256TreeHasher{}, cp.proof_d_new.leaf, low) !=
-              p.apex_leafs[apex_index] ||
+      if (native::root_from_path(native::Sha256TreeHasher{}, cp.proof_d_new.leaf, low) != p.apex_leafs[apex_index] ||
           !std::equal(cp.proof_d_new.base.begin() + std::ptrdiff_t(top_h), cp.proof_d_new.base.end(),
                       p.challenge_proofs[0].proof_d_new.base.begin() + std::ptrdiff_t(top_h))) {
         Scope s(w, "proof_d_new");

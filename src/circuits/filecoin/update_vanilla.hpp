@@ -78,8 +78,8 @@ std::string_view to_string(UpdateErrorKind k);
 
 class UpdateError : public std::runtime_error {
  public:
-  UpdateError(UpdateErrorKind kind, std::optional<std::size_t> partition,
-              std::optional<std::size_t> challenge, std::string field, const std::string& detail);
+  UpdateError(UpdateErrorKind kind, std::optional<std::size_t> partition, std::optional<std::size_t> challenge,
+              std::string field, const std::string& detail);
   UpdateErrorKind kind() const { return kind_; }
   std::optional<std::size_t> partition() const { return partition_; }
   std::optional<std::size_t> challenge() const { return challenge_; }
@@ -93,14 +93,12 @@ class UpdateError : public std::runtime_error {
 };
 
 // Parses partition `partition`'s bincode for `proof` (throws UpdateError).
-PartitionProof parse_partition_proof(std::span<const std::uint8_t> bytes, UpdateProof proof,
-                                     std::size_t partition);
+PartitionProof parse_partition_proof(std::span<const std::uint8_t> bytes, UpdateProof proof, std::size_t partition);
 std::vector<std::uint8_t> serialize_partition_proof(const PartitionProof& p);
 
 // All partitions; checks their count (throws UpdateError).
-UpdateInputs parse_update_inputs(UpdateProof proof, const Digest32& comm_r_old,
-                                 const Digest32& comm_d_new, const Digest32& comm_r_new,
-                                 std::span<const std::vector<std::uint8_t>> partitions);
+UpdateInputs parse_update_inputs(UpdateProof proof, const Digest32& comm_r_old, const Digest32& comm_d_new,
+                                 const Digest32& comm_r_new, std::span<const std::vector<std::uint8_t>> partitions);
 
 // The 4 public inputs of partition k after ONE.
 std::vector<Fr> update_partition_public_inputs(const UpdateInputs& in, std::size_t k);

@@ -22,8 +22,8 @@ AllocatedBit AllocatedBit::alloc(ConstraintSystem& cs, std::optional<bool> value
   Variable v = cs.alloc("boolean", [&] { return bit_value_fr(value); });
   // (1 - b) * b = 0
   cs.enforce(
-      "boolean constraint", [&] { return LinearCombination(kOne) - v; },
-      [&] { return LinearCombination(v); }, [] { return LinearCombination(); });
+      "boolean constraint", [&] { return LinearCombination(kOne) - v; }, [&] { return LinearCombination(v); },
+      [] { return LinearCombination(); });
   return {v, value};
 }
 
@@ -32,47 +32,41 @@ AllocatedBit AllocatedBit::alloc_conditionally(ConstraintSystem& cs, std::option
   Variable v = cs.alloc("boolean", [&] { return bit_value_fr(value); });
   // (1 - must_be_false - b) * b = 0
   cs.enforce(
-      "boolean constraint",
-      [&] { return LinearCombination(kOne) - must_be_false.variable() - v; },
+      "boolean constraint", [&] { return LinearCombination(kOne) - must_be_false.variable() - v; },
       [&] { return LinearCombination(v); }, [] { return LinearCombination(); });
   return {v, value};
 }
 
-AllocatedBit AllocatedBit::xor_(ConstraintSystem& cs, const AllocatedBit& a,
-                                const AllocatedBit& b) {
+AllocatedBit AllocatedBit::xor_(ConstraintSystem& cs, const AllocatedBit& a, const AllocatedBit& b) {
   auto value = both(a.value_, b.value_, [](bool x, bool y) { return x != y; });
   Variable r = cs.alloc("xor result", [&] { return bit_value_fr(value); });
   // (a + a) * b = a + b - c, i.e. c = a + b - 2ab.
   cs.enforce(
-      "xor constraint", [&] { return LinearCombination(a.var_) + a.var_; },
-      [&] { return LinearCombination(b.var_); },
+      "xor constraint", [&] { return LinearCombination(a.var_) + a.var_; }, [&] { return LinearCombination(b.var_); },
       [&] { return LinearCombination(a.var_) + b.var_ - r; });
   return {r, value};
 }
 
-AllocatedBit AllocatedBit::and_(ConstraintSystem& cs, const AllocatedBit& a,
-                                const AllocatedBit& b) {
+AllocatedBit AllocatedBit::and_(ConstraintSystem& cs, const AllocatedBit& a, const AllocatedBit& b) {
   auto value = both(a.value_, b.value_, [](bool x, bool y) { return x && y; });
   Variable r = cs.alloc("and result", [&] { return bit_value_fr(value); });
   cs.enforce(
-      "and constraint", [&] { return LinearCombination(a.var_); },
-      [&] { return LinearCombination(b.var_); }, [&] { return LinearCombination(r); });
+      "and constraint", [&] { return LinearCombination(a.var_); }, [&] { return LinearCombination(b.var_); },
+      [&] { return LinearCombination(r); });
   return {r, value};
 }
 
-AllocatedBit AllocatedBit::and_not(ConstraintSystem& cs, const AllocatedBit& a,
-                                   const AllocatedBit& b) {
+AllocatedBit AllocatedBit::and_not(ConstraintSystem& cs, const AllocatedBit& a, const AllocatedBit& b) {
   auto value = both(a.value_, b.value_, [](bool x, bool y) { return x && !y; });
   Variable r = cs.alloc("and not result", [&] { return bit_value_fr(value); });
   // a * (1 - b) = c
   cs.enforce(
-      "and not constraint", [&] { return LinearCombination(a.var_); },
-      [&] { return LinearCombination(kOne) - b.var_; }, [&] { return LinearCombination(r); });
+      "and not constraint", [&] { return LinearCombination(a.var_); }, [&] { return LinearCombination(kOne) - b.var_; },
+      [&] { return LinearCombination(r); });
   return {r, value};
 }
 
-AllocatedBit AllocatedBit::nor(ConstraintSystem& cs, const AllocatedBit& a,
-                               const AllocatedBit& b) {
+AllocatedBit AllocatedBit::nor(ConstraintSystem& cs, const AllocatedBit& a, const AllocatedBit& b) {
   auto value = both(a.value_, b.value_, [](bool x, bool y) { return !x && !y; });
   Variable r = cs.alloc("nor result", [&] { return bit_value_fr(value); });
   // (1 - a) * (1 - b) = c
@@ -87,8 +81,10 @@ AllocatedBit AllocatedBit::nor(ConstraintSystem& cs, const AllocatedBit& a,
 
 std::optional<bool> Boolean::value() const {
   switch (kind_) {
-    case Kind::kConstant: return constant_;
-    case Kind::kIs: return bit_.value();
+    case Kind::kConstant:
+      return constant_;
+    case Kind::kIs:
+      return bit_.value();
     case Kind::kNot: {
       auto v = bit_.value();
       if (!v) return std::nullopt;
@@ -103,7 +99,9 @@ void Boolean::add_to(LinearCombination& lc, const Fr& coeff) const {
     case Kind::kConstant:
       if (constant_) lc.add(coeff, kOne);
       break;
-    case Kind::kIs: lc.add(coeff, bit_.variable()); break;
+    case Kind::kIs:
+      lc.add(coeff, bit_.variable());
+      break;
     case Kind::kNot:
       lc.add(coeff, kOne);
       lc.add(-coeff, bit_.variable());
@@ -120,9 +118,15 @@ LinearCombination Boolean::lc(const Fr& coeff) const {
 Boolean Boolean::not_() const {
   Boolean r = *this;
   switch (kind_) {
-    case Kind::kConstant: r.constant_ = !constant_; break;
-    case Kind::kIs: r.kind_ = Kind::kNot; break;
-    case Kind::kNot: r.kind_ = Kind::kIs; break;
+    case Kind::kConstant:
+      r.constant_ = !constant_;
+      break;
+    case Kind::kIs:
+      r.kind_ = Kind::kNot;
+      break;
+    case Kind::kNot:
+      r.kind_ = Kind::kIs;
+      break;
   }
   return r;
 }
@@ -158,8 +162,7 @@ Boolean Boolean::or_(ConstraintSystem& cs, const Boolean& a, const Boolean& b) {
   return Boolean::and_(cs, a.not_(), b.not_()).not_();
 }
 
-Boolean Boolean::sha256_ch(ConstraintSystem& cs, const Boolean& a, const Boolean& b,
-                           const Boolean& c) {
+Boolean Boolean::sha256_ch(ConstraintSystem& cs, const Boolean& a, const Boolean& b, const Boolean& c) {
   std::optional<bool> value;
   {
     auto va = a.value(), vb = b.value(), vc = c.value();
@@ -192,8 +195,7 @@ Boolean Boolean::sha256_ch(ConstraintSystem& cs, const Boolean& a, const Boolean
   return AllocatedBit(ch, value);
 }
 
-Boolean Boolean::sha256_maj(ConstraintSystem& cs, const Boolean& a, const Boolean& b,
-                            const Boolean& c) {
+Boolean Boolean::sha256_maj(ConstraintSystem& cs, const Boolean& a, const Boolean& b, const Boolean& c) {
   std::optional<bool> value;
   {
     auto va = a.value(), vb = b.value(), vc = c.value();
@@ -224,8 +226,7 @@ Boolean Boolean::sha256_maj(ConstraintSystem& cs, const Boolean& a, const Boolea
         c.add_to(l, -Fr::one());
         return l;
       },
-      [&] { return a.lc(); },
-      [&] { return bc.lc() - maj; });
+      [&] { return a.lc(); }, [&] { return bc.lc() - maj; });
   return AllocatedBit(maj, value);
 }
 
@@ -261,8 +262,7 @@ void Boolean::enforce_equal(ConstraintSystem& cs, const Boolean& a, const Boolea
 // ---------------------------------------------------------------------------
 // Bit vectors
 
-std::vector<Boolean> u64_into_boolean_vec_le(ConstraintSystem& cs,
-                                             std::optional<std::uint64_t> value) {
+std::vector<Boolean> u64_into_boolean_vec_le(ConstraintSystem& cs, std::optional<std::uint64_t> value) {
   std::vector<Boolean> bits;
   bits.reserve(64);
   for (unsigned i = 0; i < 64; ++i) {
@@ -274,8 +274,7 @@ std::vector<Boolean> u64_into_boolean_vec_le(ConstraintSystem& cs,
   return bits;
 }
 
-std::vector<AllocatedBit> field_into_allocated_bits_le(ConstraintSystem& cs,
-                                                       std::optional<Fr> value) {
+std::vector<AllocatedBit> field_into_allocated_bits_le(ConstraintSystem& cs, std::optional<Fr> value) {
   constexpr std::size_t kBits = Fr::kBits;  // 255
   std::optional<ff::BigInt<4>> x;
   if (value) x = value->to_int();
@@ -292,8 +291,7 @@ std::vector<AllocatedBit> field_into_allocated_bits_le(ConstraintSystem& cs,
 
 namespace {
 
-std::vector<Boolean> bytes_into_bits_impl(ConstraintSystem& cs,
-                                          std::optional<std::span<const std::uint8_t>> bytes,
+std::vector<Boolean> bytes_into_bits_impl(ConstraintSystem& cs, std::optional<std::span<const std::uint8_t>> bytes,
                                           std::size_t size_bits, bool big_endian) {
   const std::size_t n = bytes ? bytes->size() * 8 : size_bits;
   std::vector<Boolean> bits;
@@ -312,14 +310,12 @@ std::vector<Boolean> bytes_into_bits_impl(ConstraintSystem& cs,
 
 }  // namespace
 
-std::vector<Boolean> bytes_into_boolean_vec(ConstraintSystem& cs,
-                                            std::optional<std::span<const std::uint8_t>> bytes,
+std::vector<Boolean> bytes_into_boolean_vec(ConstraintSystem& cs, std::optional<std::span<const std::uint8_t>> bytes,
                                             std::size_t size_bits) {
   return bytes_into_bits_impl(cs, bytes, size_bits, false);
 }
 
-std::vector<Boolean> bytes_into_boolean_vec_be(ConstraintSystem& cs,
-                                               std::optional<std::span<const std::uint8_t>> bytes,
+std::vector<Boolean> bytes_into_boolean_vec_be(ConstraintSystem& cs, std::optional<std::span<const std::uint8_t>> bytes,
                                                std::size_t size_bits) {
   return bytes_into_bits_impl(cs, bytes, size_bits, true);
 }

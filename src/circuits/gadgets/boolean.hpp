@@ -89,10 +89,8 @@ class Boolean {
   static Boolean and_(ConstraintSystem& cs, const Boolean& a, const Boolean& b);
   static Boolean or_(ConstraintSystem& cs, const Boolean& a, const Boolean& b);
   // ch(a, b, c) = (a & b) ^ (!a & c); maj(a, b, c) = (a & b) ^ (a & c) ^ (b & c).
-  static Boolean sha256_ch(ConstraintSystem& cs, const Boolean& a, const Boolean& b,
-                           const Boolean& c);
-  static Boolean sha256_maj(ConstraintSystem& cs, const Boolean& a, const Boolean& b,
-                            const Boolean& c);
+  static Boolean sha256_ch(ConstraintSystem& cs, const Boolean& a, const Boolean& b, const Boolean& c);
+  static Boolean sha256_maj(ConstraintSystem& cs, const Boolean& a, const Boolean& b, const Boolean& c);
   // 0 * 0 = a - b style equality; throws kUnsatisfiable for two different constants.
   static void enforce_equal(ConstraintSystem& cs, const Boolean& a, const Boolean& b);
 
@@ -109,17 +107,14 @@ std::vector<Boolean> u64_into_boolean_vec_le(ConstraintSystem& cs, std::optional
 // The 255 bits of a field element, least significant first, each allocated
 // and booleanity-constrained (bellpepper field_into_allocated_bits_le). Does
 // not constrain their sum (see AllocatedNum::to_bits_le).
-std::vector<AllocatedBit> field_into_allocated_bits_le(ConstraintSystem& cs,
-                                                       std::optional<Fr> value);
+std::vector<AllocatedBit> field_into_allocated_bits_le(ConstraintSystem& cs, std::optional<Fr> value);
 
 // Allocates 8 * bytes.size() (or `size_bits` when bytes are absent) bits,
 // little-endian within each byte (rfp bytes_into_boolean_vec).
-std::vector<Boolean> bytes_into_boolean_vec(ConstraintSystem& cs,
-                                            std::optional<std::span<const std::uint8_t>> bytes,
+std::vector<Boolean> bytes_into_boolean_vec(ConstraintSystem& cs, std::optional<std::span<const std::uint8_t>> bytes,
                                             std::size_t size_bits);
 // Same, big-endian within each byte (rfp bytes_into_boolean_vec_be).
-std::vector<Boolean> bytes_into_boolean_vec_be(ConstraintSystem& cs,
-                                               std::optional<std::span<const std::uint8_t>> bytes,
+std::vector<Boolean> bytes_into_boolean_vec_be(ConstraintSystem& cs, std::optional<std::span<const std::uint8_t>> bytes,
                                                std::size_t size_bits);
 
 // Pads to whole bytes with constant false, then reverses the bit order inside

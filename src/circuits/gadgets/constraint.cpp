@@ -8,22 +8,20 @@ LinearCombination one_lc() { return LinearCombination(Variable::one()); }
 
 }  // namespace
 
-void enforce_equal(ConstraintSystem& cs, const Name& name, const AllocatedNum& a,
-                   const AllocatedNum& b) {
+void enforce_equal(ConstraintSystem& cs, const Name& name, const AllocatedNum& a, const AllocatedNum& b) {
   cs.enforce(
-      name, [&] { return LinearCombination(a.variable()); }, one_lc,
-      [&] { return LinearCombination(b.variable()); });
+      name, [&] { return LinearCombination(a.variable()); }, one_lc, [&] { return LinearCombination(b.variable()); });
 }
 
-void enforce_sum(ConstraintSystem& cs, const Name& name, const AllocatedNum& a,
-                 const AllocatedNum& b, const AllocatedNum& sum) {
+void enforce_sum(ConstraintSystem& cs, const Name& name, const AllocatedNum& a, const AllocatedNum& b,
+                 const AllocatedNum& sum) {
   cs.enforce(
       name, [&] { return LinearCombination(a.variable()) + b.variable(); }, one_lc,
       [&] { return LinearCombination(sum.variable()); });
 }
 
-void enforce_difference(ConstraintSystem& cs, const Name& name, const AllocatedNum& a,
-                        const AllocatedNum& b, const AllocatedNum& difference) {
+void enforce_difference(ConstraintSystem& cs, const Name& name, const AllocatedNum& a, const AllocatedNum& b,
+                        const AllocatedNum& difference) {
   cs.enforce(
       name, [&] { return LinearCombination(difference.variable()) + b.variable(); }, one_lc,
       [&] { return LinearCombination(a.variable()); });

@@ -7,14 +7,13 @@
 namespace cuzk::circuits::gadgets {
 
 // a * 1 = b
-void enforce_equal(ConstraintSystem& cs, const Name& name, const AllocatedNum& a,
-                   const AllocatedNum& b);
+void enforce_equal(ConstraintSystem& cs, const Name& name, const AllocatedNum& a, const AllocatedNum& b);
 // (a + b) * 1 = sum
-void enforce_sum(ConstraintSystem& cs, const Name& name, const AllocatedNum& a,
-                 const AllocatedNum& b, const AllocatedNum& sum);
+void enforce_sum(ConstraintSystem& cs, const Name& name, const AllocatedNum& a, const AllocatedNum& b,
+                 const AllocatedNum& sum);
 // (difference + b) * 1 = a
-void enforce_difference(ConstraintSystem& cs, const Name& name, const AllocatedNum& a,
-                        const AllocatedNum& b, const AllocatedNum& difference);
+void enforce_difference(ConstraintSystem& cs, const Name& name, const AllocatedNum& a, const AllocatedNum& b,
+                        const AllocatedNum& difference);
 // New variable a + b (namespace "add_num" + "sum constraint").
 AllocatedNum add(ConstraintSystem& cs, const AllocatedNum& a, const AllocatedNum& b);
 // New variable a - b.

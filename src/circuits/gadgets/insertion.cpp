@@ -13,25 +13,22 @@ namespace {
   std::abort();
 }
 
-AllocatedNum pick_ns(ConstraintSystem& cs, const char* name, const Boolean& cond,
-                     const AllocatedNum& a, const AllocatedNum& b) {
+AllocatedNum pick_ns(ConstraintSystem& cs, const char* name, const Boolean& cond, const AllocatedNum& a,
+                     const AllocatedNum& b) {
   auto ns = cs.ns(name);
   return AllocatedNum::pick(cs, cond, a, b);
 }
 
-std::vector<AllocatedNum> insert_2(ConstraintSystem& cs, const AllocatedNum& x,
-                                   std::span<const Boolean> bits,
+std::vector<AllocatedNum> insert_2(ConstraintSystem& cs, const AllocatedNum& x, std::span<const Boolean> bits,
                                    std::span<const AllocatedNum> e) {
-  return {pick_ns(cs, "binary insert 0", bits[0], e[0], x),
-          pick_ns(cs, "binary insert 1", bits[0], x, e[0])};
+  return {pick_ns(cs, "binary insert 0", bits[0], e[0], x), pick_ns(cs, "binary insert 1", bits[0], x, e[0])};
 }
 
 // Inserting A into [b, c, d] at n = b0 + 2 b1:
 //   n=0: A b c d   n=1: b A c d   n=2: b c A d   n=3: b c d A
 // Each output position is a 2-level choice on b0 then b1, sharing where the
 // column repeats (rfp's table; names pX_yz read "position X given b1 b0 = yz").
-std::vector<AllocatedNum> insert_4(ConstraintSystem& cs, const AllocatedNum& a,
-                                   std::span<const Boolean> bits,
+std::vector<AllocatedNum> insert_4(ConstraintSystem& cs, const AllocatedNum& a, std::span<const Boolean> bits,
                                    std::span<const AllocatedNum> e) {
   const Boolean &b0 = bits[0], &b1 = bits[1];
   const AllocatedNum &b = e[0], &c = e[1], &d = e[2];
@@ -48,8 +45,7 @@ std::vector<AllocatedNum> insert_4(ConstraintSystem& cs, const AllocatedNum& a,
 
 // Inserting A into [b..h] at n = b0 + 2 b1 + 4 b2 (rfp insert_8): two shared
 // products (b0 nor b1, b0 and b1) and 20 picks.
-std::vector<AllocatedNum> insert_8(ConstraintSystem& cs, const AllocatedNum& a,
-                                   std::span<const Boolean> bits,
+std::vector<AllocatedNum> insert_8(ConstraintSystem& cs, const AllocatedNum& a, std::span<const Boolean> bits,
                                    std::span<const AllocatedNum> e) {
   const Boolean &b0 = bits[0], &b1 = bits[1], &b2 = bits[2];
   if (b0.kind() != Boolean::Kind::kIs || b1.kind() != Boolean::Kind::kIs) {
@@ -90,8 +86,7 @@ std::vector<AllocatedNum> insert_8(ConstraintSystem& cs, const AllocatedNum& a,
 
 }  // namespace
 
-AllocatedNum select(ConstraintSystem& cs, std::span<const AllocatedNum> from,
-                    std::span<const Boolean> path_bits) {
+AllocatedNum select(ConstraintSystem& cs, std::span<const AllocatedNum> from, std::span<const Boolean> path_bits) {
   if ((std::size_t{1} << path_bits.size()) != from.size()) die("select: size != 2^bits");
   std::vector<AllocatedNum> state(from.begin(), from.end());
   std::size_t half = from.size() / 2;
@@ -109,8 +104,7 @@ AllocatedNum select(ConstraintSystem& cs, std::span<const AllocatedNum> from,
   return state[0];
 }
 
-std::vector<AllocatedNum> insert(ConstraintSystem& cs, const AllocatedNum& element,
-                                 std::span<const Boolean> bits,
+std::vector<AllocatedNum> insert(ConstraintSystem& cs, const AllocatedNum& element, std::span<const Boolean> bits,
                                  std::span<const AllocatedNum> elements) {
   const std::size_t size = elements.size() + 1;
   if ((std::size_t{1} << bits.size()) != size) die("insert: size != 2^bits");

@@ -15,12 +15,10 @@ namespace cuzk::circuits::gadgets {
 // `elements` with `element` inserted at position n, where `bits` (least
 // significant first, allocated and not negated for arity 8) encode n.
 // elements.size() + 1 must equal 2^bits.size().
-std::vector<AllocatedNum> insert(ConstraintSystem& cs, const AllocatedNum& element,
-                                 std::span<const Boolean> bits,
+std::vector<AllocatedNum> insert(ConstraintSystem& cs, const AllocatedNum& element, std::span<const Boolean> bits,
                                  std::span<const AllocatedNum> elements);
 
 // from[n] where path_bits (least significant first) encode n.
-AllocatedNum select(ConstraintSystem& cs, std::span<const AllocatedNum> from,
-                    std::span<const Boolean> path_bits);
+AllocatedNum select(ConstraintSystem& cs, std::span<const AllocatedNum> from, std::span<const Boolean> path_bits);
 
 }  // namespace cuzk::circuits::gadgets

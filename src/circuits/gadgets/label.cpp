@@ -9,8 +9,8 @@
 namespace cuzk::circuits::gadgets {
 
 AllocatedNum create_label_circuit(ConstraintSystem& cs, std::span<const Boolean> replica_id,
-                                  const std::vector<std::vector<Boolean>>& parents,
-                                  const UInt32& layer_index, const UInt64& node) {
+                                  const std::vector<std::vector<Boolean>>& parents, const UInt32& layer_index,
+                                  const UInt64& node) {
   if (replica_id.size() < 32 || replica_id.size() > 256 || parents.size() != kTotalParents) {
     std::fprintf(stderr, "create_label_circuit: bad input sizes\n");
     std::abort();

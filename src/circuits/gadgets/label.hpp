@@ -20,7 +20,7 @@ inline constexpr std::size_t kTotalParents = 37;  // 6 DRG + 8 expander, expande
 // `replica_id`: 32..256 bits (BE per byte); `parents`: 37 bit strings of at
 // most 256 bits each, padded with zeros to 32 bytes.
 AllocatedNum create_label_circuit(ConstraintSystem& cs, std::span<const Boolean> replica_id,
-                                  const std::vector<std::vector<Boolean>>& parents,
-                                  const UInt32& layer_index, const UInt64& node);
+                                  const std::vector<std::vector<Boolean>>& parents, const UInt32& layer_index,
+                                  const UInt64& node);
 
 }  // namespace cuzk::circuits::gadgets

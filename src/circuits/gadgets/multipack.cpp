@@ -16,8 +16,7 @@ void pack_into_inputs(ConstraintSystem& cs, std::span<const Boolean> bits) {
     Variable input = cs.alloc_input(groth16::Name("input", i), [&] { return num.value(); });
     cs.enforce(
         groth16::Name("packing constraint", i), [&] { return num.lc(); },
-        [] { return LinearCombination(Variable::one()); },
-        [&] { return LinearCombination(input); });
+        [] { return LinearCombination(Variable::one()); }, [&] { return LinearCombination(input); });
   }
 }
 
@@ -35,8 +34,7 @@ AllocatedNum pack_bits(ConstraintSystem& cs, std::span<const Boolean> bits) {
     packed = AllocatedNum::alloc(cs, num.value());
   }
   cs.enforce(
-      "packing constraint", [&] { return num.lc(); },
-      [] { return LinearCombination(Variable::one()); },
+      "packing constraint", [&] { return num.lc(); }, [] { return LinearCombination(Variable::one()); },
       [&] { return LinearCombination(packed.variable()); });
   return packed;
 }

@@ -53,8 +53,8 @@ AllocatedNum AllocatedNum::alloc_input(ConstraintSystem& cs, std::optional<Fr> v
 void AllocatedNum::inputize(ConstraintSystem& cs) const {
   Variable input = cs.alloc_input("input variable", [&] { return value_; });
   cs.enforce(
-      "enforce input is correct", [&] { return LinearCombination(input); },
-      [] { return LinearCombination(kOne); }, [&] { return LinearCombination(var_); });
+      "enforce input is correct", [&] { return LinearCombination(input); }, [] { return LinearCombination(kOne); },
+      [&] { return LinearCombination(var_); });
 }
 
 std::vector<Boolean> AllocatedNum::to_bits_le(ConstraintSystem& cs) const {
@@ -128,8 +128,8 @@ AllocatedNum AllocatedNum::square(ConstraintSystem& cs) const {
   auto value = opt_mul(value_, value_);
   Variable v = cs.alloc("squared num", [&] { return value; });
   cs.enforce(
-      "squaring constraint", [&] { return LinearCombination(var_); },
-      [&] { return LinearCombination(var_); }, [&] { return LinearCombination(v); });
+      "squaring constraint", [&] { return LinearCombination(var_); }, [&] { return LinearCombination(var_); },
+      [&] { return LinearCombination(v); });
   return {v, value};
 }
 
@@ -143,15 +143,16 @@ AllocatedNum AllocatedNum::inverse(ConstraintSystem& cs) const {
   }
   Variable v = cs.alloc("ephemeral inverse", [&] { return inv; });
   cs.enforce(
-      "nonzero assertion constraint", [&] { return LinearCombination(var_); },
-      [&] { return LinearCombination(v); }, [] { return LinearCombination(kOne); });
+      "nonzero assertion constraint", [&] { return LinearCombination(var_); }, [&] { return LinearCombination(v); },
+      [] { return LinearCombination(kOne); });
   return {v, inv};
 }
 
 void AllocatedNum::assert_nonzero(ConstraintSystem& cs) const { (void)inverse(cs); }
 
-std::pair<AllocatedNum, AllocatedNum> AllocatedNum::conditionally_reverse(
-    ConstraintSystem& cs, const AllocatedNum& a, const AllocatedNum& b, const Boolean& condition) {
+std::pair<AllocatedNum, AllocatedNum> AllocatedNum::conditionally_reverse(ConstraintSystem& cs, const AllocatedNum& a,
+                                                                          const AllocatedNum& b,
+                                                                          const Boolean& condition) {
   auto cond = condition.value();
   std::optional<Fr> cv, dv;
   if (cond && a.value_ && b.value_) {
@@ -165,8 +166,8 @@ std::pair<AllocatedNum, AllocatedNum> AllocatedNum::conditionally_reverse(
   }
   // (a - b) * condition = a - c
   cs.enforce(
-      "first conditional reversal", [&] { return LinearCombination(a.var_) - b.var_; },
-      [&] { return condition.lc(); }, [&] { return LinearCombination(a.var_) - c.var_; });
+      "first conditional reversal", [&] { return LinearCombination(a.var_) - b.var_; }, [&] { return condition.lc(); },
+      [&] { return LinearCombination(a.var_) - c.var_; });
   AllocatedNum d;
   {
     auto ns = cs.ns("conditional reversal result 2");
@@ -174,13 +175,13 @@ std::pair<AllocatedNum, AllocatedNum> AllocatedNum::conditionally_reverse(
   }
   // (b - a) * condition = b - d
   cs.enforce(
-      "second conditional reversal", [&] { return LinearCombination(b.var_) - a.var_; },
-      [&] { return condition.lc(); }, [&] { return LinearCombination(b.var_) - d.var_; });
+      "second conditional reversal", [&] { return LinearCombination(b.var_) - a.var_; }, [&] { return condition.lc(); },
+      [&] { return LinearCombination(b.var_) - d.var_; });
   return {c, d};
 }
 
-AllocatedNum AllocatedNum::pick(ConstraintSystem& cs, const Boolean& condition,
-                                const AllocatedNum& a, const AllocatedNum& b) {
+AllocatedNum AllocatedNum::pick(ConstraintSystem& cs, const Boolean& condition, const AllocatedNum& a,
+                                const AllocatedNum& b) {
   auto cond = condition.value();
   std::optional<Fr> cv;
   if (cond) cv = *cond ? a.value_ : b.value_;

@@ -43,10 +43,8 @@ class AllocatedNum {
   AllocatedNum inverse(ConstraintSystem& cs) const;
 
   // (a, b) when condition is false, (b, a) when true: 2 variables, 2 constraints.
-  static std::pair<AllocatedNum, AllocatedNum> conditionally_reverse(ConstraintSystem& cs,
-                                                                     const AllocatedNum& a,
-                                                                     const AllocatedNum& b,
-                                                                     const Boolean& condition);
+  static std::pair<AllocatedNum, AllocatedNum> conditionally_reverse(ConstraintSystem& cs, const AllocatedNum& a,
+                                                                     const AllocatedNum& b, const Boolean& condition);
   // a when condition is true, b otherwise (rfp insertion::pick):
   // (b - a) * condition = b - c. One variable, one constraint.
   static AllocatedNum pick(ConstraintSystem& cs, const Boolean& condition, const AllocatedNum& a,

@@ -33,8 +33,7 @@ std::size_t base_levels(const TreeShape& shape, std::size_t total) {
 
 }  // namespace
 
-AllocatedNum hash_multi_leaf(ConstraintSystem& cs, std::span<const AllocatedNum> leaves,
-                             TreeHasher hasher) {
+AllocatedNum hash_multi_leaf(ConstraintSystem& cs, std::span<const AllocatedNum> leaves, TreeHasher hasher) {
   if (hasher == TreeHasher::kPoseidon) {
     return poseidon_hash(cs, leaves, native::filecoin_poseidon(leaves.size()));
   }
@@ -43,8 +42,7 @@ AllocatedNum hash_multi_leaf(ConstraintSystem& cs, std::span<const AllocatedNum>
 
 std::vector<PathLevel> blank_path(const TreeShape& shape, std::uint64_t leaves) {
   std::vector<PathLevel> path;
-  for (std::size_t a : native::tree_shape_arities(leaves, shape.base_arity, shape.sub_arity,
-                                                  shape.top_arity)) {
+  for (std::size_t a : native::tree_shape_arities(leaves, shape.base_arity, shape.sub_arity, shape.top_arity)) {
     path.push_back({a, std::vector<std::optional<Fr>>(a - 1), std::nullopt});
   }
   return path;
@@ -62,9 +60,8 @@ std::vector<PathLevel> path_levels(const native::MerklePath<Fr>& path) {
   return out;
 }
 
-PathResult merkle_path_circuit(ConstraintSystem& cs, const AllocatedNum& leaf,
-                               const std::vector<PathLevel>& path, const TreeShape& shape,
-                               TreeHasher hasher) {
+PathResult merkle_path_circuit(ConstraintSystem& cs, const AllocatedNum& leaf, const std::vector<PathLevel>& path,
+                               const TreeShape& shape, TreeHasher hasher) {
   PathResult r{leaf, {}};
   const std::size_t nbase = base_levels(shape, path.size());
   // rfp synthesises base, sub and top as three SubPaths, each numbering its
@@ -106,14 +103,11 @@ void enforce_inclusion(ConstraintSystem& cs, const AllocatedNum& leaf, const std
   }
   cs.enforce(
       "enforce root is correct", [&] { return LinearCombination(r.root.variable()); },
-      [] { return LinearCombination(Variable::one()); },
-      [&] { return LinearCombination(root.variable()); });
+      [] { return LinearCombination(Variable::one()); }, [&] { return LinearCombination(root.variable()); });
 }
 
-PorCircuit PorCircuit::blank(TreeShape shape, TreeHasher hasher, std::uint64_t leaves,
-                             bool private_root) {
-  return PorCircuit(shape, hasher, std::nullopt, blank_path(shape, leaves), std::nullopt,
-                    private_root);
+PorCircuit PorCircuit::blank(TreeShape shape, TreeHasher hasher, std::uint64_t leaves, bool private_root) {
+  return PorCircuit(shape, hasher, std::nullopt, blank_path(shape, leaves), std::nullopt, private_root);
 }
 
 void PorCircuit::synthesize(ConstraintSystem& cs) const {
@@ -135,8 +129,7 @@ void PorCircuit::synthesize(ConstraintSystem& cs) const {
   // computed_root * 1 = root
   cs.enforce(
       "enforce root is correct", [&] { return LinearCombination(r.root.variable()); },
-      [] { return LinearCombination(Variable::one()); },
-      [&] { return LinearCombination(rt.variable()); });
+      [] { return LinearCombination(Variable::one()); }, [&] { return LinearCombination(rt.variable()); });
   if (!private_root_) {
     auto ns = cs.ns("root");
     rt.inputize(cs);
@@ -150,15 +143,13 @@ std::vector<Fr> PorCircuit::public_inputs(std::uint64_t challenge, std::optional
 }
 
 void por_no_challenge_input(ConstraintSystem& cs, const TreeShape& shape, TreeHasher hasher,
-                            const std::vector<AllocatedBit>& challenge_bits,
-                            const AllocatedNum& leaf,
-                            const std::vector<std::vector<AllocatedNum>>& path_values,
-                            const AllocatedNum& root) {
+                            const std::vector<AllocatedBit>& challenge_bits, const AllocatedNum& leaf,
+                            const std::vector<std::vector<AllocatedNum>>& path_values, const AllocatedNum& root) {
   const std::size_t nbase = base_levels(shape, path_values.size());
   AllocatedNum cur = leaf;
   std::size_t next_bit = 0;
   for (std::size_t height = 0; height < path_values.size(); ++height) {
-    const std::size_t arity = height < nbase ? shape.base_arity
+    const std::size_t arity = height < nbase                         ? shape.base_arity
                               : (height == nbase && shape.sub_arity) ? shape.sub_arity
                                                                      : shape.top_arity;
     const auto& siblings = path_values[height];
@@ -179,8 +170,7 @@ void por_no_challenge_input(ConstraintSystem& cs, const TreeShape& shape, TreeHa
   if (next_bit != challenge_bits.size()) die("challenge bit-length and tree arity do not agree");
   cs.enforce(
       "calculated root == provided root", [&] { return LinearCombination(cur.variable()); },
-      [] { return LinearCombination(Variable::one()); },
-      [&] { return LinearCombination(root.variable()); });
+      [] { return LinearCombination(Variable::one()); }, [&] { return LinearCombination(root.variable()); });
 }
 
 }  // namespace cuzk::circuits::gadgets

@@ -51,9 +51,8 @@ struct PathResult {
 // Ascends `path` from `leaf`: per level (namespace "<ns>/merkle tree hash i"
 // as rfp's SubPath) index bits, siblings, insert, hash. The levels are split
 // into rfp's base/sub/top namespaces by `shape`.
-PathResult merkle_path_circuit(ConstraintSystem& cs, const AllocatedNum& leaf,
-                               const std::vector<PathLevel>& path, const TreeShape& shape,
-                               TreeHasher hasher);
+PathResult merkle_path_circuit(ConstraintSystem& cs, const AllocatedNum& leaf, const std::vector<PathLevel>& path,
+                               const TreeShape& shape, TreeHasher hasher);
 
 // rfp PoRCircuit::synthesize on an already allocated leaf with a private,
 // already allocated root (rfp's enforce_inclusion / Root::from_allocated):
@@ -65,16 +64,10 @@ void enforce_inclusion(ConstraintSystem& cs, const AllocatedNum& leaf, const std
 // rfp PoRCircuit::synthesize.
 class PorCircuit final : public groth16::Circuit {
  public:
-  PorCircuit(TreeShape shape, TreeHasher hasher, std::optional<Fr> leaf,
-             std::vector<PathLevel> path, std::optional<Fr> root, bool private_root)
-      : shape_(shape),
-        hasher_(hasher),
-        leaf_(leaf),
-        path_(std::move(path)),
-        root_(root),
-        private_root_(private_root) {}
-  static PorCircuit blank(TreeShape shape, TreeHasher hasher, std::uint64_t leaves,
-                          bool private_root);
+  PorCircuit(TreeShape shape, TreeHasher hasher, std::optional<Fr> leaf, std::vector<PathLevel> path,
+             std::optional<Fr> root, bool private_root)
+      : shape_(shape), hasher_(hasher), leaf_(leaf), path_(std::move(path)), root_(root), private_root_(private_root) {}
+  static PorCircuit blank(TreeShape shape, TreeHasher hasher, std::uint64_t leaves, bool private_root);
 
   void synthesize(ConstraintSystem& cs) const override;
 
@@ -94,13 +87,10 @@ class PorCircuit final : public groth16::Circuit {
 // (little-endian), leaf, sibling numbers per level and root; the computed
 // root is constrained equal to `root` (1 constraint). No public input.
 void por_no_challenge_input(ConstraintSystem& cs, const TreeShape& shape, TreeHasher hasher,
-                            const std::vector<AllocatedBit>& challenge_bits,
-                            const AllocatedNum& leaf,
-                            const std::vector<std::vector<AllocatedNum>>& path_values,
-                            const AllocatedNum& root);
+                            const std::vector<AllocatedBit>& challenge_bits, const AllocatedNum& leaf,
+                            const std::vector<std::vector<AllocatedNum>>& path_values, const AllocatedNum& root);
 
 // The group hash used at a level (rfp hash_multi_leaf_circuit).
-AllocatedNum hash_multi_leaf(ConstraintSystem& cs, std::span<const AllocatedNum> leaves,
-                             TreeHasher hasher);
+AllocatedNum hash_multi_leaf(ConstraintSystem& cs, std::span<const AllocatedNum> leaves, TreeHasher hasher);
 
 }  // namespace cuzk::circuits::gadgets

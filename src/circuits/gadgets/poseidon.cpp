@@ -44,8 +44,8 @@ struct Elt {
       v = AllocatedNum::alloc(cs, value);
     }
     cs.enforce(
-        "enforce num allocation preserves lc", [&] { return lc; },
-        [] { return LinearCombination(kOne); }, [&] { return LinearCombination(v.variable()); });
+        "enforce num allocation preserves lc", [&] { return lc; }, [] { return LinearCombination(kOne); },
+        [&] { return LinearCombination(v.variable()); });
     return v;
   }
 
@@ -262,7 +262,7 @@ class PoseidonCircuit {
   const native::PoseidonConstants& c_;
   std::size_t width_;
   std::vector<Elt> elements_;
-  bool track_;  // build linear combinations (only when constraints are kept)
+  bool track_;              // build linear combinations (only when constraints are kept)
   std::vector<Fr> values_;  // the lanes' values in a values-only linear layer
   std::size_t offset_ = 0;
   std::size_t round_ = 0;

@@ -63,8 +63,7 @@ void append_le_bytes_as_be(std::vector<Boolean>& out, std::span<const Boolean> l
 
 }  // namespace
 
-std::vector<UInt32> sha256_compression_function(ConstraintSystem& cs,
-                                                std::span<const Boolean> input,
+std::vector<UInt32> sha256_compression_function(ConstraintSystem& cs, std::span<const Boolean> input,
                                                 std::span<const UInt32> current_hash_value) {
   if (input.size() != 512 || current_hash_value.size() != 8) die("compression arity");
   if (auto* witness_cs = dynamic_cast<groth16::WitnessCs*>(&cs)) {
@@ -214,8 +213,7 @@ std::vector<Boolean> sha256(ConstraintSystem& cs, std::span<const Boolean> input
   std::vector<UInt32> cur = iv_words();
   for (std::size_t blk = 0; blk * 512 < padded.size(); ++blk) {
     auto ns = cs.ns("block", blk);
-    cur = sha256_compression_function(cs, std::span<const Boolean>(padded).subspan(blk * 512, 512),
-                                      cur);
+    cur = sha256_compression_function(cs, std::span<const Boolean>(padded).subspan(blk * 512, 512), cur);
   }
   return flatten_be(cur);
 }
@@ -244,8 +242,7 @@ AllocatedNum sha256_hash_leaf_bits_circuit(ConstraintSystem& cs, std::span<const
   return sha256_hash_circuit(cs, preimage);
 }
 
-AllocatedNum sha256_hash2_circuit(ConstraintSystem& cs, const AllocatedNum& a,
-                                  const AllocatedNum& b) {
+AllocatedNum sha256_hash2_circuit(ConstraintSystem& cs, const AllocatedNum& a, const AllocatedNum& b) {
   std::vector<Boolean> abits, bbits;
   {
     auto ns = cs.ns("a_bits");
@@ -258,8 +255,7 @@ AllocatedNum sha256_hash2_circuit(ConstraintSystem& cs, const AllocatedNum& a,
   return sha256_hash_leaf_bits_circuit(cs, abits, bbits);
 }
 
-AllocatedNum sha256_hash_multi_leaf_circuit(ConstraintSystem& cs,
-                                            std::span<const AllocatedNum> leaves) {
+AllocatedNum sha256_hash_multi_leaf_circuit(ConstraintSystem& cs, std::span<const AllocatedNum> leaves) {
   std::vector<Boolean> preimage;
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     std::vector<Boolean> bits;

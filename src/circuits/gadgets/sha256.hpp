@@ -15,8 +15,7 @@
 namespace cuzk::circuits::gadgets {
 
 // H' = compress(H, block); `input` is 512 bits, most significant first per word.
-std::vector<UInt32> sha256_compression_function(ConstraintSystem& cs,
-                                                std::span<const Boolean> input,
+std::vector<UInt32> sha256_compression_function(ConstraintSystem& cs, std::span<const Boolean> input,
                                                 std::span<const UInt32> current_hash_value);
 
 // One block from the standard IV, no padding: 256 digest bits (big-endian).
@@ -34,10 +33,8 @@ AllocatedNum sha256_hash_circuit(ConstraintSystem& cs, std::span<const Boolean> 
 AllocatedNum sha256_hash_leaf_bits_circuit(ConstraintSystem& cs, std::span<const Boolean> left,
                                            std::span<const Boolean> right);
 // rfp hash2_circuit: to_bits_le (non-strict) of both numbers, then as above.
-AllocatedNum sha256_hash2_circuit(ConstraintSystem& cs, const AllocatedNum& a,
-                                  const AllocatedNum& b);
+AllocatedNum sha256_hash2_circuit(ConstraintSystem& cs, const AllocatedNum& a, const AllocatedNum& b);
 // rfp hash_multi_leaf_circuit: each leaf to_bits_le, byte-reordered, concatenated.
-AllocatedNum sha256_hash_multi_leaf_circuit(ConstraintSystem& cs,
-                                            std::span<const AllocatedNum> leaves);
+AllocatedNum sha256_hash_multi_leaf_circuit(ConstraintSystem& cs, std::span<const AllocatedNum> leaves);
 
 }  // namespace cuzk::circuits::gadgets

@@ -35,11 +35,9 @@ inline constexpr std::array<std::uint32_t, 64> kSha256RoundConstants = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
-
 // H' = compress(H, block) into `cs`; nullopt (nothing allocated) when an
 // input's value is absent, so that the gadget path reports the missing value.
-std::optional<std::vector<UInt32>> sha256_compression_witness(groth16::WitnessCs& cs,
-                                                              std::span<const Boolean> input,
+std::optional<std::vector<UInt32>> sha256_compression_witness(groth16::WitnessCs& cs, std::span<const Boolean> input,
                                                               std::span<const UInt32> current_hash_value);
 
 }  // namespace cuzk::circuits::gadgets

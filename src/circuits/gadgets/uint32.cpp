@@ -96,8 +96,7 @@ UInt32 UInt32::xor_(ConstraintSystem& cs, const UInt32& other) const {
   return r;
 }
 
-UInt32 UInt32::sha256_maj(ConstraintSystem& cs, const UInt32& a, const UInt32& b,
-                          const UInt32& c) {
+UInt32 UInt32::sha256_maj(ConstraintSystem& cs, const UInt32& a, const UInt32& b, const UInt32& c) {
   UInt32 r;
   for (unsigned i = 0; i < 32; ++i) {
     auto ns = cs.ns("maj", i);
@@ -109,8 +108,7 @@ UInt32 UInt32::sha256_maj(ConstraintSystem& cs, const UInt32& a, const UInt32& b
   return r;
 }
 
-UInt32 UInt32::sha256_ch(ConstraintSystem& cs, const UInt32& a, const UInt32& b,
-                         const UInt32& c) {
+UInt32 UInt32::sha256_ch(ConstraintSystem& cs, const UInt32& a, const UInt32& b, const UInt32& c) {
   UInt32 r;
   for (unsigned i = 0; i < 32; ++i) {
     auto ns = cs.ns("ch", i);

@@ -74,10 +74,8 @@ class UInt32 {
 
   // Bitwise, one Boolean gadget per bit (constants fold).
   UInt32 xor_(ConstraintSystem& cs, const UInt32& other) const;
-  static UInt32 sha256_maj(ConstraintSystem& cs, const UInt32& a, const UInt32& b,
-                           const UInt32& c);
-  static UInt32 sha256_ch(ConstraintSystem& cs, const UInt32& a, const UInt32& b,
-                          const UInt32& c);
+  static UInt32 sha256_maj(ConstraintSystem& cs, const UInt32& a, const UInt32& b, const UInt32& c);
+  static UInt32 sha256_ch(ConstraintSystem& cs, const UInt32& a, const UInt32& b, const UInt32& c);
 
   // Sum of 2..10 words mod 2^32: allocates the bits of the full sum
   // (32 + ceil(log2 n) bits) and queues sum(operands) = sum(result bits) on

@@ -2,8 +2,8 @@
 
 namespace cuzk::circuits::native {
 
-std::vector<std::size_t> tree_shape_arities(std::uint64_t leaves, std::size_t base_arity,
-                                            std::size_t sub_arity, std::size_t top_arity) {
+std::vector<std::size_t> tree_shape_arities(std::uint64_t leaves, std::size_t base_arity, std::size_t sub_arity,
+                                            std::size_t top_arity) {
   auto die = [](const char* what) {
     std::fprintf(stderr, "tree_shape_arities: %s\n", what);
     std::abort();

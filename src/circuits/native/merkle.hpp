@@ -53,10 +53,10 @@ class Sha256TreeHasher {
 template <class Node>
 struct MerklePath {
   struct Level {
-    std::uint32_t index = 0;      // position of the path node within its group
-    std::vector<Node> siblings;   // the arity - 1 other members, in order
+    std::uint32_t index = 0;     // position of the path node within its group
+    std::vector<Node> siblings;  // the arity - 1 other members, in order
   };
-  std::vector<Level> levels;      // leaf level first
+  std::vector<Level> levels;  // leaf level first
 };
 
 // The authentication path of leaf `leaf_index` in a tree with level arities
@@ -82,8 +82,8 @@ MerklePath<Node> make_path(std::span<const std::size_t> arities, std::uint64_t l
 // Level arities for rfp's tree shapes: base levels of `base_arity` covering
 // leaves / (sub * top) leaves each, then one sub and one top level when
 // non-zero. Aborts when the leaf count does not fit the shape.
-std::vector<std::size_t> tree_shape_arities(std::uint64_t leaves, std::size_t base_arity,
-                                            std::size_t sub_arity = 0, std::size_t top_arity = 0);
+std::vector<std::size_t> tree_shape_arities(std::uint64_t leaves, std::size_t base_arity, std::size_t sub_arity = 0,
+                                            std::size_t top_arity = 0);
 
 // The leaf index encoded by a path's indexes (mixed radix, leaf level lowest).
 template <class Node>
@@ -98,8 +98,7 @@ std::uint64_t path_leaf_index(const MerklePath<Node>& p) {
 
 // Root implied by a leaf and its path.
 template <class H>
-typename H::Node root_from_path(const H& hasher, typename H::Node leaf,
-                                const MerklePath<typename H::Node>& path) {
+typename H::Node root_from_path(const H& hasher, typename H::Node leaf, const MerklePath<typename H::Node>& path) {
   std::vector<typename H::Node> group;
   for (const auto& l : path.levels) {
     group.assign(l.siblings.begin(), l.siblings.end());
@@ -117,8 +116,7 @@ class MerkleTree {
 
   // Levels are hashed in parallel on `pool` when given (the hasher must be
   // callable concurrently: both hashers here are stateless).
-  MerkleTree(H hasher, std::vector<std::size_t> arities, std::vector<Node> leaves,
-             ThreadPool* pool = nullptr)
+  MerkleTree(H hasher, std::vector<std::size_t> arities, std::vector<Node> leaves, ThreadPool* pool = nullptr)
       : hasher_(std::move(hasher)), arities_(std::move(arities)) {
     std::uint64_t n = 1;
     for (std::size_t a : arities_) n *= a;
@@ -149,8 +147,7 @@ class MerkleTree {
   const std::vector<std::size_t>& arities() const { return arities_; }
 
   MerklePath<Node> path(std::uint64_t leaf_index) const {
-    return make_path<Node>(arities_, leaf_index,
-                           [this](std::size_t l, std::uint64_t i) { return levels_[l][i]; });
+    return make_path<Node>(arities_, leaf_index, [this](std::size_t l, std::uint64_t i) { return levels_[l][i]; });
   }
 
  private:

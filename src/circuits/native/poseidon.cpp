@@ -129,8 +129,8 @@ std::vector<Fr> apply_left(const FrMatrix& m, std::span<const Fr> x) {
   return r;
 }
 
-std::vector<Fr> grain_round_constants(unsigned field, unsigned sbox, unsigned field_bits, unsigned t,
-                                      unsigned rf, unsigned rp) {
+std::vector<Fr> grain_round_constants(unsigned field, unsigned sbox, unsigned field_bits, unsigned t, unsigned rf,
+                                      unsigned rp) {
   // 80-bit seed: field (2) | sbox (4) | n (12) | t (12) | RF (10) | RP (10) | 30 ones.
   std::array<bool, 80> init{};
   std::size_t pos = 0;
@@ -160,14 +160,22 @@ std::vector<Fr> grain_round_constants(unsigned field, unsigned sbox, unsigned fi
 
 unsigned standard_partial_rounds(std::size_t arity) {
   switch (arity) {
-    case 2: return 55;
-    case 4: return 56;
-    case 8: return 57;
-    case 11: return 57;
-    case 16: return 59;
-    case 24: return 59;
-    case 36: return 60;
-    default: return 0;
+    case 2:
+      return 55;
+    case 4:
+      return 56;
+    case 8:
+      return 57;
+    case 11:
+      return 57;
+    case 16:
+      return 59;
+    case 24:
+      return 59;
+    case 36:
+      return 60;
+    default:
+      return 0;
   }
 }
 
@@ -263,14 +271,36 @@ PoseidonConstants PoseidonConstants::with_domain_tag(std::size_t arity, const Fr
 const PoseidonConstants& filecoin_poseidon(std::size_t arity) {
   // One immutable table per arity, built on first use.
   switch (arity) {
-    case 2: { static const auto c = PoseidonConstants::merkle_tree(2); return c; }
-    case 4: { static const auto c = PoseidonConstants::merkle_tree(4); return c; }
-    case 8: { static const auto c = PoseidonConstants::merkle_tree(8); return c; }
-    case 11: { static const auto c = PoseidonConstants::merkle_tree(11); return c; }
-    case 16: { static const auto c = PoseidonConstants::merkle_tree(16); return c; }
-    case 24: { static const auto c = PoseidonConstants::merkle_tree(24); return c; }
-    case 36: { static const auto c = PoseidonConstants::merkle_tree(36); return c; }
-    default: poseidon_abort("unsupported arity");
+    case 2: {
+      static const auto c = PoseidonConstants::merkle_tree(2);
+      return c;
+    }
+    case 4: {
+      static const auto c = PoseidonConstants::merkle_tree(4);
+      return c;
+    }
+    case 8: {
+      static const auto c = PoseidonConstants::merkle_tree(8);
+      return c;
+    }
+    case 11: {
+      static const auto c = PoseidonConstants::merkle_tree(11);
+      return c;
+    }
+    case 16: {
+      static const auto c = PoseidonConstants::merkle_tree(16);
+      return c;
+    }
+    case 24: {
+      static const auto c = PoseidonConstants::merkle_tree(24);
+      return c;
+    }
+    case 36: {
+      static const auto c = PoseidonConstants::merkle_tree(36);
+      return c;
+    }
+    default:
+      poseidon_abort("unsupported arity");
   }
 }
 

@@ -62,8 +62,8 @@ struct SparseMatrix {
 
 // The Hades Grain LFSR constant stream: (rf + rp) * t field elements.
 // field = 1 (prime field), sbox = 1 (x^alpha with alpha > 0), n = field bits.
-std::vector<Fr> grain_round_constants(unsigned field, unsigned sbox, unsigned field_bits, unsigned t,
-                                      unsigned rf, unsigned rp);
+std::vector<Fr> grain_round_constants(unsigned field, unsigned sbox, unsigned field_bits, unsigned t, unsigned rf,
+                                      unsigned rp);
 
 // neptune's Standard-strength partial-round count for an arity (2..36), from
 // its round_numbers table; 0 for arities Filecoin never instantiates.
@@ -71,17 +71,17 @@ unsigned standard_partial_rounds(std::size_t arity);
 
 struct PoseidonConstants {
   std::size_t arity = 0;
-  std::size_t width = 0;          // t = arity + 1
-  std::size_t full_rounds = 0;    // RF (both halves)
-  std::size_t partial_rounds = 0; // RP
+  std::size_t width = 0;           // t = arity + 1
+  std::size_t full_rounds = 0;     // RF (both halves)
+  std::size_t partial_rounds = 0;  // RP
   Fr domain_tag;
 
-  std::vector<Fr> round_constants;             // (RF + RP) * t, round-major
-  FrMatrix mds;                                // symmetric Cauchy matrix
+  std::vector<Fr> round_constants;  // (RF + RP) * t, round-major
+  FrMatrix mds;                     // symmetric Cauchy matrix
   FrMatrix mds_inv;
   std::vector<Fr> compressed_round_constants;  // RF * t + RP
   FrMatrix pre_sparse_matrix;
-  std::vector<SparseMatrix> sparse_matrices;   // RP, in application order
+  std::vector<SparseMatrix> sparse_matrices;  // RP, in application order
 
   std::size_t half_full_rounds() const { return full_rounds / 2; }
 

@@ -47,8 +47,7 @@ Digest32 Sha256::finish() {
 Digest32 sha256(std::span<const std::uint8_t> data) {
   Digest32 out{};
   unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr) != 1 ||
-      len != 32) {
+  if (EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr) != 1 || len != 32) {
     sha_abort("EVP_Digest");
   }
   return out;

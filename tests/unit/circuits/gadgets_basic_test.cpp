@@ -18,8 +18,7 @@ using groth16::TestCs;
 
 // All five flavours of a Boolean with value v: constant, Is, Not.
 std::vector<Boolean> flavours(TestCs& cs, bool v) {
-  return {Boolean::constant(v), Boolean(AllocatedBit::alloc(cs, v)),
-          Boolean(AllocatedBit::alloc(cs, !v)).not_()};
+  return {Boolean::constant(v), Boolean(AllocatedBit::alloc(cs, v)), Boolean(AllocatedBit::alloc(cs, !v)).not_()};
 }
 
 TEST(BooleanGadget, TruthTablesOverAllFlavours) {
@@ -35,8 +34,7 @@ TEST(BooleanGadget, TruthTablesOverAllFlavours) {
             EXPECT_EQ(Boolean::or_(cs, x, y).value(), (a || b));
             for (const auto& z : fc) {
               EXPECT_EQ(Boolean::sha256_ch(cs, x, y, z).value(), ((a && b) != (!a && c)));
-              EXPECT_EQ(Boolean::sha256_maj(cs, x, y, z).value(),
-                        (((a && b) != (a && c)) != (b && c)));
+              EXPECT_EQ(Boolean::sha256_maj(cs, x, y, z).value(), (((a && b) != (a && c)) != (b && c)));
             }
           }
         EXPECT_TRUE(cs.is_satisfied()) << cs.which_is_unsatisfied().value_or("");

@@ -64,16 +64,15 @@ TEST_P(PorCircuitTest, CountsInputsAndSatisfaction) {
   const std::size_t base_trees =
       (pc.shape.sub_arity ? pc.shape.sub_arity : 1) * (pc.shape.top_arity ? pc.shape.top_arity : 1);
   const std::uint64_t leaves = 64 * base_trees;
-  const auto arities = native::tree_shape_arities(leaves, pc.shape.base_arity, pc.shape.sub_arity,
-                                                  pc.shape.top_arity);
+  const auto arities = native::tree_shape_arities(leaves, pc.shape.base_arity, pc.shape.sub_arity, pc.shape.top_arity);
   std::mt19937_64 rng(leaves + pc.shape.base_arity);
   std::vector<Fr> data(leaves);
   for (auto& x : data) x = Fr::random(rng);
   native::PoseidonMerkleTree tree(native::PoseidonTreeHasher{}, arities, data);
 
   for (std::uint64_t challenge : {std::uint64_t{0}, leaves - 1, rng() % leaves}) {
-    PorCircuit circuit(pc.shape, TreeHasher::kPoseidon, data[challenge],
-                       path_levels(tree.path(challenge)), tree.root(), false);
+    PorCircuit circuit(pc.shape, TreeHasher::kPoseidon, data[challenge], path_levels(tree.path(challenge)), tree.root(),
+                       false);
     TestCs cs;
     circuit.synthesize(cs);
     EXPECT_TRUE(cs.is_satisfied()) << cs.which_is_unsatisfied().value_or("");
@@ -86,8 +85,7 @@ TEST_P(PorCircuitTest, CountsInputsAndSatisfaction) {
   }
 
   // A wrong leaf does not reach the root.
-  PorCircuit bad(pc.shape, TreeHasher::kPoseidon, data[1] + Fr::one(),
-                 path_levels(tree.path(1)), tree.root(), false);
+  PorCircuit bad(pc.shape, TreeHasher::kPoseidon, data[1] + Fr::one(), path_levels(tree.path(1)), tree.root(), false);
   TestCs bcs;
   bad.synthesize(bcs);
   EXPECT_FALSE(bcs.is_satisfied());
@@ -99,11 +97,10 @@ TEST_P(PorCircuitTest, CountsInputsAndSatisfaction) {
   EXPECT_EQ(rcs.num_inputs(), 3u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    RfpShapes, PorCircuitTest,
-    ::testing::Values(PorCase{{2, 0, 0}, 1887}, PorCase{{4, 0, 0}, 1164}, PorCase{{8, 0, 0}, 1063},
-                      PorCase{{8, 2, 0}, 1377}, PorCase{{8, 4, 2}, 1764}, PorCase{{8, 8, 0}, 1593},
-                      PorCase{{8, 8, 2}, 1907}, PorCase{{8, 2, 4}, 1764}));
+INSTANTIATE_TEST_SUITE_P(RfpShapes, PorCircuitTest,
+                         ::testing::Values(PorCase{{2, 0, 0}, 1887}, PorCase{{4, 0, 0}, 1164}, PorCase{{8, 0, 0}, 1063},
+                                           PorCase{{8, 2, 0}, 1377}, PorCase{{8, 4, 2}, 1764}, PorCase{{8, 8, 0}, 1593},
+                                           PorCase{{8, 8, 2}, 1907}, PorCase{{8, 2, 4}, 1764}));
 
 TEST(PorCircuit, PrivateRootHasOneInputFewer) {
   RecordingCs rcs;
@@ -120,8 +117,7 @@ TEST(PorCircuit, Sha256Base2Count) {
     for (auto& b : l) b = std::uint8_t(rng());
     native::trim_to_fr32(l);
   }
-  native::Sha256MerkleTree tree(native::Sha256TreeHasher{}, native::tree_shape_arities(64, 2),
-                                leaves);
+  native::Sha256MerkleTree tree(native::Sha256TreeHasher{}, native::tree_shape_arities(64, 2), leaves);
   auto p = tree.path(37);
   std::vector<PathLevel> levels;
   for (const auto& l : p.levels) {
@@ -175,10 +171,8 @@ TEST(PorCircuit, WitnessCsMatchesTestCs) {
   std::vector<Fr> data(1024);
   for (auto& x : data) x = Fr::random(rng);
   const TreeShape shape{8, 8, 2};
-  native::PoseidonMerkleTree tree(native::PoseidonTreeHasher{},
-                                  native::tree_shape_arities(1024, 8, 8, 2), data);
-  PorCircuit c(shape, TreeHasher::kPoseidon, data[700], path_levels(tree.path(700)), tree.root(),
-               false);
+  native::PoseidonMerkleTree tree(native::PoseidonTreeHasher{}, native::tree_shape_arities(1024, 8, 8, 2), data);
+  PorCircuit c(shape, TreeHasher::kPoseidon, data[700], path_levels(tree.path(700)), tree.root(), false);
   TestCs tcs;
   c.synthesize(tcs);
   groth16::WitnessCs wcs;

@@ -13,8 +13,8 @@ using groth16::TestCs;
 // neptune src/circuit.rs test_poseidon_hash (Standard strength); 11 from
 // rfp storage-proofs-porep stacked/circuit/hash.rs (column hash).
 TEST(PoseidonGadget, ConstraintCountsMatchNeptune) {
-  const std::pair<std::size_t, std::size_t> cases[] = {
-      {2, 311}, {4, 377}, {8, 505}, {11, 598}, {16, 761}, {24, 1009}, {36, 1385}};
+  const std::pair<std::size_t, std::size_t> cases[] = {{2, 311},  {4, 377},   {8, 505},  {11, 598},
+                                                       {16, 761}, {24, 1009}, {36, 1385}};
   std::mt19937_64 rng(9);
   for (auto [arity, expected] : cases) {
     const auto& pc = native::filecoin_poseidon(arity);
@@ -36,8 +36,7 @@ TEST(PoseidonGadget, ConstraintCountsMatchNeptune) {
 TEST(PoseidonGadget, NeptuneVectorThroughCircuit) {
   // hash of [0, 1] (neptune test vector) computed by the circuit.
   TestCs cs;
-  std::vector<AllocatedNum> in = {AllocatedNum::alloc(cs, Fr::zero()),
-                                  AllocatedNum::alloc(cs, Fr::one())};
+  std::vector<AllocatedNum> in = {AllocatedNum::alloc(cs, Fr::zero()), AllocatedNum::alloc(cs, Fr::one())};
   auto out = poseidon_hash(cs, in, native::filecoin_poseidon(2));
   ff::BigInt<4> e{};
   e.limb = {0x2e203c369a02e7ff, 0xa6fba9339d05a69d, 0x739e0fd902efe161, 0x396508d75e76a56b};
@@ -86,8 +85,7 @@ TEST(PoseidonGadget, HashMdOf71Ones) {
 TEST(PoseidonGadget, CorruptedWitnessIsRejected) {
   std::mt19937_64 rng(10);
   TestCs cs;
-  std::vector<AllocatedNum> in = {AllocatedNum::alloc(cs, Fr::random(rng)),
-                                  AllocatedNum::alloc(cs, Fr::random(rng))};
+  std::vector<AllocatedNum> in = {AllocatedNum::alloc(cs, Fr::random(rng)), AllocatedNum::alloc(cs, Fr::random(rng))};
   auto out = poseidon_hash(cs, in, native::filecoin_poseidon(2));
   ASSERT_TRUE(cs.is_satisfied());
   for (std::uint32_t idx : {2u, 50u, std::uint32_t(cs.num_aux() - 1)}) {

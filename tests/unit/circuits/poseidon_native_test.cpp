@@ -52,11 +52,10 @@ TEST(PoseidonNative, NeptuneVectorsStandardStrength) {
 TEST(PoseidonNative, FilecoinHasherVectors) {
   const Fr one = Fr::one(), zero = Fr::zero();
   Fr i1 = poseidon2(one, zero);
-  EXPECT_EQ(i1, fr_from_limbs({0xb339ff6079800b5e, 0xec5907b3dc3094af, 0x93c003cc74a24f26,
-                               0x042f94ffbe786bc3}));
+  EXPECT_EQ(i1, fr_from_limbs({0xb339ff6079800b5e, 0xec5907b3dc3094af, 0x93c003cc74a24f26, 0x042f94ffbe786bc3}));
   Fr i2 = poseidon2(zero, one);
-  EXPECT_EQ(poseidon2(i1, i2), fr_from_limbs({0xefbb8be3e291e671, 0x77cc72b8cb2b5ad2,
-                                              0x30eb6385ae6b74ae, 0x1effebb7b26ad9eb}));
+  EXPECT_EQ(poseidon2(i1, i2),
+            fr_from_limbs({0xefbb8be3e291e671, 0x77cc72b8cb2b5ad2, 0x30eb6385ae6b74ae, 0x1effebb7b26ad9eb}));
 }
 
 TEST(PoseidonNative, RoundConstantsMatchHadesReferenceFile) {

@@ -106,8 +106,8 @@ TEST(Sha256Gadget, Hash2CircuitMatchesNativeAndRejectsCorruption) {
   auto bn = AllocatedNum::alloc(cs, b);
   auto h = sha256_hash2_circuit(cs, an, bn);
   EXPECT_TRUE(cs.is_satisfied());
-  EXPECT_EQ(*h.value(), native::fr_from_le_bytes(native::sha256_hash2(
-                            native::fr_to_le_bytes(a), native::fr_to_le_bytes(b))));
+  EXPECT_EQ(*h.value(),
+            native::fr_from_le_bytes(native::sha256_hash2(native::fr_to_le_bytes(a), native::fr_to_le_bytes(b))));
   // Flip a value in the middle of the witness: some constraint must fail.
   const Variable mid = Variable::aux(std::uint32_t(cs.num_aux() / 2));
   cs.set_value(mid, cs.value(mid) + Fr::one());
@@ -244,9 +244,7 @@ namespace {
 // 532,025 constraints with the replica id and 37 parents allocated (BE bits).
 TEST(LabelGadget, CreateLabelCountAndValue) {
   std::mt19937_64 rng(12);
-  auto random_node = [&] {
-    return native::fr_to_le_bytes(Fr::random(rng));
-  };
+  auto random_node = [&] { return native::fr_to_le_bytes(Fr::random(rng)); };
   const native::Digest32 id = random_node();
   std::vector<native::Digest32> parents(kTotalParents);
   for (std::size_t i = 0; i < 14; ++i) parents[i] = random_node();

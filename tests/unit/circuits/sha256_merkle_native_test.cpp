@@ -26,10 +26,8 @@ std::span<const std::uint8_t> bytes(const std::string& s) {
 }
 
 TEST(Sha256Native, Fips180Vectors) {
-  EXPECT_EQ(hex(sha256(bytes(""))),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(hex(sha256(bytes("abc"))),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hex(sha256(bytes(""))), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hex(sha256(bytes("abc"))), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(hex(sha256(bytes("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   Sha256 h;
@@ -54,9 +52,8 @@ TEST(Sha256Native, Fr32TrimClearsTopTwoBits) {
 TEST(MerkleNative, CommDOfZeroSectors) {
   Sha256MerkleTree t128(Sha256TreeHasher{}, tree_shape_arities(4, 2), std::vector<Digest32>(4));
   EXPECT_EQ(hex(t128.root()), "3731bb99ac689f66eef5973e4a94da188f4ddcae580724fc6f3fd60dfd488333");
-  const Digest32 expected_2k = {252, 126, 146, 130, 150, 229, 22,  250, 173, 233, 134,
-                                178, 143, 146, 212, 74,  79,  36,  185, 53,  72,  82,
-                                35,  55,  106, 121, 144, 39,  188, 24,  248, 51};
+  const Digest32 expected_2k = {252, 126, 146, 130, 150, 229, 22, 250, 173, 233, 134, 178, 143, 146, 212, 74,
+                                79,  36,  185, 53,  72,  82,  35, 55,  106, 121, 144, 39,  188, 24,  248, 51};
   Sha256MerkleTree t2k(Sha256TreeHasher{}, tree_shape_arities(64, 2), std::vector<Digest32>(64));
   EXPECT_EQ(t2k.root(), expected_2k);
   Sha256SparseTree s2k(Sha256TreeHasher{}, tree_shape_arities(64, 2), Digest32{});
@@ -86,8 +83,8 @@ TEST(MerkleNative, ShapesMatchRfp) {
 
 TEST(MerkleNative, PathsRecomputeRootAndSparseEqualsDense) {
   std::mt19937_64 rng(7);
-  for (auto arities : {tree_shape_arities(64, 8), tree_shape_arities(128, 8, 2),
-                       tree_shape_arities(512, 8, 4, 2), tree_shape_arities(64, 4)}) {
+  for (auto arities : {tree_shape_arities(64, 8), tree_shape_arities(128, 8, 2), tree_shape_arities(512, 8, 4, 2),
+                       tree_shape_arities(64, 4)}) {
     std::uint64_t n = 1;
     for (auto a : arities) n *= a;
     std::vector<Fr> leaves(n, Fr::from_u64(5));

@@ -46,8 +46,8 @@ TEST(MetricsHttpResponse, OtherRequestsAreRefusedWithoutRendering) {
   std::string post = metrics_http_response("POST /metrics HTTP/1.1\r\n\r\n", render);
   EXPECT_EQ(post.rfind("HTTP/1.1 405", 0), 0u);
   EXPECT_NE(post.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos) << post;
-  for (const char* bad : {"", "GET\r\n\r\n", "GET /metrics\r\n\r\n", "GET /metrics SPDY/3\r\n\r\n",
-                          "GET /metrics HTTP/1.1"}) {
+  for (const char* bad :
+       {"", "GET\r\n\r\n", "GET /metrics\r\n\r\n", "GET /metrics SPDY/3\r\n\r\n", "GET /metrics HTTP/1.1"}) {
     EXPECT_EQ(metrics_http_response(bad, render).rfind("HTTP/1.1 400", 0), 0u) << bad;
   }
   EXPECT_EQ(renders, 0);

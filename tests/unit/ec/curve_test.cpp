@@ -48,12 +48,12 @@ TYPED_TEST(CurveTest, GroupLaws) {
   for (int it = 0; it < 8; ++it) {
     J a = this->random_point(), b = this->random_point(), c = this->random_point();
     ASSERT_TRUE(is_on_curve(a));
-    EXPECT_TRUE(eq(add(a, b), add(b, a)));                          // commutative
-    EXPECT_TRUE(eq(add(add(a, b), c), add(a, add(b, c))));          // associative
-    EXPECT_TRUE(eq(add(a, o), a));                                  // identity
+    EXPECT_TRUE(eq(add(a, b), add(b, a)));                  // commutative
+    EXPECT_TRUE(eq(add(add(a, b), c), add(a, add(b, c))));  // associative
+    EXPECT_TRUE(eq(add(a, o), a));                          // identity
     EXPECT_TRUE(eq(add(o, a), a));
-    EXPECT_TRUE(add(a, neg(a)).is_identity());                      // inverse
-    EXPECT_TRUE(eq(dbl(a), add(a, a)));                             // P == Q path
+    EXPECT_TRUE(add(a, neg(a)).is_identity());  // inverse
+    EXPECT_TRUE(eq(dbl(a), add(a, a)));         // P == Q path
     EXPECT_TRUE(is_on_curve(add(a, b)));
     EXPECT_TRUE(is_on_curve(dbl(a)));
     EXPECT_FALSE(eq(a, b));
@@ -121,8 +121,9 @@ TYPED_TEST(CurveTest, ScalarMulLinearity) {
 TYPED_TEST(CurveTest, EndomorphismMulMatchesPlainMul) {
   using J = Jacobian<TypeParam>;
   const Fr x = Fr::from_u64(kBlsXAbs), x2 = x * x, x3 = x2 * x;
-  std::vector<Fr> ks = {Fr::zero(), Fr::one(), Fr::from_u64(2), -Fr::one(), x - Fr::one(), x, x + Fr::one(),
-                        x2 - Fr::one(), x2, x2 + x, x3, x3 - Fr::one(), x3 + x2 + x + Fr::one(), -x3, -x2};
+  std::vector<Fr> ks = {Fr::zero(), Fr::one(),      Fr::from_u64(2),         -Fr::one(), x - Fr::one(),
+                        x,          x + Fr::one(),  x2 - Fr::one(),          x2,         x2 + x,
+                        x3,         x3 - Fr::one(), x3 + x2 + x + Fr::one(), -x3,        -x2};
   for (int i = 0; i < 6; ++i) ks.push_back(Fr::random(this->rng_));
   J p = this->random_point();
   for (const Fr& k : ks) {
@@ -134,8 +135,8 @@ TYPED_TEST(CurveTest, EndomorphismMulMatchesPlainMul) {
 TYPED_TEST(CurveTest, OrderIsR) {
   // r G == O and (r - 1) G == -G: r is the generator's order.
   EXPECT_TRUE(mul(generator<TypeParam>(), Fr::kModulus).is_identity());
-  EXPECT_TRUE(eq(mul(generator<TypeParam>(), ff::sub_small(Fr::kModulus, 1)),
-                 neg(from_affine(generator<TypeParam>()))));
+  EXPECT_TRUE(
+      eq(mul(generator<TypeParam>(), ff::sub_small(Fr::kModulus, 1)), neg(from_affine(generator<TypeParam>()))));
   EXPECT_TRUE(mul(this->random_point(), Fr::kModulus).is_identity());
 }
 

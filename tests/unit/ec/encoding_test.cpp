@@ -119,13 +119,9 @@ void check_kats(const Affine<F>& g, const Kats& k) {
   }
 }
 
-TEST(EncodingKnownAnswers, G1) {
-  check_kats(kG1Generator, {kG1GenC, kG1GenU, kG1Mul7C, kG1Mul7U, kG1Neg7C, kG1Neg7U});
-}
+TEST(EncodingKnownAnswers, G1) { check_kats(kG1Generator, {kG1GenC, kG1GenU, kG1Mul7C, kG1Mul7U, kG1Neg7C, kG1Neg7U}); }
 
-TEST(EncodingKnownAnswers, G2) {
-  check_kats(kG2Generator, {kG2GenC, kG2GenU, kG2Mul7C, kG2Mul7U, kG2Neg7C, kG2Neg7U});
-}
+TEST(EncodingKnownAnswers, G2) { check_kats(kG2Generator, {kG2GenC, kG2GenU, kG2Mul7C, kG2Mul7U, kG2Neg7C, kG2Neg7U}); }
 
 TEST(EncodingKnownAnswers, Infinity) {
   std::vector<std::uint8_t> c1(48, 0), u1(96, 0), c2(96, 0), u2(192, 0);
@@ -296,9 +292,9 @@ TEST(EncodingRejects, NotOnCurve) {
   // aptos vector "8959e1..||00..00": as given its 0x80 flag marks a 96-byte
   // input compressed (kBadFlags); with the flag cleared, x is canonical and
   // y = 0 is off the curve.
-  auto v = hex(
-      "8959e137e0719bf872abb08411010f437a8955bd42f5ba20fca64361af58ce188b1adb96ef229698bb7860b79e24ba12"
-      "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000");
+  auto v =
+      hex("8959e137e0719bf872abb08411010f437a8955bd42f5ba20fca64361af58ce188b1adb96ef229698bb7860b79e24ba12"
+          "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000");
   EXPECT_EQ(decode_g1(v, p1), DecodeError::kBadFlags);
   v[0] &= 0x7f;
   EXPECT_EQ(decode_g1(v, p1), DecodeError::kNotOnCurve);
@@ -333,13 +329,14 @@ TEST(EncodingRejects, OutsideSubgroupUnlessSkipped) {
   std::mt19937_64 rng(9);
   // aptos vectors: (0, 2) is on the G1 curve but not in G1.
   G1Affine p1;
-  auto zero_two = hex(
-      "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
-      "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000002");
+  auto zero_two =
+      hex("000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+          "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000002");
   EXPECT_EQ(decode_g1(zero_two, p1), DecodeError::kNotInSubgroup);
-  EXPECT_EQ(decode_g1(hex("800000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"),
-                      p1),
-            DecodeError::kNotInSubgroup);
+  EXPECT_EQ(
+      decode_g1(hex("800000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"),
+                p1),
+      DecodeError::kNotInSubgroup);
   ASSERT_EQ(decode_g1(zero_two, p1, Subgroup::kSkip), DecodeError::kOk);
   EXPECT_EQ(p1.y, Fp::from_u64(2));
   for (int i = 0; i < 3; ++i) {
@@ -374,8 +371,8 @@ TEST(EncodingBulk, ParallelDecodeMatchesAndReportsFirstError) {
   ASSERT_EQ(r.error, DecodeError::kOk);
   EXPECT_EQ(out, pts);
   // Two corrupt elements: the lower index is reported.
-  bytes[30 * 48] &= 0x7f;                         // compression flag cleared
-  bytes[20 * 48] |= 0x1f;                         // x >= p
+  bytes[30 * 48] &= 0x7f;  // compression flag cleared
+  bytes[20 * 48] |= 0x1f;  // x >= p
   r = decode_g1_many(bytes, out, PointForm::kCompressed, Subgroup::kCheck, &pool);
   EXPECT_EQ(r.error, DecodeError::kNotCanonical);
   EXPECT_EQ(r.index, 20u);

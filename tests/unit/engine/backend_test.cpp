@@ -409,11 +409,13 @@ TEST(PartitionPipeline, RacingPartitionIsAnsweredByTheCpuWhileTheGpuIsHeld) {
   runtime::TaskSet tasks(rig.loop.executor());
   tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
                  std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
-    out.emplace(co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan, c));
+    out.emplace(
+        co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan, c));
   }(rig, a, cancel_a, out_a));
   tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
                  std::optional<Result<PipelineOutcome>>& answered, asio::steady_timer& g) -> asio::awaitable<void> {
-    EXPECT_TRUE(co_await testing::eventually(*r.devices, [&r] { return r.devices->gpu(0).busy; }));  // a's partition holds the GPU
+    EXPECT_TRUE(co_await testing::eventually(*r.devices,
+                                             [&r] { return r.devices->gpu(0).busy; }));  // a's partition holds the GPU
     PlanMember pm;
     pm.job = plan.job;
     pm.partitions = 1;

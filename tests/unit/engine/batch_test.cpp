@@ -50,15 +50,14 @@ TEST(JobQueueBatch, TakesMatchingJobsOfOnePriorityInServiceOrder) {
   EXPECT_FALSE(q.top_priority().has_value());
 }
 
-using testing::output_verifies;
-using testing::run_scenario;
 using testing::eventually;
 using testing::held_by_worker;
 using testing::nothing_queued;
+using testing::output_verifies;
+using testing::run_scenario;
 
 struct Rig : testing::EngineRig {
-  explicit Rig(std::size_t batch_max_size, std::chrono::milliseconds batch_max_wait)
-      : EngineRig("cuzk-batch-test", 3) {
+  explicit Rig(std::size_t batch_max_size, std::chrono::milliseconds batch_max_wait) : EngineRig("cuzk-batch-test", 3) {
     EngineConfig cfg;
     cfg.admission = AdmissionPolicy{16, 1};
     cfg.max_demo_log_domain = 10;
@@ -86,11 +85,13 @@ JobRequest demo(std::uint32_t size, std::uint64_t seed, Priority p = Priority::k
 // Awaits a job and expects a verified proof (its own public inputs) and timings.
 asio::awaitable<void> expect_done(Engine& e, JobId id) {
   // On the manual clock nothing times out: a job that never ends fails here.
-  EXPECT_TRUE(co_await eventually(e, [&e, id] {
-    for (const JobView& v : e.status().jobs)
-      if (v.id == id) return is_finished(v.state);
-    return false;
-  })) << "job " << id << " did not finish";
+  EXPECT_TRUE(co_await eventually(e,
+                                  [&e, id] {
+                                    for (const JobView& v : e.status().jobs)
+                                      if (v.id == id) return is_finished(v.state);
+                                    return false;
+                                  }))
+      << "job " << id << " did not finish";
   auto out = co_await e.await(id, 0ms);
   EXPECT_TRUE(out.ok()) << "job " << id;
   if (!out.ok()) co_return;

@@ -330,12 +330,12 @@ TEST(MultiGpuPipeline, PartitionsOfAMoreUrgentJobTakeTheGpuFirst) {
   std::optional<Result<PipelineOutcome>> a, b;
   runtime::TaskSet tasks(rig.loop.executor());
   auto run = [](MultiRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
-                std::optional<Result<PipelineOutcome>>& out, std::function<bool()> start_when) -> asio::awaitable<void> {
+                std::optional<Result<PipelineOutcome>>& out,
+                std::function<bool()> start_when) -> asio::awaitable<void> {
     if (start_when) {
       EXPECT_TRUE(co_await testing::eventually(*r.devices, start_when));
     }
-    out.emplace(
-        co_await run_partition_pipeline(r.deps(), plan, c));
+    out.emplace(co_await run_partition_pipeline(r.deps(), plan, c));
   };
   tasks.spawn(run(rig, low, cancel, a, {}));
   // The CRITICAL job comes while the LOW job proves its second partition.
@@ -436,8 +436,7 @@ struct BatchRun {
 };
 
 BatchRun run_batch(MultiRig& rig, const PartitionPlan& plan, std::vector<std::uint32_t> sizes,
-                   std::vector<std::unique_ptr<runtime::CancelFlag>>& cancels,
-                   std::function<void()> mid = {}) {
+                   std::vector<std::unique_ptr<runtime::CancelFlag>>& cancels, std::function<void()> mid = {}) {
   BatchRun out;
   out.reported.resize(sizes.size());
   out.reported_at.resize(sizes.size());
@@ -458,8 +457,7 @@ BatchRun run_batch(MultiRig& rig, const PartitionPlan& plan, std::vector<std::ui
   runtime::TaskSet tasks(rig.loop.executor());
   tasks.spawn([](MultiRig& r, const PartitionPlan& p, std::vector<PlanMember> ms,
                  std::vector<Result<PipelineOutcome>>& ret) -> asio::awaitable<void> {
-    ret = co_await run_batch_pipeline(r.deps(), p,
-                                      std::move(ms));
+    ret = co_await run_batch_pipeline(r.deps(), p, std::move(ms));
   }(rig, plan, std::move(members), out.returned));
   std::thread watcher;
   if (mid) watcher = std::thread(mid);

@@ -101,7 +101,8 @@ void run_scenario(EngineRig& rig, Body body) {
 // expectation; nothing waits for it to pass.
 // `subscribe(fn)` returns the runtime::Signal::Subscription of an on_change.
 template <class Subscribe, class Pred>
-asio::awaitable<bool> until(Subscribe subscribe, Pred pred, std::chrono::milliseconds limit = std::chrono::seconds(60)) {
+asio::awaitable<bool> until(Subscribe subscribe, Pred pred,
+                            std::chrono::milliseconds limit = std::chrono::seconds(60)) {
   runtime::Notifier changed(co_await asio::this_coro::executor);
   runtime::Signal::Subscription sub = subscribe([&changed] { changed.notify_all(); });
   const auto deadline = std::chrono::steady_clock::now() + limit;

@@ -37,7 +37,7 @@ class FakeBackend final : public DeviceBackend {
   using Clock = std::chrono::steady_clock;
   struct Call {
     Clock::time_point start, end;
-    std::size_t aux = 0;  // witness size, to tell circuits apart
+    std::size_t aux = 0;        // witness size, to tell circuits apart
     std::size_t instances = 0;  // witnesses in the call (a batch proves several)
     groth16::SatisfactionCheck check = groth16::SatisfactionCheck::kSkip;  // prepare(): what was asked
   };
@@ -46,9 +46,9 @@ class FakeBackend final : public DeviceBackend {
       : name_(std::move(name)), ordinal_(ordinal), math_(math), runner_(1) {}
 
   // Knobs, settable from the test thread at any time.
-  std::atomic<int> delay_ms{0};         // sleep inside every prove
-  std::atomic<int> corrupt_next{0};     // this many next proofs come back wrong (c := a)
-  std::atomic<int> throw_next{0};       // this many next calls throw
+  std::atomic<int> delay_ms{0};              // sleep inside every prove
+  std::atomic<int> corrupt_next{0};          // this many next proofs come back wrong (c := a)
+  std::atomic<int> throw_next{0};            // this many next calls throw
   std::atomic<std::uint64_t> host_bytes{0};  // host_bytes_per_instance
   // Staged steps: host time of prepare(); failures of each step (prepare and
   // finish throw; the device step reports its failure through `done`;
@@ -313,9 +313,9 @@ class FakeBackend final : public DeviceBackend {
   bool held_ = false;
   std::vector<Call> calls_;
   std::optional<ProverStage> stage_report_;
-  ResidentSrsSplit split_;  // guarded by mu_
-  std::unique_ptr<groth16::Parameters> device_srs_;          // guarded by mu_ (models_device_srs)
-  const groth16::Parameters* device_srs_for_ = nullptr;      // guarded by mu_
+  ResidentSrsSplit split_;                               // guarded by mu_
+  std::unique_ptr<groth16::Parameters> device_srs_;      // guarded by mu_ (models_device_srs)
+  const groth16::Parameters* device_srs_for_ = nullptr;  // guarded by mu_
   std::vector<Call> prepares_;
   int staged_ = 0, staged_max_ = 0;
   runtime::WorkerPool device_{1};  // the "device"; last: joined first

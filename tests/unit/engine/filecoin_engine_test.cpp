@@ -118,8 +118,8 @@ TEST(FilecoinEngine, ATamperedJobFailsAloneWithInvalidInput) {
 
 TEST(FilecoinEngine, MissedDeadlineIsReportedAndCounted) {
   const PostFixture window = make_post_fixture(fc::PostProof::Window2KiBV1_2, 1, 54);
-  const std::string counter = "cuzk_deadline_missed_total{kind=\"" +
-                              std::string(to_string(ProofKind::kWindowPost)) + "\"} ";
+  const std::string counter =
+      "cuzk_deadline_missed_total{kind=\"" + std::string(to_string(ProofKind::kWindowPost)) + "\"} ";
   Rig rig("cuzk-fc-engine-deadline");
   testing::run_scenario(rig, [&](Engine& e) -> asio::awaitable<void> {
     EXPECT_NE(e.metrics().find(counter + "0\n"), std::string::npos);

@@ -1,8 +1,7 @@
 // Genuine 2 KiB SnapDeals jobs through the Engine on the CPU back end, as one
 // batch (a tampered one that fails alone, two that share one partition
-// pipeline), then a job that joins a running one's pipeline: their development parameters are generated on first use (~150 s
-// on the 2-core VM), hence its own binary, engine_slow_test, label "slow"
-// (tests/CMakeLists.txt).
+// pipeline), then a job that joins a running one's pipeline: their development parameters are generated on first use
+// (~150 s on the 2-core VM), hence its own binary, engine_slow_test, label "slow" (tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <string>

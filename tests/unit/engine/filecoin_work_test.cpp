@@ -89,8 +89,8 @@ TEST_F(PostWork, GenuineWindowPostPrepares) {
   ASSERT_EQ(w.value().public_inputs.size(), 1u);
   // 2 slots x (comm_r + 10 challenges).
   EXPECT_EQ(w.value().public_inputs[0].size(), 22u);
-  const fc::PostPartition p = fc::make_post_partition(window_->proof, window_->gen.randomness,
-                                                      window_->gen.prover_id, 0, window_->gen.sectors);
+  const fc::PostPartition p =
+      fc::make_post_partition(window_->proof, window_->gen.randomness, window_->gen.prover_id, 0, window_->gen.sectors);
   EXPECT_EQ(w.value().public_inputs[0], fc::post_public_inputs(p));
   expect_satisfies(w.value(), 0, pool_);
 }
@@ -112,11 +112,13 @@ TEST_F(PostWork, WrongCommRNamesTheSector) {
 }
 
 TEST_F(PostWork, SwappedPathElementNamesTheSector) {
-  const std::string m = refused(ProofKind::kWindowPost, window_with(0, [](auto& s) {
-                                  auto& h = s.sectors.at(0).inclusion_proofs.at(4).base.at(1).hashes;
-                                  ASSERT_NE(h.at(0), h.at(1));
-                                  std::swap(h[0], h[1]);
-                                }),
+  const std::string m = refused(ProofKind::kWindowPost,
+                                window_with(0,
+                                            [](auto& s) {
+                                              auto& h = s.sectors.at(0).inclusion_proofs.at(4).base.at(1).hashes;
+                                              ASSERT_NE(h.at(0), h.at(1));
+                                              std::swap(h[0], h[1]);
+                                            }),
                                 pool_);
   EXPECT_TRUE(contains(m, "sector 1")) << m;
   EXPECT_TRUE(contains(m, "path")) << m;
@@ -175,10 +177,10 @@ TEST_F(PostWork, UnsortedSectorsAreSortedDuplicatesRefused) {
 }
 
 TEST_F(PostWork, WrongKindForTheInputIsRefused) {
-  EXPECT_TRUE(contains(refused(ProofKind::kWindowPost, encode_post_request(winning_->request), pool_),
-                       "not a WindowPoSt"));
-  EXPECT_TRUE(contains(refused(ProofKind::kWinningPost, encode_post_request(window_->request), pool_),
-                       "not a WinningPoSt"));
+  EXPECT_TRUE(
+      contains(refused(ProofKind::kWindowPost, encode_post_request(winning_->request), pool_), "not a WindowPoSt"));
+  EXPECT_TRUE(
+      contains(refused(ProofKind::kWinningPost, encode_post_request(window_->request), pool_), "not a WinningPoSt"));
   PostRequest r = window_->request;
   r.registered_proof = 999;
   EXPECT_TRUE(contains(refused(ProofKind::kWindowPost, encode_post_request(r), pool_), "999"));
@@ -308,8 +310,8 @@ TEST(CircuitSetSpec, IdsMustBeSpelledExactly) {
     ASSERT_TRUE(s) << id;
     EXPECT_EQ(s->id, id);
   }
-  for (const char* id : {"window-post-2kib", "window-post-3GiB", "snap-deals-", "window-post-2KiB ",
-                         "winning-post-", "", "porep-32GiB"})
+  for (const char* id :
+       {"window-post-2kib", "window-post-3GiB", "snap-deals-", "window-post-2KiB ", "winning-post-", "", "porep-32GiB"})
     EXPECT_FALSE(circuit_set_spec(id)) << id;
   EXPECT_EQ(circuit_set_spec("snap-deals-2KiB")->expected_inputs, 5u);
   EXPECT_EQ(snap_set_id(fc::UpdateProof::StackedDrg32GiBV1), "snap-deals-32GiB");

@@ -34,7 +34,8 @@ namespace fs = std::filesystem;
 using cuzk::testing::resident_pages;
 
 struct Rig : testing::PipelineRig {
-  explicit Rig(std::size_t gpus) : PipelineRig("cuzk-host-srs-test", {gpus, 1ull << 40, 3, 4, runtime::LogLevel::kWarn}) {
+  explicit Rig(std::size_t gpus)
+      : PipelineRig("cuzk-host-srs-test", {gpus, 1ull << 40, 3, 4, runtime::LogLevel::kWarn}) {
     big = params->get_demo(kLogDomain).params;  // generated and written to the state dir
     for (auto& f : fakes) f->models_device_srs = true;
   }

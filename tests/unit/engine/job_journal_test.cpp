@@ -216,9 +216,9 @@ TEST(JobJournalFormat, AKindByteBeyondSnapDealsIsRejected) {
   auto image = policy::journal_file_header();
   const std::uint8_t snap = static_cast<std::uint8_t>(ProofKind::kSnapDeals);
   for (const std::uint8_t kind : {snap, static_cast<std::uint8_t>(snap + 1), std::uint8_t{0xff}}) {
-    const auto rec = policy::encode_record(policy::RecordType::kAccepted, policy::Millis{1},
-                                           "kind-" + std::to_string(kind),
-                                           std::vector<std::uint8_t>{kind, 1, 1, 0, 0, 0, 0});
+    const auto rec =
+        policy::encode_record(policy::RecordType::kAccepted, policy::Millis{1}, "kind-" + std::to_string(kind),
+                              std::vector<std::uint8_t>{kind, 1, 1, 0, 0, 0, 0});
     image.insert(image.end(), rec.begin(), rec.end());
   }
   auto r = policy::replay_journal(image, policy::Millis{2}, 10min);
@@ -333,8 +333,7 @@ TEST(JobJournal, ADamagedOrMissingInputFailsOnlyThatJob) {
   Rig rig;
   {
     auto o = rig.open();
-    for (JobId id = 1; id <= 3; ++id)
-      ASSERT_FALSE(o.journal->accepted(id, demo(10, id * 10), Priority::kNormal));
+    for (JobId id = 1; id <= 3; ++id) ASSERT_FALSE(o.journal->accepted(id, demo(10, id * 10), Priority::kNormal));
     auto bytes = read_file(o.journal->input_path(1));
     bytes[bytes.size() - 3] ^= 0x01;  // in the body: the body checksum catches it
     write_file(o.journal->input_path(1), bytes);
@@ -465,8 +464,8 @@ TEST(JobJournal, StaleInputFilesAreRemovedAtOpen) {
     ASSERT_FALSE(o.journal->accepted(1, demo(10, 1), Priority::kNormal));
   }
   fs::path jobs = rig.config.dir / "jobs";
-  write_file(jobs / "99.job", {1, 2, 3});      // its record never made it
-  write_file(jobs / "2.job.tmp", {1, 2, 3});   // died mid-write
+  write_file(jobs / "99.job", {1, 2, 3});     // its record never made it
+  write_file(jobs / "2.job.tmp", {1, 2, 3});  // died mid-write
   auto o = rig.open();
   EXPECT_TRUE(fs::exists(jobs / "1.job"));
   EXPECT_FALSE(fs::exists(jobs / "99.job"));

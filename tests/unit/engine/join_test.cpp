@@ -110,7 +110,7 @@ asio::awaitable<void> admitter(JoinRig& rig, BatchDoor& door, Script& script, co
 }
 
 JoinRun run_join(JoinRig& rig, std::uint32_t partitions_a, Script& script, runtime::CancelFlag& cancel_a,
-        runtime::CancelFlag& cancel_b) {
+                 runtime::CancelFlag& cancel_b) {
   JoinRun out;
   PartitionPlan plan = rig.plan(partitions_a);
   std::vector<PlanMember> members(1);
@@ -122,9 +122,7 @@ JoinRun run_join(JoinRig& rig, std::uint32_t partitions_a, Script& script, runti
     out.reported[0] = r;
     out.reported_at[0] = Clock::now();
   };
-  BatchAdmitter admit = [&rig, &script, &cancel_b](BatchDoor& door) {
-    return admitter(rig, door, script, cancel_b);
-  };
+  BatchAdmitter admit = [&rig, &script, &cancel_b](BatchDoor& door) { return admitter(rig, door, script, cancel_b); };
   runtime::TaskSet tasks(rig.loop.executor());
   tasks.spawn([](JoinRig& r, const PartitionPlan& p, std::vector<PlanMember> ms, BatchAdmitter a,
                  std::vector<Result<PipelineOutcome>>& ret) -> asio::awaitable<void> {

@@ -66,7 +66,9 @@ struct Disk {
   }
 
  private:
-  void announce() { asio::post(loop, [this] { changed.emit(); }); }
+  void announce() {
+    asio::post(loop, [this] { changed.emit(); });
+  }
   std::mutex mu_;
   std::condition_variable cv_;
   bool hold_accept_ = false, hold_finish_ = false;
@@ -83,7 +85,7 @@ struct Rig : testing::EngineRig {
     make_engine(cfg);
   }
   ~Rig() {
-    engine.reset();  // the engine's journal writer calls into `disk`
+    engine.reset();    // the engine's journal writer calls into `disk`
     loop.io().poll();  // the writer's last announcements, while `disk` lives
   }
   Disk disk{loop.executor()};
@@ -96,7 +98,6 @@ JobRequest demo(std::uint64_t seed, std::string request_id) {
   r.request_id = std::move(request_id);
   return r;
 }
-
 
 struct Submitted {
   std::optional<Result<JobView>> result;

@@ -32,7 +32,10 @@ struct PipelineRig {
   };
 
   PipelineRig(const char* dir_prefix, Sizes s)
-      : log(s.log_level), math(2), cpu(s.cpu_threads), synthesis(s.synthesis_threads),
+      : log(s.log_level),
+        math(2),
+        cpu(s.cpu_threads),
+        synthesis(s.synthesis_threads),
         memory(loop.executor(), s.budget_bytes) {
     dir = make_temp_dir(dir_prefix);
     params = std::make_unique<ParamStore>(dir, math, log);

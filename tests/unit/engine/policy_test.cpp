@@ -143,7 +143,7 @@ TEST(JobQueue, RestoredJobsBypassAdmissionAndKeepPriorityOrder) {
   q.restore(3, Priority::kNormal);
   q.restore(9, Priority::kHigh);
   q.restore(4, Priority::kNormal);
-  EXPECT_EQ(q.size(), 4u);  // above the capacity of 2: nothing admitted is dropped
+  EXPECT_EQ(q.size(), 4u);                        // above the capacity of 2: nothing admitted is dropped
   EXPECT_FALSE(q.push(10, Priority::kCritical));  // but new work is refused
   std::vector<JobId> order;
   while (auto id = q.pop()) order.push_back(*id);
@@ -209,8 +209,7 @@ TEST(JoinPolicy, AHeadTheBatchCannotTakeClosesItUnlessItIsLessUrgent) {
   const RunningBatch batch{"porep-32GiB", Priority::kNormal, 1, 4};
   // Another sector size, another kind, a C1 naming no size: closes (it would
   // otherwise wait behind joiners forever).
-  EXPECT_EQ(decide_join(batch, QueueHead{ProofKind::kPoRepC2, Priority::kNormal, "porep-2KiB"}),
-            JoinDecision::kClose);
+  EXPECT_EQ(decide_join(batch, QueueHead{ProofKind::kPoRepC2, Priority::kNormal, "porep-2KiB"}), JoinDecision::kClose);
   EXPECT_EQ(decide_join(batch, QueueHead{ProofKind::kGroth16Demo, Priority::kNormal, ""}), JoinDecision::kClose);
   EXPECT_EQ(decide_join(batch, QueueHead{ProofKind::kPoRepC2, Priority::kNormal, ""}), JoinDecision::kClose);
   // More urgent, even of the same parameters (a batch never lifts a job to
@@ -261,13 +260,13 @@ TEST(JoinPolicy, AWaitingJobThatCannotJoinStopsFurtherJoining) {
 }
 
 TEST(PipelineLanes, ConfiguredWinsElseThePoolsCappedByTheGpus) {
-  EXPECT_EQ(pipeline_lanes(3, 8, 1), 3u);    // [porep] synthesis_concurrency
+  EXPECT_EQ(pipeline_lanes(3, 8, 1), 3u);  // [porep] synthesis_concurrency
   EXPECT_EQ(pipeline_lanes(12, 8, 1), 12u);
-  EXPECT_EQ(pipeline_lanes(0, 8, 0), 8u);    // CPU only: the pool's
-  EXPECT_EQ(pipeline_lanes(0, 8, 1), 4u);    // one GPU: 2 + 2
-  EXPECT_EQ(pipeline_lanes(0, 16, 2), 6u);   // two GPUs
-  EXPECT_EQ(pipeline_lanes(0, 8, 4), 8u);    // capped by the pool
-  EXPECT_EQ(pipeline_lanes(0, 1, 1), 1u);    // a 2-core host
+  EXPECT_EQ(pipeline_lanes(0, 8, 0), 8u);   // CPU only: the pool's
+  EXPECT_EQ(pipeline_lanes(0, 8, 1), 4u);   // one GPU: 2 + 2
+  EXPECT_EQ(pipeline_lanes(0, 16, 2), 6u);  // two GPUs
+  EXPECT_EQ(pipeline_lanes(0, 8, 4), 8u);   // capped by the pool
+  EXPECT_EQ(pipeline_lanes(0, 1, 1), 1u);   // a 2-core host
   EXPECT_EQ(pipeline_lanes(0, 0, 1), 1u);
 }
 

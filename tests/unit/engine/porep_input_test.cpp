@@ -31,12 +31,13 @@ TEST(PorepInput, HostileC1JsonIsInvalidInput) {
   for (int i = 1; i < 32; ++i) all_ff += ",255";
   all_ff += "]";
   const std::vector<std::string> hostile = {
-      good.substr(0, at) + "1e400" + good.substr(end),                                   // nlohmann out_of_range
+      good.substr(0, at) + "1e400" + good.substr(end),  // nlohmann out_of_range
       good.substr(0, at) + std::string(200000, '[') + std::string(200000, ']') + good.substr(end),  // deep
-      good + std::string(1, '\0') + "{}",                                                 // trailing data
+      good + std::string(1, '\0') + "{}",                                                           // trailing data
       labels,
       // replica_id >= r: the public inputs' Fr conversion aborted the daemon.
-      good.substr(0, good.find("\"replica_id\":[") + 13) + all_ff + good.substr(good.find(']', good.find("\"replica_id\":[")) + 1),
+      good.substr(0, good.find("\"replica_id\":[") + 13) + all_ff +
+          good.substr(good.find(']', good.find("\"replica_id\":[")) + 1),
   };
   struct Rig : testing::EngineRig {
     Rig() : EngineRig("cuzk-porep-input-test", 2) {

@@ -25,7 +25,8 @@ namespace {
 using testing::FakeBackend;
 
 struct Rig : testing::PipelineRig {
-  explicit Rig(std::size_t gpus) : PipelineRig("cuzk-satisfaction-test", {gpus, 1ull << 40, 3, 4, runtime::LogLevel::kError}) {}
+  explicit Rig(std::size_t gpus)
+      : PipelineRig("cuzk-satisfaction-test", {gpus, 1ull << 40, 3, 4, runtime::LogLevel::kError}) {}
 
   groth16::Witness witness(std::uint64_t seed) const { return demo_witness(seed); }
 

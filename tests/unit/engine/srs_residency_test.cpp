@@ -20,7 +20,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using testing::FakeBackend;
 
-
 struct Rig : testing::EngineRig {
   Rig() : EngineRig("cuzk-srs-test", 2) {
     EngineConfig cfg;
@@ -75,7 +74,7 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   if (!busy.ok()) {
     EXPECT_EQ(busy.error().kind, ErrorKind::kOverloaded);
   }
-  rig.clock.advance(10min);  // idle time does not count while in use
+  rig.clock.advance(10min);       // idle time does not count while in use
   co_await testing::run_ready();  // the sweep it fired
   EXPECT_TRUE(host_entry(e, "demo-5").has_value());
   auto a_out = co_await e.await(a.value().id, 0ms);
@@ -245,8 +244,7 @@ TEST(EngineSrs, PinnedHostPartListedChargedReleased) {
 
 TEST(EngineSrs, ConfigKeys) {
   daemon::Config d;
-  daemon::Config example =
-      daemon::load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
+  daemon::Config example = daemon::load_config(std::string(CUZK_TEST_DATA_DIR) + "/../../systemd/cuzkd.example.toml");
   EXPECT_EQ(example.engine.srs_min_idle, d.engine.srs_min_idle);
   EXPECT_EQ(example.engine.srs_max_host_bytes, d.engine.srs_max_host_bytes);
   EXPECT_EQ(example.engine.srs_reload_bytes_per_s, d.engine.srs_reload_bytes_per_s);

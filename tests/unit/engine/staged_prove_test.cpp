@@ -39,7 +39,8 @@ void on_loop(runtime::EventLoop& loop, Body body) {
 }
 
 struct Rig : testing::PipelineRig {
-  explicit Rig(std::size_t gpus = 1) : PipelineRig("cuzk-staged-test", {gpus, 1ull << 40, 3, 4, runtime::LogLevel::kWarn}) {}
+  explicit Rig(std::size_t gpus = 1)
+      : PipelineRig("cuzk-staged-test", {gpus, 1ull << 40, 3, 4, runtime::LogLevel::kWarn}) {}
 
   groth16::Witness witness(std::uint64_t seed) const { return demo_witness(seed); }
 
@@ -50,7 +51,6 @@ struct Rig : testing::PipelineRig {
   }
 
   Result<PipelineOutcome> run(const PartitionPlan& p) { return run_plan(p); }
-
 };
 
 bool overlaps(const FakeBackend::Call& a, const FakeBackend::Call& b) { return a.start < b.end && b.start < a.end; }

@@ -53,8 +53,7 @@ class FileSizeLimit {
 };
 
 groth16::R1cs small_circuit() {
-  return groth16::compile(
-      circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(8), std::nullopt));
+  return groth16::compile(circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(8), std::nullopt));
 }
 
 // Development parameters of a small circuit in a temporary directory.

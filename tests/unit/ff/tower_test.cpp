@@ -119,7 +119,7 @@ TEST(Tower, Fp12StructureAndSparseLineProduct) {
 Fp12 random_unitary(std::mt19937_64& rng) {
   Fp12 f = Fp12::random(rng);
   Fp12 t = f.conjugate() * f.inverse();  // f^(p^6 - 1)
-  return t.frobenius(2) * t;              // ^(p^2 + 1)
+  return t.frobenius(2) * t;             // ^(p^2 + 1)
 }
 
 TEST(Tower, CyclotomicSquareAndPow) {

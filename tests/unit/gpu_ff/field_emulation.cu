@@ -17,14 +17,30 @@ void run(Variant v, const std::uint32_t* a_limbs, const std::uint32_t* b_limbs, 
   std::uint32_t w[2 * N] = {};
   for (int i = 0; i < N; ++i) w[i] = a_limbs[i];
   switch (v) {
-    case Variant::kMulCios: r = F::mul_cios(a, b); break;
-    case Variant::kMulEvenOdd: r = F::mul_evenodd(a, b); break;
-    case Variant::kMulDefault: r = a * b; break;
-    case Variant::kSqrCios: r = a.sqr_cios(); break;
-    case Variant::kSqrEvenOdd: r = a.sqr_evenodd(); break;
-    case Variant::kSqrDefault: r = a.sqr(); break;
-    case Variant::kRedcCios: r = F::redc_cios(w); break;
-    case Variant::kRedcEvenOdd: r = F::redc_evenodd(w); break;
+    case Variant::kMulCios:
+      r = F::mul_cios(a, b);
+      break;
+    case Variant::kMulEvenOdd:
+      r = F::mul_evenodd(a, b);
+      break;
+    case Variant::kMulDefault:
+      r = a * b;
+      break;
+    case Variant::kSqrCios:
+      r = a.sqr_cios();
+      break;
+    case Variant::kSqrEvenOdd:
+      r = a.sqr_evenodd();
+      break;
+    case Variant::kSqrDefault:
+      r = a.sqr();
+      break;
+    case Variant::kRedcCios:
+      r = F::redc_cios(w);
+      break;
+    case Variant::kRedcEvenOdd:
+      r = F::redc_evenodd(w);
+      break;
   }
   for (int i = 0; i < N; ++i) out[i] = r.l[i];
 }
@@ -33,23 +49,34 @@ void run(Variant v, const std::uint32_t* a_limbs, const std::uint32_t* b_limbs, 
 
 const char* name(Variant v) {
   switch (v) {
-    case Variant::kMulCios: return "mul_cios";
-    case Variant::kMulEvenOdd: return "mul_evenodd";
-    case Variant::kMulDefault: return "operator*";
-    case Variant::kSqrCios: return "sqr_cios";
-    case Variant::kSqrEvenOdd: return "sqr_evenodd";
-    case Variant::kSqrDefault: return "sqr";
-    case Variant::kRedcCios: return "redc_cios";
-    case Variant::kRedcEvenOdd: return "redc_evenodd";
+    case Variant::kMulCios:
+      return "mul_cios";
+    case Variant::kMulEvenOdd:
+      return "mul_evenodd";
+    case Variant::kMulDefault:
+      return "operator*";
+    case Variant::kSqrCios:
+      return "sqr_cios";
+    case Variant::kSqrEvenOdd:
+      return "sqr_evenodd";
+    case Variant::kSqrDefault:
+      return "sqr";
+    case Variant::kRedcCios:
+      return "redc_cios";
+    case Variant::kRedcEvenOdd:
+      return "redc_evenodd";
   }
   return "?";
 }
 
 const char* name(Fp2Variant v) {
   switch (v) {
-    case Fp2Variant::kMulKaratsuba3: return "Fp2::mul_karatsuba3";
-    case Fp2Variant::kMulLazy: return "Fp2::mul_lazy";
-    case Fp2Variant::kMulDefault: return "Fp2::operator*";
+    case Fp2Variant::kMulKaratsuba3:
+      return "Fp2::mul_karatsuba3";
+    case Fp2Variant::kMulLazy:
+      return "Fp2::mul_lazy";
+    case Fp2Variant::kMulDefault:
+      return "Fp2::operator*";
   }
   return "?";
 }
@@ -65,9 +92,15 @@ void fp2_op(Fp2Variant v, const std::uint32_t* a_limbs, const std::uint32_t* b_l
     b.c1.l[i] = b_limbs[N + i];
   }
   switch (v) {
-    case Fp2Variant::kMulKaratsuba3: r = Fp2::mul_karatsuba3(a, b); break;
-    case Fp2Variant::kMulLazy: r = Fp2::mul_lazy(a, b); break;
-    case Fp2Variant::kMulDefault: r = a * b; break;
+    case Fp2Variant::kMulKaratsuba3:
+      r = Fp2::mul_karatsuba3(a, b);
+      break;
+    case Fp2Variant::kMulLazy:
+      r = Fp2::mul_lazy(a, b);
+      break;
+    case Fp2Variant::kMulDefault:
+      r = a * b;
+      break;
   }
   for (int i = 0; i < N; ++i) {
     out[i] = r.c0.l[i];

@@ -20,9 +20,9 @@ enum class Variant {
   kRedcCios,
   kRedcEvenOdd,
 };
-inline constexpr Variant kAllVariants[] = {Variant::kMulCios,    Variant::kMulEvenOdd, Variant::kMulDefault,
-                                           Variant::kSqrCios,    Variant::kSqrEvenOdd, Variant::kSqrDefault,
-                                           Variant::kRedcCios,   Variant::kRedcEvenOdd};
+inline constexpr Variant kAllVariants[] = {Variant::kMulCios,  Variant::kMulEvenOdd, Variant::kMulDefault,
+                                           Variant::kSqrCios,  Variant::kSqrEvenOdd, Variant::kSqrDefault,
+                                           Variant::kRedcCios, Variant::kRedcEvenOdd};
 const char* name(Variant v);
 
 // The forms of the device Fp2 product (Fp2 = Fp[u]/(u^2 + 1)).

@@ -24,15 +24,11 @@ template <class F>
 struct DeviceOf;
 template <>
 struct DeviceOf<ff::Fp> {
-  static void op(Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out) {
-    fp_op(v, a, b, out);
-  }
+  static void op(Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out) { fp_op(v, a, b, out); }
 };
 template <>
 struct DeviceOf<ff::Fr> {
-  static void op(Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out) {
-    fr_op(v, a, b, out);
-  }
+  static void op(Variant v, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out) { fr_op(v, a, b, out); }
 };
 
 template <class F>
@@ -69,12 +65,15 @@ typename F::Int host(Variant v, const typename F::Int& a, const typename F::Int&
   switch (v) {
     case Variant::kMulCios:
     case Variant::kMulEvenOdd:
-    case Variant::kMulDefault: return (x * y).mont();
+    case Variant::kMulDefault:
+      return (x * y).mont();
     case Variant::kSqrCios:
     case Variant::kSqrEvenOdd:
-    case Variant::kSqrDefault: return x.square().mont();
+    case Variant::kSqrDefault:
+      return x.square().mont();
     case Variant::kRedcCios:
-    case Variant::kRedcEvenOdd: return x.to_int();
+    case Variant::kRedcEvenOdd:
+      return x.to_int();
   }
   return {};
 }
@@ -147,8 +146,9 @@ void check_fp2_variant(Fp2Variant v, std::uint64_t seed) {
   const auto edges = edge_values<ff::Fp>();
   const Int p = ff::Fp::kModulus, one = ff::from_u64<ff::Fp::kLimbs>(1);
   const Int two = ff::from_u64<ff::Fp::kLimbs>(2);
-  const std::vector<Int> bound_setters = {Int{},      one, sub<ff::Fp>(p, one), sub<ff::Fp>(p, two),
-                                          ff::Fp::kR, pow2<ff::Fp>(int(p.bit_length()) - 1), edges.back()};
+  const std::vector<Int> bound_setters = {
+      Int{},       one, sub<ff::Fp>(p, one), sub<ff::Fp>(p, two), ff::Fp::kR, pow2<ff::Fp>(int(p.bit_length()) - 1),
+      edges.back()};
   for (const Int& a0 : edges) {
     for (const Int& a1 : edges) {
       for (const Int& b0 : bound_setters) {

@@ -38,8 +38,16 @@ template <class F>
 std::vector<typename F::Int> edge_values() {
   using Int = typename F::Int;
   const Int p = F::kModulus, one = ff::from_u64<F::kLimbs>(1), two = ff::from_u64<F::kLimbs>(2);
-  std::vector<Int> v = {Int{}, one, two, ff::from_u64<F::kLimbs>(3), sub<F>(p, one), sub<F>(p, two), F::kR,
-                        sub<F>(p, F::kR), ff::shr1(sub<F>(p, one)), ff::shr1(add<F>(p, one))};
+  std::vector<Int> v = {Int{},
+                        one,
+                        two,
+                        ff::from_u64<F::kLimbs>(3),
+                        sub<F>(p, one),
+                        sub<F>(p, two),
+                        F::kR,
+                        sub<F>(p, F::kR),
+                        ff::shr1(sub<F>(p, one)),
+                        ff::shr1(add<F>(p, one))};
   const int bits = int(p.bit_length());
   v.push_back(pow2<F>(bits - 1));
   v.push_back(sub<F>(pow2<F>(bits - 1), one));

@@ -91,8 +91,7 @@ TEST(Circom, WitnessSatisfiesImportedR1cs) {
   bad.aux[0] += Fr::one();  // wire 4 = a, used from constraint 0 on
   EXPECT_EQ(first_unsatisfied(c.r1cs, bad.inputs, bad.aux, pool), std::optional<std::size_t>(0));
 
-  EXPECT_EQ(error_of([&] { split_wires(c.r1cs, std::span<const Fr>(wires).first(14)); }),
-            R1csErrorKind::kWrongSize);
+  EXPECT_EQ(error_of([&] { split_wires(c.r1cs, std::span<const Fr>(wires).first(14)); }), R1csErrorKind::kWrongSize);
 }
 
 TEST(Circom, RejectsWrongPrimeAndDamagedFiles) {
@@ -101,8 +100,8 @@ TEST(Circom, RejectsWrongPrimeAndDamagedFiles) {
   std::vector<std::uint8_t> r1cs = read(kDir / "small.r1cs");
   std::vector<std::uint8_t> wtns = read(kDir / "small.wtns");
   ASSERT_EQ(r1cs.size(), 2116u);
-  for (std::size_t len : {std::size_t{0}, std::size_t{3}, std::size_t{10}, std::size_t{100},
-                          r1cs.size() / 2, r1cs.size() - 1}) {
+  for (std::size_t len :
+       {std::size_t{0}, std::size_t{3}, std::size_t{10}, std::size_t{100}, r1cs.size() / 2, r1cs.size() - 1}) {
     std::span<const std::uint8_t> cut(r1cs.data(), len);
     R1csErrorKind k = error_of([&] { parse_circom_r1cs(cut); });
     EXPECT_EQ(k, len < 4 ? R1csErrorKind::kBadMagic : R1csErrorKind::kTruncated) << len;

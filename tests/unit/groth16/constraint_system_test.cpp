@@ -177,7 +177,8 @@ void lazy_circuit(ConstraintSystem& cs, int* built) {
         ++*built;
         return LinearCombination(x);
       },
-      x, [&] {
+      x,
+      [&] {
         ++*built;
         return LinearCombination(y);
       });

@@ -27,8 +27,8 @@ TEST(FindPublished, MistypedOrHostileDocumentsAreNotPublished) {
   EXPECT_EQ(p->sector_size, 0u);
   EXPECT_FALSE(find_published(R"({"a.vk": 7})", "a.vk").has_value());
   EXPECT_FALSE(find_published(R"({"a.vk": {"sector_size": 1e400}})", "a.vk").has_value());
-  EXPECT_FALSE(find_published("{\"a.vk\": " + std::string(100000, '[') + std::string(100000, ']') + "}", "a.vk")
-                   .has_value());
+  EXPECT_FALSE(
+      find_published("{\"a.vk\": " + std::string(100000, '[') + std::string(100000, ']') + "}", "a.vk").has_value());
   EXPECT_FALSE(find_published(std::string("{\"a.vk\": {}}\0{}", 15), "a.vk").has_value());
 }
 

@@ -69,8 +69,7 @@ TEST(EvaluateChecked, ReportsTheFirstBadRowOfAMutatedWitnessWhateverTheSplit) {
   const Compiled c = compile_chain(kRows);
   const std::size_t m = domain_size(c.r1cs);
   // Sets of corrupted aux indices; the first bad row is the smallest of them.
-  const std::vector<std::vector<std::size_t>> cases = {
-      {0}, {17}, {kRows - 2}, {15000, 3000}, {19990, 1025, 9000}};
+  const std::vector<std::vector<std::size_t>> cases = {{0}, {17}, {kRows - 2}, {15000, 3000}, {19990, 1025, 9000}};
   for (std::size_t threads : {1, 2, 4}) {
     ThreadPool pool(threads);
     for (const auto& corrupt : cases) {
@@ -110,11 +109,11 @@ struct ShortcutRows {
   void synthesize(ConstraintSystem& cs) const {
     Variable xv = cs.alloc("x", x), yv = cs.alloc("y", y), zv = cs.alloc("z", z), wv = cs.alloc("w", w),
              uv = cs.alloc("u", u);
-    cs.enforce("b_one", xv, cs.one(), yv);                           // row 0: x * 1 = y
-    cs.enforce("a_one", cs.one(), xv, yv);                           // row 1: 1 * x = y
-    cs.enforce("a_zero", zv, wv, uv);                                // row 2: z * w = u
-    cs.enforce("b_zero", wv, zv, uv);                                // row 3: w * z = u
-    cs.enforce("product", xv, wv, Fr::from_u64(35) * cs.one());      // row 4: x * w = 35
+    cs.enforce("b_one", xv, cs.one(), yv);                       // row 0: x * 1 = y
+    cs.enforce("a_one", cs.one(), xv, yv);                       // row 1: 1 * x = y
+    cs.enforce("a_zero", zv, wv, uv);                            // row 2: z * w = u
+    cs.enforce("b_zero", wv, zv, uv);                            // row 3: w * z = u
+    cs.enforce("product", xv, wv, Fr::from_u64(35) * cs.one());  // row 4: x * w = 35
   }
 };
 
@@ -129,20 +128,19 @@ TEST(EvaluateChecked, TheZeroAndOneShortcutsStillCatchEveryBrokenRow) {
   const Fr one = Fr::one();
   const Case cases[] = {
       {good, std::nullopt},
-      {{good.x, good.y + one, good.z, good.w, good.u}, 0},  // b == 1: y != x
+      {{good.x, good.y + one, good.z, good.w, good.u}, 0},        // b == 1: y != x
       {{good.x + one, good.y + one, good.z, good.w, good.u}, 4},  // rows 0, 1 hold; x * w != 35
-      {{good.x, good.y, good.z, good.w, good.u + one}, 2},  // a == 0: u != 0
-      {{good.x, good.y, good.z + one, good.w, good.u}, 2},  // z * w = 7 != u
-      {{good.x, good.y, good.z, good.w + one, good.u}, 4},  // rows 2, 3 hold (z = 0)
-      {{one, one, good.z, good.w, good.u}, 4},             // a == 1 and b == 1 hold; 1 * 7 != 35
+      {{good.x, good.y, good.z, good.w, good.u + one}, 2},        // a == 0: u != 0
+      {{good.x, good.y, good.z + one, good.w, good.u}, 2},        // z * w = 7 != u
+      {{good.x, good.y, good.z, good.w + one, good.u}, 4},        // rows 2, 3 hold (z = 0)
+      {{one, one, good.z, good.w, good.u}, 4},                    // a == 1 and b == 1 hold; 1 * 7 != 35
   };
   for (std::size_t i = 0; i < std::size(cases); ++i) {
     const Witness w = generate_witness(cases[i].circuit);
     ASSERT_EQ(first_unsatisfied(r1cs, w.inputs, w.aux, pool), cases[i].first) << "case " << i;
     const std::size_t m = domain_size(r1cs);
     Abc abc(m);
-    EXPECT_EQ(evaluate_checked_into(r1cs, w.inputs, w.aux, abc.a, abc.b, abc.c, pool), cases[i].first)
-        << "case " << i;
+    EXPECT_EQ(evaluate_checked_into(r1cs, w.inputs, w.aux, abc.a, abc.b, abc.c, pool), cases[i].first) << "case " << i;
   }
 }
 

@@ -73,9 +73,7 @@ class Groth16Cpu : public ::testing::Test {
  protected:
   ThreadPool pool{2};
   std::mt19937_64 rng{42};
-  ToxicWaste tw() {
-    return {Fr::random(rng), Fr::random(rng), Fr::random(rng), Fr::random(rng), Fr::random(rng)};
-  }
+  ToxicWaste tw() { return {Fr::random(rng), Fr::random(rng), Fr::random(rng), Fr::random(rng), Fr::random(rng)}; }
 };
 
 TEST_F(Groth16Cpu, ProveAndVerifyNonPowerOfTwoCircuit) {
@@ -171,9 +169,8 @@ TEST_F(Groth16Cpu, ParamsFileRoundTripAndRejections) {
   auto pf = dir / "c.params", vf = dir / "c.vk";
   write_params(params, pf);
   write_vk(params.vk, vf);
-  EXPECT_EQ(std::filesystem::file_size(pf),
-            params_file_bytes(params.vk.ic.size(), params.h.size(), params.l.size(), params.a.size(),
-                              params.b_g1.size()));
+  EXPECT_EQ(std::filesystem::file_size(pf), params_file_bytes(params.vk.ic.size(), params.h.size(), params.l.size(),
+                                                              params.a.size(), params.b_g1.size()));
   EXPECT_EQ(std::filesystem::file_size(vf), vk_file_bytes(params.vk.ic.size()));
   EXPECT_EQ(read_params(pf, pool, SubgroupCheck::kAll), params);
   EXPECT_EQ(read_vk(vf), params.vk);

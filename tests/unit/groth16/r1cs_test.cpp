@@ -30,8 +30,7 @@ struct DensityCircuit {
     // (a0 + x) * a1 = a2
     cs.enforce("c0", LinearCombination(a0) + x, a1, a2);
     // (a0 - a0) * (y + 0*a3) = 0: a0 cancels in A, a3 has a zero coefficient in B.
-    cs.enforce("c1", LinearCombination(a0) - a0, LinearCombination(y) + Fr::zero() * a3,
-               LinearCombination::zero());
+    cs.enforce("c1", LinearCombination(a0) - a0, LinearCombination(y) + Fr::zero() * a3, LinearCombination::zero());
     // (2*a1) * ONE = a1 + a1
     cs.enforce("c2", Fr::from_u64(2) * a1, cs.one(), LinearCombination(a1) + a1);
   }
@@ -56,8 +55,8 @@ TEST(RecordingCs, CountsDensitiesAndInputConstraints) {
   EXPECT_FALSE(r.b_input_density().get(1));  // x only in A
   EXPECT_TRUE(r.b_input_density().get(2));   // y in c1
   EXPECT_EQ(r.b_aux_density().popcount(), 1u);
-  EXPECT_TRUE(r.b_aux_density().get(1));      // a1 in c0
-  EXPECT_FALSE(r.b_aux_density().get(3));     // a3 with coefficient 0
+  EXPECT_TRUE(r.b_aux_density().get(1));   // a1 in c0
+  EXPECT_FALSE(r.b_aux_density().get(3));  // a3 with coefficient 0
 
   // Row c1 of A is empty after merging; c2's C merged to 2*a1.
   EXPECT_EQ(r.a().row_start[2] - r.a().row_start[1], 0u);
@@ -94,11 +93,16 @@ struct RandomCircuit {
     std::vector<Variable> vars = {cs.one()};
     auto random_coeff = [&]() -> Fr {
       switch (rng() % 5) {
-        case 0: return Fr::one();
-        case 1: return -Fr::one();
-        case 2: return Fr::zero();
-        case 3: return Fr::from_u64(rng() % 8);
-        default: return Fr::random(rng);
+        case 0:
+          return Fr::one();
+        case 1:
+          return -Fr::one();
+        case 2:
+          return Fr::zero();
+        case 3:
+          return Fr::from_u64(rng() % 8);
+        default:
+          return Fr::random(rng);
       }
     };
     auto random_lc = [&]() {
@@ -173,8 +177,14 @@ TEST(RecordingCs, ShapeOnlyNeverComputesValues) {
   struct Counting {
     int* calls;
     void synthesize(ConstraintSystem& cs) const {
-      Variable x = cs.alloc("x", [this] { ++*calls; return Fr::one(); });
-      Variable y = cs.alloc_input("y", [this]() -> std::optional<Fr> { ++*calls; return std::nullopt; });
+      Variable x = cs.alloc("x", [this] {
+        ++*calls;
+        return Fr::one();
+      });
+      Variable y = cs.alloc_input("y", [this]() -> std::optional<Fr> {
+        ++*calls;
+        return std::nullopt;
+      });
       cs.enforce("x*x=y", x, x, y);
     }
   };
@@ -218,9 +228,8 @@ TEST(R1cs, SatisfiedAndCorruptedWitness) {
 class R1csFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("cuzk_r1cs_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("cuzk_r1cs_test_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -256,8 +265,7 @@ TEST_F(R1csFile, RoundTrip) {
   // coefficient, plus the density words.
   std::size_t nnz = r.a().nnz() + r.b().nnz() + r.c().nnz();
   std::size_t words = (r.num_aux() + 63) / 64 * 2 + (r.num_inputs() + 63) / 64;
-  EXPECT_EQ(back.memory_bytes(), 8 * nnz + 24 * (r.num_constraints() + 1) +
-                                     32 * r.coeffs().size() + 8 * words);
+  EXPECT_EQ(back.memory_bytes(), 8 * nnz + 24 * (r.num_constraints() + 1) + 32 * r.coeffs().size() + 8 * words);
 }
 
 TEST_F(R1csFile, RejectsTruncationAndBitFlips) {
@@ -265,8 +273,8 @@ TEST_F(R1csFile, RejectsTruncationAndBitFlips) {
   save_r1cs(r, dir_ / "a.r1cs");
   std::vector<char> good = read(dir_ / "a.r1cs");
   ASSERT_GT(good.size(), 56u);
-  for (std::size_t len : {std::size_t{0}, std::size_t{5}, std::size_t{30}, std::size_t{56},
-                          good.size() / 2, good.size() - 1}) {
+  for (std::size_t len :
+       {std::size_t{0}, std::size_t{5}, std::size_t{30}, std::size_t{56}, good.size() / 2, good.size() - 1}) {
     write(dir_ / "t.r1cs", std::vector<char>(good.begin(), good.begin() + long(len)));
     EXPECT_EQ(load_error(dir_ / "t.r1cs"), R1csErrorKind::kTruncated) << "len " << len;
   }
@@ -328,7 +336,8 @@ struct SlotCircuit {
     Variable b = cs.alloc("b", Fr::from_u64(5));
     Variable c = cs.alloc("c", Fr::from_u64(15));
     cs.enforce("ab", LinearCombination(a) + in, Fr::from_u64(7) * b, c);
-    cs.enforce("one", LinearCombination(c) - cs.one(), cs.one(), LinearCombination(a) + b + (leak && i >= 2 ? first_aux : a));
+    cs.enforce("one", LinearCombination(c) - cs.one(), cs.one(),
+               LinearCombination(a) + b + (leak && i >= 2 ? first_aux : a));
   }
   template <class After>
   void synthesize_parts(ConstraintSystem& cs, After after) const {

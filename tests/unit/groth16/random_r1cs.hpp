@@ -17,8 +17,8 @@ namespace cuzk::groth16::test {
 // so circuit_rows >= num_aux constrains every aux. A draws only from
 // columns not divisible by 5 and B only from even columns, so both aux
 // densities are partial. Up to `max_extra` further entries per row and matrix.
-inline R1cs random_r1cs(std::mt19937_64& rng, std::size_t num_inputs, std::size_t num_aux,
-                        std::size_t circuit_rows, std::size_t max_extra = 3, std::size_t num_coeffs = 16) {
+inline R1cs random_r1cs(std::mt19937_64& rng, std::size_t num_inputs, std::size_t num_aux, std::size_t circuit_rows,
+                        std::size_t max_extra = 3, std::size_t num_coeffs = 16) {
   const std::size_t cols = num_inputs + num_aux;
   std::vector<Fr> coeffs{Fr::one(), -Fr::one()};
   while (coeffs.size() < num_coeffs) {

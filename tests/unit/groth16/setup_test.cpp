@@ -155,8 +155,8 @@ TEST(SetupScalars, DISABLED_ScatterTiming) {
       (void)setup_detail::evaluate_columns(r1cs, *mat, lag, pool);
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("scatter: %zu non-zeros, %zu columns, %zu threads: %.2f s (%.1f ns/entry)\n", nnz,
-                r1cs.num_variables(), threads, s, s * 1e9 / double(nnz));
+    std::printf("scatter: %zu non-zeros, %zu columns, %zu threads: %.2f s (%.1f ns/entry)\n", nnz, r1cs.num_variables(),
+                threads, s, s * 1e9 / double(nnz));
   }
 }
 

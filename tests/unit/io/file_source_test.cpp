@@ -72,8 +72,7 @@ class FileSourceTest : public ::testing::TestWithParam<Mode> {
     if (GetParam().backend == BackendChoice::kIoUring) {
       IoUringProbe probe = probe_io_uring();
       if (!probe.usable) {
-        GTEST_SKIP() << "io_uring NOT usable here (" << probe.detail
-                     << "): only the pread-pool fallback was tested";
+        GTEST_SKIP() << "io_uring NOT usable here (" << probe.detail << "): only the pread-pool fallback was tested";
       }
     }
   }
@@ -145,8 +144,7 @@ TEST_P(FileSourceTest, ReadsWholeFilesOfUnalignedSizes) {
       EXPECT_FALSE(src->direct());
     }
     EXPECT_EQ(src->size_bytes(), size);
-    EXPECT_EQ(src->backend(),
-              GetParam().backend == BackendChoice::kIoUring ? Backend::kIoUring : Backend::kThreadPool);
+    EXPECT_EQ(src->backend(), GetParam().backend == BackendChoice::kIoUring ? Backend::kIoUring : Backend::kThreadPool);
     for (std::size_t chunk : {std::size_t{4096}, std::size_t{64} << 10, std::size_t{1} << 20}) {
       EXPECT_EQ(read_all(*src, alloc, chunk, 8), bytes) << "size " << size << " chunk " << chunk;
     }
@@ -199,17 +197,16 @@ TEST_P(FileSourceTest, PollDoesNotBlockAndDestructorStopsAllWrites) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Modes, FileSourceTest,
-    ::testing::Values(Mode{BackendChoice::kIoUring, DirectIo::kOff, 0},
-                      Mode{BackendChoice::kIoUring, DirectIo::kAuto, 0},
-                      Mode{BackendChoice::kIoUring, DirectIo::kOff, 1000},
-                      Mode{BackendChoice::kIoUring, DirectIo::kAuto, 8192},
-                      Mode{BackendChoice::kThreadPool, DirectIo::kOff, 0},
-                      Mode{BackendChoice::kThreadPool, DirectIo::kAuto, 0},
-                      Mode{BackendChoice::kThreadPool, DirectIo::kOff, 1000},
-                      Mode{BackendChoice::kThreadPool, DirectIo::kAuto, 8192}),
-    mode_name);
+INSTANTIATE_TEST_SUITE_P(Modes, FileSourceTest,
+                         ::testing::Values(Mode{BackendChoice::kIoUring, DirectIo::kOff, 0},
+                                           Mode{BackendChoice::kIoUring, DirectIo::kAuto, 0},
+                                           Mode{BackendChoice::kIoUring, DirectIo::kOff, 1000},
+                                           Mode{BackendChoice::kIoUring, DirectIo::kAuto, 8192},
+                                           Mode{BackendChoice::kThreadPool, DirectIo::kOff, 0},
+                                           Mode{BackendChoice::kThreadPool, DirectIo::kAuto, 0},
+                                           Mode{BackendChoice::kThreadPool, DirectIo::kOff, 1000},
+                                           Mode{BackendChoice::kThreadPool, DirectIo::kAuto, 8192}),
+                         mode_name);
 
 TEST(FileSource, ProbeAndAutoChoice) {
   IoUringProbe probe = probe_io_uring();

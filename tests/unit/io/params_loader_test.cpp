@@ -44,8 +44,8 @@ groth16::R1cs chain_r1cs(int rounds) {
   for (int i = 0; i < rounds; ++i) {
     Fr next = xv * xv + k;
     groth16::Variable nx = cs.alloc(groth16::Name("x", std::uint64_t(i + 1)), next);
-    cs.enforce(groth16::Name("round", std::uint64_t(i)), groth16::LinearCombination(x),
-               groth16::LinearCombination(x), groth16::LinearCombination(nx) - kv);
+    cs.enforce(groth16::Name("round", std::uint64_t(i)), groth16::LinearCombination(x), groth16::LinearCombination(x),
+               groth16::LinearCombination(nx) - kv);
     x = nx;
     xv = next;
   }
@@ -120,9 +120,8 @@ class ParamsLoaderTest : public ::testing::Test {
     } catch (const ParamsError& e) {
       got_err = e;
     }
-    ASSERT_EQ(want.has_value(), got.has_value())
-        << ctx << ": read_params " << (want_err ? want_err->what() : "ok") << " / loader "
-        << (got_err ? got_err->what() : "ok");
+    ASSERT_EQ(want.has_value(), got.has_value()) << ctx << ": read_params " << (want_err ? want_err->what() : "ok")
+                                                 << " / loader " << (got_err ? got_err->what() : "ok");
     if (want) {
       EXPECT_TRUE(*want == *got) << ctx;
     } else {
@@ -440,9 +439,8 @@ TEST_F(ParamsLoaderTest, ReadsOnTheEventLoopGiveTheSameParametersAndErrors) {
 TEST_F(ParamsLoaderTest, AReadErrorOnTheLoopFailsTheLoadAsIo) {
   if (testing::io_uring_refused()) GTEST_SKIP() << "io_uring refused by this kernel or sandbox";
   const std::uint64_t bad = 40960;  // inside the h vector
-  testing::LoopThread loop(16, [bad](int, std::uint64_t off, std::size_t len) {
-    return off <= bad && bad < off + len ? -EIO : 0;
-  });
+  testing::LoopThread loop(
+      16, [bad](int, std::uint64_t off, std::size_t len) { return off <= bad && bad < off + len ? -EIO : 0; });
   ParamsLoaderOptions o;
   o.source = loop.source(4, DirectIo::kOff);
   o.chunk_bytes = 8192;
@@ -464,7 +462,8 @@ TEST_F(ParamsLoaderTest, R1csThroughTheLoopEqualsTheStdioRead) {
   for (DirectIo direct : {DirectIo::kOff, DirectIo::kAuto}) {
     LoadProgress last;
     LoadStats stats;
-    groth16::R1cs got = load_r1cs(path, loop.source(4, direct), [&](const LoadProgress& p) { last = p; }, &stats);
+    groth16::R1cs got = load_r1cs(
+        path, loop.source(4, direct), [&](const LoadProgress& p) { last = p; }, &stats);
     EXPECT_TRUE(got == groth16::load_r1cs(path));
     EXPECT_EQ(stats.backend, Backend::kLoopRing);
     EXPECT_EQ(last.decoded_bytes, fs::file_size(path));

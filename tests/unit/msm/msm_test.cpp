@@ -69,11 +69,21 @@ std::vector<Fr> make_scalars(std::size_t n, std::mt19937_64& rng) {
   std::vector<Fr> s(n);
   for (std::size_t i = 0; i < n; ++i) {
     switch (rng() % 8) {
-      case 0: s[i] = Fr::zero(); break;
-      case 1: s[i] = Fr::one(); break;
-      case 2: s[i] = minus_one(); break;
-      case 3: s[i] = Fr::from_u64(rng() % 64); break;
-      default: s[i] = Fr::random(rng); break;
+      case 0:
+        s[i] = Fr::zero();
+        break;
+      case 1:
+        s[i] = Fr::one();
+        break;
+      case 2:
+        s[i] = minus_one();
+        break;
+      case 3:
+        s[i] = Fr::from_u64(rng() % 64);
+        break;
+      default:
+        s[i] = Fr::random(rng);
+        break;
     }
   }
   return s;

@@ -40,8 +40,7 @@ std::size_t rev(std::size_t i, unsigned bits) {
 
 TEST(Ntt, RootOfUnityIsBellpersonsConstant) {
   // ROOT_OF_UNITY of bellperson/blstrs/zkcrypto bls12_381 (= 7^((r-1)/2^32)).
-  EXPECT_EQ(root_of_unity(32),
-            Fr::from_hex("0x16a2a19edfe81f20d09b681922c813b4b63683508c2280b93829971f439f0d2b"));
+  EXPECT_EQ(root_of_unity(32), Fr::from_hex("0x16a2a19edfe81f20d09b681922c813b4b63683508c2280b93829971f439f0d2b"));
   for (unsigned k : {1u, 2u, 5u, 16u, 27u, 32u}) {
     Fr w = root_of_unity(k);
     for (unsigned i = 0; i + 1 < k; ++i) w = w.square();

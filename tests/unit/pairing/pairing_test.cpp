@@ -244,9 +244,10 @@ TEST(PairingTiming, PrintsPerOperationTimes) {
   double prep_us = time_us([&] { sink.c0.c0 += prepare(q).lines()[0].c0; });
   double pairing_us = time_us([&] { sink *= pairing(p, q); });
   double verify_us = time_us([&] { sink *= final_exponentiation(miller_loop(groth16_shape)); });
-  std::printf("miller_loop(1 pair) %.0f us, prepare(G2) %.0f us, final_exponentiation %.0f us,\n"
-              "pairing %.0f us, 3 prepared Miller loops + final exp %.0f us\n",
-              ml_us, prep_us, fe_us, pairing_us, verify_us);
+  std::printf(
+      "miller_loop(1 pair) %.0f us, prepare(G2) %.0f us, final_exponentiation %.0f us,\n"
+      "pairing %.0f us, 3 prepared Miller loops + final exp %.0f us\n",
+      ml_us, prep_us, fe_us, pairing_us, verify_us);
   EXPECT_FALSE(sink.is_zero());
 }
 

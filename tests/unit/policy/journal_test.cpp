@@ -72,17 +72,20 @@ TEST(Crc32c, MatchesTheStandardCheckValue) {
 void write_scenario(Journal& j, FakeClock& clock) {
   ASSERT_TRUE(j.accepted("porep-1-7", ProofKind::kPoRepC2, Priority::kNormal, JobInput::path("/data/c1/7.json")));
   clock.advance(1s);
-  ASSERT_TRUE(j.accepted("wdpost-1-3", ProofKind::kWindowPost, Priority::kHigh, JobInput::inline_bytes(bytes_of("vanilla"))));
+  ASSERT_TRUE(
+      j.accepted("wdpost-1-3", ProofKind::kWindowPost, Priority::kHigh, JobInput::inline_bytes(bytes_of("vanilla"))));
   ASSERT_TRUE(j.started("porep-1-7"));
   clock.advance(1s);
   ASSERT_TRUE(j.accepted("snap-1-9", ProofKind::kSnapDeals, Priority::kLow, JobInput::inline_bytes({})));
   ASSERT_TRUE(j.started("wdpost-1-3"));
   ASSERT_TRUE(j.completed("wdpost-1-3", bytes_of("proof-bytes")));
   ASSERT_TRUE(j.failed("snap-1-9", ErrorKind::kInvalidInput, "bad vanilla proof"));
-  ASSERT_TRUE(j.accepted("winpost-1", ProofKind::kWinningPost, Priority::kCritical, JobInput::inline_bytes(bytes_of("x"))));
+  ASSERT_TRUE(
+      j.accepted("winpost-1", ProofKind::kWinningPost, Priority::kCritical, JobInput::inline_bytes(bytes_of("x"))));
   ASSERT_TRUE(j.cancelled("winpost-1"));
   clock.advance(1s);
-  ASSERT_TRUE(j.accepted("demo-5", ProofKind::kGroth16Demo, Priority::kNormal, JobInput::inline_bytes(bytes_of("seed"))));
+  ASSERT_TRUE(
+      j.accepted("demo-5", ProofKind::kGroth16Demo, Priority::kNormal, JobInput::inline_bytes(bytes_of("seed"))));
 }
 
 void expect_scenario(const ReplayReport& r) {
@@ -228,8 +231,8 @@ TEST(Journal, TornLastRecordAtEveryByteOffset) {
       ASSERT_TRUE(o->journal->cancelled("demo-5"));
     }
     // The torn bytes are gone: the file is the prefix plus the one new record.
-    const std::size_t cancel_bytes = encode_record(RecordType::kCancelled, Millis{0}, "demo-5",
-                                                   std::vector<std::uint8_t>{0, 0}).size();
+    const std::size_t cancel_bytes =
+        encode_record(RecordType::kCancelled, Millis{0}, "demo-5", std::vector<std::uint8_t>{0, 0}).size();
     EXPECT_EQ(read_file(dir.file("cut")).size(), last_start + cancel_bytes);
     auto after = replay_journal(read_file(dir.file("cut")), clock.now(), 10min);
     ASSERT_TRUE(after);
@@ -385,10 +388,10 @@ TEST(Journal, RequestDigestSurvivesFinishReopenAndCompaction) {
   {
     auto o = Journal::open(config_at(dir.file("j")), clock);
     ASSERT_TRUE(o);
-    ASSERT_TRUE(o->journal->accepted("a", ProofKind::kGroth16Demo, Priority::kNormal,
-                                     JobInput::inline_bytes({1, 2}), digest));
-    ASSERT_TRUE(o->journal->accepted("b", ProofKind::kGroth16Demo, Priority::kNormal,
-                                     JobInput::inline_bytes({3}), digest));
+    ASSERT_TRUE(
+        o->journal->accepted("a", ProofKind::kGroth16Demo, Priority::kNormal, JobInput::inline_bytes({1, 2}), digest));
+    ASSERT_TRUE(
+        o->journal->accepted("b", ProofKind::kGroth16Demo, Priority::kNormal, JobInput::inline_bytes({3}), digest));
     ASSERT_TRUE(o->journal->started("a"));
     ASSERT_TRUE(o->journal->completed("a", bytes_of("proof")));
   }
@@ -413,9 +416,10 @@ TEST(Journal, VersionOneRecordsWithoutDigestStillReplay) {
   FakeClock clock;
   auto image = journal_file_header();
   // kAccepted v1: kind | priority | mode | blob; kCompleted v1: kind | priority | blob.
-  auto accepted = encode_record(RecordType::kAccepted, Millis{1}, "old-a", std::vector<std::uint8_t>{0, 1, 1, 0, 0, 0, 0});
-  auto completed = encode_record(RecordType::kCompleted, clock.now(), "old-b",
-                                 std::vector<std::uint8_t>{0, 1, 2, 0, 0, 0, 7, 8});
+  auto accepted =
+      encode_record(RecordType::kAccepted, Millis{1}, "old-a", std::vector<std::uint8_t>{0, 1, 1, 0, 0, 0, 0});
+  auto completed =
+      encode_record(RecordType::kCompleted, clock.now(), "old-b", std::vector<std::uint8_t>{0, 1, 2, 0, 0, 0, 7, 8});
   image.insert(image.end(), accepted.begin(), accepted.end());
   image.insert(image.end(), completed.begin(), completed.end());
   auto r = replay_journal(image, clock.now(), 10min);

@@ -27,8 +27,8 @@ TEST(ParseSize, BinaryDecimalAndFractionalUnits) {
 }
 
 TEST(ParseSize, RejectsWhatItDoesNotUnderstand) {
-  for (const char* bad : {"", "GiB", "64 gigs", "-1GiB", "1..5GiB", "12XB", "99999999999TiB",
-                          "18446744073709551616", "1.0000000001GiB"}) {
+  for (const char* bad : {"", "GiB", "64 gigs", "-1GiB", "1..5GiB", "12XB", "99999999999TiB", "18446744073709551616",
+                          "1.0000000001GiB"}) {
     auto r = parse_size_bytes(bad);
     EXPECT_FALSE(r.has_value()) << bad;
     if (!r) {
@@ -329,8 +329,10 @@ TEST(MemoryBudget, RandomOperationsKeepTheBooksStraight) {
     if (op == 0) {
       auto r = b.reserve(1 + rng() % 400, p);
       if (r) {
-        if (auto* res = std::get_if<Reservation>(&*r)) held.push_back(std::move(*res));
-        else pending.push_back(std::get<Wait>(*r));
+        if (auto* res = std::get_if<Reservation>(&*r))
+          held.push_back(std::move(*res));
+        else
+          pending.push_back(std::get<Wait>(*r));
       }
     } else if (op == 1 && !held.empty()) {
       held.erase(held.begin() + static_cast<long>(rng() % held.size()));

@@ -40,8 +40,8 @@ TEST(SrsManager, AcquireReturnsLoadActionsAndChargesTheBudget) {
   ASSERT_TRUE(m.register_srs(porep, {40, 30}));
   auto a = m.acquire(porep, 1u, Priority::kNormal);
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->actions, (std::vector<SrsAction>{{Op::kLoadPinned, porep, std::nullopt, 40},
-                                                {Op::kLoadDevice, porep, 1u, 30}}));
+  EXPECT_EQ(a->actions,
+            (std::vector<SrsAction>{{Op::kLoadPinned, porep, std::nullopt, 40}, {Op::kLoadDevice, porep, 1u, 30}}));
   EXPECT_FALSE(a->wait_for_other_load);
   EXPECT_EQ(budget.reserved_bytes(), 40u);
   EXPECT_EQ(m.pinned_bytes(), 40u);
@@ -122,7 +122,7 @@ TEST(SrsManager, SmallEntriesBecomeEvictableAfterTheirReloadTime) {
   FakeClock clock;
   MemoryBudget budget({10'000, 8});
   SrsManager m(config({}, 5min, /*reload_bytes_per_s=*/100), budget, clock);
-  ASSERT_TRUE(m.register_srs(params("small"), {200, 0}));   // reload 2 s
+  ASSERT_TRUE(m.register_srs(params("small"), {200, 0}));    // reload 2 s
   ASSERT_TRUE(m.register_srs(params("large"), {9'000, 0}));  // reload 90 s
   ASSERT_TRUE(m.register_srs(params("huge"), {9'500, 0}));   // reload 95 s
   for (const char* n : {"small", "large"}) {
@@ -345,7 +345,8 @@ TEST(SrsManager, RandomOperationsKeepInvariants) {
   std::vector<SrsKey> keys;
   for (int i = 0; i < 6; ++i) {
     keys.push_back(params("k" + std::to_string(i)));
-    ASSERT_TRUE(m.register_srs(keys.back(), {20 + 10 * static_cast<std::uint64_t>(i), 25 + 5 * static_cast<std::uint64_t>(i)}));
+    ASSERT_TRUE(
+        m.register_srs(keys.back(), {20 + 10 * static_cast<std::uint64_t>(i), 25 + 5 * static_cast<std::uint64_t>(i)}));
   }
   std::vector<SrsLease> leases;
   for (int step = 0; step < 5000; ++step) {

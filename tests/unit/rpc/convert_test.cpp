@@ -26,7 +26,7 @@ engine::DeviceWorkerView sample_gpu() {
   d.verify_failures = 2;
   d.resident_srs = "porep-32g";
   d.resident_srs_bytes = 47'350'000'000;
-  d.r1cs_matrices_bytes = 7'340'032'000;  // a 32 GiB PoRep's matrices
+  d.r1cs_matrices_bytes = 7'340'032'000;       // a 32 GiB PoRep's matrices
   d.msm_scratch_bytes = 58'091'372'544;        // its MSM arena on an H200 (~54.1 GiB)
   d.msm_scratch_limit_bytes = 62'491'774'976;  // ~58.2 GiB
   d.memory_total_bytes = 150'000'000'000;

@@ -61,9 +61,8 @@ TEST(KjAsio, StreamMovesSixteenMebibytesEachWay) {
     ::close(fd);
   });
   // Gather write: three pieces of uneven size.
-  kj::ArrayPtr<const kj::byte> pieces[3] = {
-      kj::arrayPtr(out.data(), 1000), kj::arrayPtr(out.data() + 1000, kBytes / 2),
-      kj::arrayPtr(out.data() + 1000 + kBytes / 2, kBytes - 1000 - kBytes / 2)};
+  kj::ArrayPtr<const kj::byte> pieces[3] = {kj::arrayPtr(out.data(), 1000), kj::arrayPtr(out.data() + 1000, kBytes / 2),
+                                            kj::arrayPtr(out.data() + 1000 + kBytes / 2, kBytes - 1000 - kBytes / 2)};
   stream.write(kj::arrayPtr(pieces, 3)).wait(f.kj.ws);
   std::vector<std::uint8_t> in(kBytes + 16);
   std::size_t got = stream.tryRead(in.data(), kBytes, in.size()).wait(f.kj.ws);

@@ -24,7 +24,8 @@ TEST(CliContract, UnreachableNamesTheAddressAndHowToSetIt) {
 
 TEST(CliContract, ParseErrorsAreUsageAndHelpIsNot) {
   CLI::App app{"t", "tool"};
-  app.add_option("--n", [](const CLI::results_t&) { return true; }, "n");
+  app.add_option(
+      "--n", [](const CLI::results_t&) { return true; }, "n");
   try {
     app.parse(std::vector<std::string>{"--bogus"});
     FAIL() << "parsed an unknown option";

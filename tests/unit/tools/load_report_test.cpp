@@ -98,8 +98,8 @@ Sample failed(std::size_t ci, const char* kind) {
 TEST(LoadReport, AggregatesPerClass) {
   std::string why;
   auto classes = *parse_mix("demo:14:normal=3,demo:12:high=1", &why);
-  std::vector<Sample> samples = {ok(0, 300, 10, 200), ok(0, 100, 30, 60), ok(0, 200, 20, 100),
-                                 failed(0, "overloaded"), ok(1, 50, 0, 40), failed(1, "timeout"),
+  std::vector<Sample> samples = {ok(0, 300, 10, 200),     ok(0, 100, 30, 60), ok(0, 200, 20, 100),
+                                 failed(0, "overloaded"), ok(1, 50, 0, 40),   failed(1, "timeout"),
                                  failed(1, "overloaded")};
   Report r = make_report("mixed", 4, 30.0, classes, samples);
   EXPECT_EQ(r.completed, 4u);

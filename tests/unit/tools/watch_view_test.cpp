@@ -77,7 +77,7 @@ TEST(WatchView, TitleTotalsAndQueues) {
   EXPECT_NE(lines[c].find("3 / 64"), std::string::npos);
   EXPECT_NE(lines[n].find("2 / 64"), std::string::npos);
   EXPECT_NE(lines[h].find("[....................]"), std::string::npos);  // empty queue, empty bar
-  EXPECT_NE(lines[c].find("[#"), std::string::npos);                     // 3 of 64 still shows
+  EXPECT_NE(lines[c].find("[#"), std::string::npos);                      // 3 of 64 still shows
 
   in.status.engine.draining = true;
   in.now_unix_ms = 1'700'000'000'000ull + 3'723'000;  // 2023-11-14 22:13:20 UTC + 1h02m03s
@@ -202,7 +202,8 @@ TEST(WatchView, DevicesBudgetAndSrs) {
   e.devices = {gpu, cpu};
   e.cpu_retries_total = 4;
   e.memory = {64ull << 30, 16ull << 30, 48ull << 30, 32ull << 30, 2, 3ull << 30};
-  e.srs = {{"porep-32g", "device", 0, 45ull << 30}, {"demo-10", "host", -1, 1u << 20},
+  e.srs = {{"porep-32g", "device", 0, 45ull << 30},
+           {"demo-10", "host", -1, 1u << 20},
            {"porep-32g", "host", -1, 45ull << 30}};
   lines = render_watch(WatchInput{"a", s, nullptr, 0}, {});
   EXPECT_NE(line_with(lines, "devices (").find("1 of 2 busy; GPU proofs re-proved on the CPU: 4"), std::string::npos);
@@ -279,7 +280,8 @@ TEST(WatchView, DevicesBudgetAndSrs) {
   e.devices[0].prover_streams = 0;
   e.devices[0].prover_events = 0;
   lines = render_watch(WatchInput{"a", s, nullptr, 0}, {});
-  EXPECT_EQ(lines[index_of(lines, "cuda:0 NVIDIA H200") + 1], "      prover stage h_msm for 120 ms on the default stream");
+  EXPECT_EQ(lines[index_of(lines, "cuda:0 NVIDIA H200") + 1],
+            "      prover stage h_msm for 120 ms on the default stream");
 }
 
 // A device SRS streamed in part: its page-locked host part is a tier of its
@@ -314,10 +316,10 @@ TEST(WatchView, Formats) {
     const char* stage;
     unsigned done;
   };
-  for (Case c : {Case{"queued", 0}, Case{"params", 1}, Case{"c1", 1}, Case{"inputs", 1}, Case{"memory", 2},
-                 Case{"synthesis", 2}, Case{"partition 3: synthesis", 2}, Case{"check", 2},
-                 Case{"queued for device", 3}, Case{"device wait", 3}, Case{"prove (gpu)", 3},
-                 Case{"partition 0: prove (cpu)", 3}, Case{"verify", 4}}) {
+  for (Case c :
+       {Case{"queued", 0}, Case{"params", 1}, Case{"c1", 1}, Case{"inputs", 1}, Case{"memory", 2}, Case{"synthesis", 2},
+        Case{"partition 3: synthesis", 2}, Case{"check", 2}, Case{"queued for device", 3}, Case{"device wait", 3},
+        Case{"prove (gpu)", 3}, Case{"partition 0: prove (cpu)", 3}, Case{"verify", 4}}) {
     StageProgress p = stage_progress(eng::JobState::kRunning, c.stage);
     EXPECT_EQ(p.done, c.done) << c.stage;
     EXPECT_EQ(p.total, 5u) << c.stage;

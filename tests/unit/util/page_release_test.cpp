@@ -57,7 +57,12 @@ TEST(ReleasedPagesDeathTest, ReadingReleasedMemoryFaults) {
   std::vector<std::uint64_t> v((std::size_t{4} << 20) / sizeof(std::uint64_t), 5);
   ReleasedPages r = ReleasedPages::release(v.data(), v.size() * sizeof(std::uint64_t));
   volatile const std::uint64_t* p = v.data() + v.size() / 2;
-  EXPECT_DEATH({ std::uint64_t x = *p; (void)x; }, "");
+  EXPECT_DEATH(
+      {
+        std::uint64_t x = *p;
+        (void)x;
+      },
+      "");
 }
 
 }  // namespace

@@ -29,9 +29,10 @@ TEST(ThreadPool, ManyBatchesBackToBack) {
 
 TEST(ThreadPool, RethrowsTaskException) {
   ThreadPool pool(2);
-  EXPECT_THROW(pool.run_tasks(8, [](std::size_t i) {
-    if (i == 5) throw std::runtime_error("boom");
-  }),
+  EXPECT_THROW(pool.run_tasks(8,
+                              [](std::size_t i) {
+                                if (i == 5) throw std::runtime_error("boom");
+                              }),
                std::runtime_error);
   // The pool stays usable afterwards.
   std::atomic<int> n{0};

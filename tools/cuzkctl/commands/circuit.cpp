@@ -89,8 +89,7 @@ std::optional<gadgets::TreeShape> por_shape(const std::string& name) {
 // The blank circuit of a small (non-stacked) name, or nullptr.
 std::unique_ptr<groth16::Circuit> small_circuit(const std::string& name, unsigned size) {
   if (name == "demo") {
-    if (size < 2 || size > 27)
-      throw std::invalid_argument("--size must be a log2 domain size in 2..27");
+    if (size < 2 || size > 27) throw std::invalid_argument("--size must be a log2 domain size in 2..27");
     return std::make_unique<DemoCircuit>(DemoCircuit::rounds_for_log_domain(size), std::nullopt);
   }
   // bellpepper sha256.rs tests: 512 allocated message bits (512 constraints)
@@ -136,8 +135,7 @@ std::unique_ptr<groth16::Circuit> small_circuit(const std::string& name, unsigne
   // rfp tests/por_circuit.rs: Poseidon trees of 64 leaves per base tree,
   // public root.
   if (auto shape = por_shape(name)) {
-    const std::uint64_t trees =
-        (shape->sub_arity ? shape->sub_arity : 1) * (shape->top_arity ? shape->top_arity : 1);
+    const std::uint64_t trees = (shape->sub_arity ? shape->sub_arity : 1) * (shape->top_arity ? shape->top_arity : 1);
     return std::make_unique<gadgets::PorCircuit>(
         gadgets::PorCircuit::blank(*shape, gadgets::TreeHasher::kPoseidon, 64 * trees, false));
   }
@@ -148,8 +146,8 @@ bool is_large(const std::string& name) {
   return name == "porep-32g" || name == "porep-64g" || filecoin::post_shape_is_large(name);
 }
 
-void circuit_info(Context& ctx, const std::string& name, unsigned size, bool full,
-                  bool force_fingerprint, bool compiled) {
+void circuit_info(Context& ctx, const std::string& name, unsigned size, bool full, bool force_fingerprint,
+                  bool compiled) {
   ShapeStats s;
   std::optional<std::string> fingerprint;
   std::optional<double> compile_s;  // --compiled: wall seconds of the compile
@@ -159,22 +157,19 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
   if (filecoin::update_circuit_by_name(name, update_nodes, update_variant)) {
     // SnapDeals partitions of 8 MiB and up are counted from three challenges.
     const bool big = update_nodes >= (std::uint64_t(1) << 18);
-    s = filecoin::update_shape_stats(update_nodes, update_variant,
-                                     big && !full ? filecoin::UpdateCountMode::kExtrapolate
-                                                  : filecoin::UpdateCountMode::kFull);
+    s = filecoin::update_shape_stats(
+        update_nodes, update_variant,
+        big && !full ? filecoin::UpdateCountMode::kExtrapolate : filecoin::UpdateCountMode::kFull);
     if (!big || force_fingerprint) {
-      fingerprint =
-          stream_fingerprint(filecoin::UpdateCircuit::blank(update_nodes, update_variant), s);
+      fingerprint = stream_fingerprint(filecoin::UpdateCircuit::blank(update_nodes, update_variant), s);
     }
   } else if (auto shape = filecoin::stacked_shape_by_name(name)) {
-    s = filecoin::stacked_shape_stats(
-        *shape, full ? filecoin::CountMode::kFull : filecoin::CountMode::kExtrapolate);
+    s = filecoin::stacked_shape_stats(*shape, full ? filecoin::CountMode::kFull : filecoin::CountMode::kExtrapolate);
     if (want_fingerprint) {
       fingerprint = stream_fingerprint(filecoin::StackedCircuit::blank(*shape), s);
     }
   } else if (auto post = filecoin::post_shape_by_name(name)) {
-    s = filecoin::post_shape_stats(
-        *post, full ? filecoin::CountMode::kFull : filecoin::CountMode::kExtrapolate);
+    s = filecoin::post_shape_stats(*post, full ? filecoin::CountMode::kFull : filecoin::CountMode::kExtrapolate);
     if (compiled) {
       // The R1cs the daemon proves with (slots after the third copied), hashed.
       const auto t0 = std::chrono::steady_clock::now();
@@ -218,16 +213,14 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
         {"density_a_aux", s.density_a_aux},
         {"density_b_input", s.density_b_input},
         {"density_b_aux", s.density_b_aux},
-        {"fingerprint",
-         fingerprint ? nlohmann::ordered_json(*fingerprint) : nlohmann::ordered_json(nullptr)}};
+        {"fingerprint", fingerprint ? nlohmann::ordered_json(*fingerprint) : nlohmann::ordered_json(nullptr)}};
     if (compile_s) j["compile_s"] = *compile_s;
     std::cout << j.dump(2) << "\n";
     return;
   }
   std::printf("circuit            %s\n", name.c_str());
   std::printf("constraints        %llu (+%llu input constraints = %llu rows)\n",
-              static_cast<unsigned long long>(s.constraints),
-              static_cast<unsigned long long>(s.inputs),
+              static_cast<unsigned long long>(s.constraints), static_cast<unsigned long long>(s.inputs),
               static_cast<unsigned long long>(s.constraints_with_input_constraints()));
   std::printf("inputs             %llu (incl. ONE)\n", static_cast<unsigned long long>(s.inputs));
   std::printf("aux                %llu\n", static_cast<unsigned long long>(s.aux));
@@ -237,8 +230,7 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
   std::printf("density a_aux      %llu\n", static_cast<unsigned long long>(s.density_a_aux));
   std::printf("density b_input    %llu\n", static_cast<unsigned long long>(s.density_b_input));
   std::printf("density b_aux      %llu\n", static_cast<unsigned long long>(s.density_b_aux));
-  std::printf("fingerprint        %s\n",
-              fingerprint ? fingerprint->c_str() : "null (use --fingerprint)");
+  std::printf("fingerprint        %s\n", fingerprint ? fingerprint->c_str() : "null (use --fingerprint)");
   if (compile_s) std::printf("compile            %.1f s\n", *compile_s);
 }
 
@@ -247,15 +239,13 @@ void circuit_info(Context& ctx, const std::string& name, unsigned size, bool ful
 void register_circuit(CLI::App& app, Context& ctx) {
   auto* circuit = app.add_subcommand("circuit", "built-in circuits");
   circuit->require_subcommand(1);
-  auto* info = circuit->add_subcommand(
-      "info", "shape of a built-in circuit (counts, nnz, densities, fingerprint)");
+  auto* info = circuit->add_subcommand("info", "shape of a built-in circuit (counts, nnz, densities, fingerprint)");
   static std::string name;
   static unsigned size = 10;
   static bool full = false, fingerprint = false, compiled = false;
-  info->add_option(
-          "name", name,
-          "circuit name (demo, sha256-*, poseidon-*, insertion-*, por-*, stacked-*, porep-*, "
-          "update-*, update-poseidon-*)")
+  info->add_option("name", name,
+                   "circuit name (demo, sha256-*, poseidon-*, insertion-*, por-*, stacked-*, porep-*, "
+                   "update-*, update-poseidon-*)")
       ->required();
   info->add_option("--size", size, "demo: log2 of the domain size (default 10)");
   info->add_flag("--full", full,

@@ -22,8 +22,7 @@ class ProgressSink final : public cuzk::rpc::schema::EventSink::Server {
     // The end of a job (done, failed, cancelled) is reported by the command
     // itself: its result line, or its one error line.
     const bool unfinished = e.state == eng::JobState::kRunning || e.state == eng::JobState::kQueued;
-    if (state_->jobs.count(e.id) == 0 || !unfinished)
-      return kj::READY_NOW;
+    if (state_->jobs.count(e.id) == 0 || !unfinished) return kj::READY_NOW;
     char line[256];
     std::snprintf(line, sizeof line, "job %llu%s%s: %s/%s +%.1f s", static_cast<unsigned long long>(e.id),
                   e.request_id.empty() ? "" : " ", e.request_id.c_str(), std::string(eng::to_string(e.state)).c_str(),
@@ -59,8 +58,10 @@ ElapsedTicker::ElapsedTicker(std::string what, std::function<std::string()> deta
       const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const std::string more = detail ? detail() : std::string();
       const std::string tail = more.empty() ? "" : "; " + more;
-      if (tty) std::fprintf(stderr, "\r%s: %.0f s%s\x1b[K", what.c_str(), elapsed_s, tail.c_str());
-      else std::fprintf(stderr, "%s: %.0f s%s\n", what.c_str(), elapsed_s, tail.c_str());
+      if (tty)
+        std::fprintf(stderr, "\r%s: %.0f s%s\x1b[K", what.c_str(), elapsed_s, tail.c_str());
+      else
+        std::fprintf(stderr, "%s: %.0f s%s\n", what.c_str(), elapsed_s, tail.c_str());
       std::fflush(stderr);
     }
   });

@@ -84,8 +84,8 @@ struct DaemonArgs {
   std::uint64_t timeout_ms = 0;
   std::string circuit_id;
   std::string params_file;  // preload/evict --params FILE
-  std::string porep_c1;   // prove --porep-c1 FILE
-  std::string proof_out;  // prove --proof OUT (with --porep-c1 or a PoSt / SnapDeals directory)
+  std::string porep_c1;     // prove --porep-c1 FILE
+  std::string proof_out;    // prove --proof OUT (with --porep-c1 or a PoSt / SnapDeals directory)
   // prove --window-post DIR | FILES..., --winning-post DIR | FILES..., --snap-deals DIR
   std::vector<std::string> window_post, winning_post;
   std::string snap_deals;
@@ -181,8 +181,11 @@ eng::JobKey job_key(const DaemonArgs& a) {
 }
 
 json job_json(const eng::JobView& v) {
-  return {{"job_id", v.id}, {"request_id", v.request_id}, {"state", eng::to_string(v.state)},
-          {"queue_position", v.queue_position}, {"deduplicated", v.deduplicated},
+  return {{"job_id", v.id},
+          {"request_id", v.request_id},
+          {"state", eng::to_string(v.state)},
+          {"queue_position", v.queue_position},
+          {"deduplicated", v.deduplicated},
           {"deadline_missed", v.deadline_missed}};
 }
 
@@ -270,18 +273,26 @@ void prove_remote(Context& ctx, const DaemonArgs& a) {
     all_valid = all_valid && valid;
     const eng::Timings& t = o.output.timings;
     if (ctx.json) {
-      results.push_back({{"job", job_json(o.job)}, {"valid", valid}, {"verdict", why},
+      results.push_back({{"job", job_json(o.job)},
+                         {"valid", valid},
+                         {"verdict", why},
                          {"proof", hex(o.output.proof)},
-                         {"timings_ms", {{"queue", t.queue_ms}, {"params", t.params_ms}, {"synthesis", t.synthesis_ms},
-                                         {"prove", t.prove_ms}, {"verify", t.verify_ms}, {"total", t.total_ms}}}});
+                         {"timings_ms",
+                          {{"queue", t.queue_ms},
+                           {"params", t.params_ms},
+                           {"synthesis", t.synthesis_ms},
+                           {"prove", t.prove_ms},
+                           {"verify", t.verify_ms},
+                           {"total", t.total_ms}}}});
     } else {
-      std::printf("job %llu (%s): %s  total %llu ms "
-                  "(queue %llu, params %llu, synthesis %llu, prove %llu, verify %llu)\n",
-                  static_cast<unsigned long long>(o.job.id), o.job.request_id.c_str(),
-                  valid ? "proof verified locally" : ("INVALID: " + why).c_str(),
-                  static_cast<unsigned long long>(t.total_ms), static_cast<unsigned long long>(t.queue_ms),
-                  static_cast<unsigned long long>(t.params_ms), static_cast<unsigned long long>(t.synthesis_ms),
-                  static_cast<unsigned long long>(t.prove_ms), static_cast<unsigned long long>(t.verify_ms));
+      std::printf(
+          "job %llu (%s): %s  total %llu ms "
+          "(queue %llu, params %llu, synthesis %llu, prove %llu, verify %llu)\n",
+          static_cast<unsigned long long>(o.job.id), o.job.request_id.c_str(),
+          valid ? "proof verified locally" : ("INVALID: " + why).c_str(), static_cast<unsigned long long>(t.total_ms),
+          static_cast<unsigned long long>(t.queue_ms), static_cast<unsigned long long>(t.params_ms),
+          static_cast<unsigned long long>(t.synthesis_ms), static_cast<unsigned long long>(t.prove_ms),
+          static_cast<unsigned long long>(t.verify_ms));
       std::fflush(stdout);  // one line per proof as it comes, also into a pipe
     }
     if (i == 0 && valid && !a.proof_out.empty()) write_proof(a.proof_out, o.output.proof);
@@ -326,8 +337,9 @@ void prove_file_remote(Context& ctx, const DaemonArgs& a, eng::JobRequest req,
   }
   if (a.deadline_s > 0) {
     const auto now = std::chrono::system_clock::now().time_since_epoch();
-    req.deadline_unix_ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) +
-                           static_cast<std::uint64_t>(a.deadline_s * 1000.0);
+    req.deadline_unix_ms =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) +
+        static_cast<std::uint64_t>(a.deadline_s * 1000.0);
   }
   cuzk::rpc::Client client(a.addr);
   auto t0 = std::chrono::steady_clock::now();
@@ -348,22 +360,32 @@ void prove_file_remote(Context& ctx, const DaemonArgs& a, eng::JobRequest req,
   const eng::Timings& t = o.output.timings;
   std::size_t partitions = o.output.proof.size() / 192;
   if (ctx.json) {
-    std::cout << json{{"job", job_json(o.job)}, {"kind", std::string(eng::to_string(req.kind))}, {"valid", valid},
-                      {"verdict", why}, {"partitions", partitions}, {"proof", hex(o.output.proof)},
-                      {"wall_s", wall_s}, {"deadline_missed", o.job.deadline_missed},
-                      {"timings_ms", {{"queue", t.queue_ms}, {"params", t.params_ms}, {"synthesis", t.synthesis_ms},
-                                      {"prove", t.prove_ms}, {"verify", t.verify_ms}, {"total", t.total_ms}}}}
+    std::cout << json{{"job", job_json(o.job)},
+                      {"kind", std::string(eng::to_string(req.kind))},
+                      {"valid", valid},
+                      {"verdict", why},
+                      {"partitions", partitions},
+                      {"proof", hex(o.output.proof)},
+                      {"wall_s", wall_s},
+                      {"deadline_missed", o.job.deadline_missed},
+                      {"timings_ms",
+                       {{"queue", t.queue_ms},
+                        {"params", t.params_ms},
+                        {"synthesis", t.synthesis_ms},
+                        {"prove", t.prove_ms},
+                        {"verify", t.verify_ms},
+                        {"total", t.total_ms}}}}
                      .dump()
               << '\n';
   } else {
-    std::printf("job %llu (%s, %s): %zu partition(s), %zu bytes: %s  total %llu ms (queue %llu, params %llu, "
-                "prove %llu)%s\n",
-                static_cast<unsigned long long>(o.job.id), o.job.request_id.c_str(),
-                std::string(eng::to_string(req.kind)).c_str(), partitions, o.output.proof.size(),
-                valid ? "proof verified locally" : ("INVALID: " + why).c_str(),
-                static_cast<unsigned long long>(t.total_ms), static_cast<unsigned long long>(t.queue_ms),
-                static_cast<unsigned long long>(t.params_ms), static_cast<unsigned long long>(t.prove_ms),
-                o.job.deadline_missed ? "  DEADLINE MISSED" : "");
+    std::printf(
+        "job %llu (%s, %s): %zu partition(s), %zu bytes: %s  total %llu ms (queue %llu, params %llu, "
+        "prove %llu)%s\n",
+        static_cast<unsigned long long>(o.job.id), o.job.request_id.c_str(),
+        std::string(eng::to_string(req.kind)).c_str(), partitions, o.output.proof.size(),
+        valid ? "proof verified locally" : ("INVALID: " + why).c_str(), static_cast<unsigned long long>(t.total_ms),
+        static_cast<unsigned long long>(t.queue_ms), static_cast<unsigned long long>(t.params_ms),
+        static_cast<unsigned long long>(t.prove_ms), o.job.deadline_missed ? "  DEADLINE MISSED" : "");
   }
   if (!valid) throw DaemonError{{eng::ErrorKind::kInternal, "the returned proof did not verify locally: " + why}};
 }
@@ -401,7 +423,7 @@ void prove_filecoin_remote(Context& ctx, const DaemonArgs& a, eng::ProofKind kin
       job = load_post_files(kind, f);
     }
   } catch (const ManifestError& e) {
-    throw CLI::ValidationError(std::string("--") + (kind == eng::ProofKind::kSnapDeals    ? "snap-deals"
+    throw CLI::ValidationError(std::string("--") + (kind == eng::ProofKind::kSnapDeals     ? "snap-deals"
                                                     : kind == eng::ProofKind::kWinningPost ? "winning-post"
                                                                                            : "window-post"),
                                e.what());
@@ -414,16 +436,20 @@ void prove_filecoin_remote(Context& ctx, const DaemonArgs& a, eng::ProofKind kin
 void submit(Context& ctx, const DaemonArgs& a) {
   cuzk::rpc::Client client(a.addr);
   eng::JobView v = unwrap(client.submit(demo_request(a, a.seed)));
-  if (ctx.json) std::cout << job_json(v).dump() << '\n';
-  else std::printf("%llu\n", static_cast<unsigned long long>(v.id));
+  if (ctx.json)
+    std::cout << job_json(v).dump() << '\n';
+  else
+    std::printf("%llu\n", static_cast<unsigned long long>(v.id));
 }
 
 void await_job(Context& ctx, const DaemonArgs& a) {
   cuzk::rpc::Client client(a.addr);
   eng::JobOutcome o = unwrap(client.await(job_key(a), a.timeout_ms));
   if (ctx.json) {
-    std::cout << json{{"job", job_json(o.job)}, {"proof", hex(o.output.proof)},
-                      {"verifying_key", hex(o.output.vk_bytes)}, {"total_ms", o.output.timings.total_ms}}
+    std::cout << json{{"job", job_json(o.job)},
+                      {"proof", hex(o.output.proof)},
+                      {"verifying_key", hex(o.output.vk_bytes)},
+                      {"total_ms", o.output.timings.total_ms}}
                      .dump()
               << '\n';
   } else {
@@ -434,10 +460,10 @@ void await_job(Context& ctx, const DaemonArgs& a) {
 void cancel(Context& ctx, const DaemonArgs& a) {
   cuzk::rpc::Client client(a.addr);
   eng::JobView v = unwrap(client.cancel(job_key(a)));
-  if (ctx.json) std::cout << job_json(v).dump() << '\n';
+  if (ctx.json)
+    std::cout << job_json(v).dump() << '\n';
   else
-    std::printf("job %llu: %s\n", static_cast<unsigned long long>(v.id),
-                std::string(eng::to_string(v.state)).c_str());
+    std::printf("job %llu: %s\n", static_cast<unsigned long long>(v.id), std::string(eng::to_string(v.state)).c_str());
 }
 
 void status(Context& ctx, const DaemonArgs& a) {
@@ -471,14 +497,23 @@ void status(Context& ctx, const DaemonArgs& a) {
     }
     json devices = json::array();
     for (const auto& d : e.devices) {
-      devices.push_back({{"index", d.index}, {"name", d.name}, {"ordinal", d.ordinal}, {"busy", d.job.has_value()},
-                         {"job", d.job.value_or(0)}, {"partition", d.partition.value_or(0)}, {"stage", d.stage},
-                         {"jobs_placed", d.jobs_placed}, {"proofs_done", d.proofs_done},
-                         {"verify_failures", d.verify_failures}, {"resident_srs", d.resident_srs},
+      devices.push_back({{"index", d.index},
+                         {"name", d.name},
+                         {"ordinal", d.ordinal},
+                         {"busy", d.job.has_value()},
+                         {"job", d.job.value_or(0)},
+                         {"partition", d.partition.value_or(0)},
+                         {"stage", d.stage},
+                         {"jobs_placed", d.jobs_placed},
+                         {"proofs_done", d.proofs_done},
+                         {"verify_failures", d.verify_failures},
+                         {"resident_srs", d.resident_srs},
                          {"resident_srs_bytes", d.resident_srs_bytes},
-                         {"r1cs_matrices_bytes", d.r1cs_matrices_bytes}, {"msm_scratch_bytes", d.msm_scratch_bytes},
+                         {"r1cs_matrices_bytes", d.r1cs_matrices_bytes},
+                         {"msm_scratch_bytes", d.msm_scratch_bytes},
                          {"msm_scratch_limit_bytes", d.msm_scratch_limit_bytes},
-                         {"memory_total_bytes", d.memory_total_bytes}, {"memory_free_bytes", d.memory_free_bytes}});
+                         {"memory_total_bytes", d.memory_total_bytes},
+                         {"memory_free_bytes", d.memory_free_bytes}});
     }
     json srs = json::array();
     for (const auto& r : e.srs)
@@ -550,8 +585,10 @@ void status(Context& ctx, const DaemonArgs& a) {
 void metrics(Context& ctx, const DaemonArgs& a) {
   cuzk::rpc::Client client(a.addr);
   std::string text = client.metrics();
-  if (ctx.json) std::cout << json{{"metrics", text}}.dump() << '\n';
-  else std::fputs(text.c_str(), stdout);
+  if (ctx.json)
+    std::cout << json{{"metrics", text}}.dump() << '\n';
+  else
+    std::fputs(text.c_str(), stdout);
 }
 
 void preload(Context& ctx, const DaemonArgs& a) {
@@ -574,7 +611,8 @@ void preload(Context& ctx, const DaemonArgs& a) {
     return;
   }
   const double s = static_cast<double>(info.load_ms) / 1000.0;
-  if (info.already_loaded) std::printf("%s: already resident\n", a.circuit_id.c_str());
+  if (info.already_loaded)
+    std::printf("%s: already resident\n", a.circuit_id.c_str());
   else if (info.generated)
     std::printf("%s: DEVELOPMENT parameters generated in %.1f s (no parameter file was found), now resident\n",
                 a.circuit_id.c_str(), s);
@@ -611,8 +649,10 @@ DaemonArgs with_srs_id(DaemonArgs a) {
 void evict(Context& ctx, const DaemonArgs& a) {
   cuzk::rpc::Client client(a.addr);
   unwrap(client.evict(a.circuit_id));
-  if (ctx.json) std::cout << json{{"circuit_id", a.circuit_id}, {"evicted", true}}.dump() << '\n';
-  else std::printf("%s: evicted\n", a.circuit_id.c_str());
+  if (ctx.json)
+    std::cout << json{{"circuit_id", a.circuit_id}, {"evicted", true}}.dump() << '\n';
+  else
+    std::printf("%s: evicted\n", a.circuit_id.c_str());
 }
 
 }  // namespace
@@ -646,22 +686,22 @@ void register_daemon(CLI::App& app, Context& ctx) {
   CLI::App* pr = app.get_subcommand("prove");
   CLI::Option* circuit = pr->add_option("--circuit", args->circuit, "daemon: built-in circuit (demo) proved by cuzkd");
   CLI::Option* size = pr->add_option("--size", args->size, "daemon, --circuit demo: log2 of the domain");
-  CLI::Option* count =
-      pr->add_option("--count", args->count, "daemon, --circuit demo: number of proofs")->check(CLI::Range(1u, 100000u));
+  CLI::Option* count = pr->add_option("--count", args->count, "daemon, --circuit demo: number of proofs")
+                           ->check(CLI::Range(1u, 100000u));
   CLI::Option* seed = pr->add_option("--seed", args->seed, "daemon, --circuit demo: witness x_0 (default 1)");
   CLI::Option* priority = pr->add_option("--priority", args->priority, "daemon: low | normal | high | critical");
   CLI::Option* request_id =
       pr->add_option("--request-id", args->request_id, "daemon: request id (suffixed -i when --count > 1)");
   CLI::Option* timeout = pr->add_option("--timeout-ms", args->timeout_ms, "daemon: per-proof await timeout (0: none)");
   CLI::Option* porep_c1 = pr->add_option("--porep-c1", args->porep_c1, "daemon: PoRep C2 of this C1 output JSON");
-  CLI::Option* window_post = pr->add_option(
-      "--window-post", args->window_post,
-      "daemon: WindowPoSt of a `cuzkctl post gen --kind window` directory, or of vanilla proof files "
-      "(bincode FallbackPoStSectorProof) with --sector-size, --randomness, --prover-id, --partition");
-  CLI::Option* winning_post = pr->add_option(
-      "--winning-post", args->winning_post,
-      "daemon: WinningPoSt of a `cuzkctl post gen --kind winning` directory, or of a vanilla proof file "
-      "with --sector-size, --randomness, --prover-id");
+  CLI::Option* window_post =
+      pr->add_option("--window-post", args->window_post,
+                     "daemon: WindowPoSt of a `cuzkctl post gen --kind window` directory, or of vanilla proof files "
+                     "(bincode FallbackPoStSectorProof) with --sector-size, --randomness, --prover-id, --partition");
+  CLI::Option* winning_post =
+      pr->add_option("--winning-post", args->winning_post,
+                     "daemon: WinningPoSt of a `cuzkctl post gen --kind winning` directory, or of a vanilla proof file "
+                     "with --sector-size, --randomness, --prover-id");
   CLI::Option* post_size =
       pr->add_option("--sector-size", args->sector_size, "daemon, PoSt vanilla proof files: 2KiB ... 64GiB");
   CLI::Option* post_randomness = pr->add_option(
@@ -674,8 +714,8 @@ void register_daemon(CLI::App& app, Context& ctx) {
       pr->add_option("--snap-deals", args->snap_deals, "daemon: SnapDeals of a `cuzkctl update gen` directory");
   CLI::Option* deadline = pr->add_option("--deadline-s", args->deadline_s, "daemon: the proof is due in S seconds");
   pr->parse_complete_callback([&ctx, args, pr, circuit, size, count, seed, priority, request_id, timeout, porep_c1,
-                               window_post, winning_post, snap_deals, deadline, post_size, post_randomness,
-                               post_prover, post_partition] {
+                               window_post, winning_post, snap_deals, deadline, post_size, post_randomness, post_prover,
+                               post_partition] {
     // This runs before the root app stores its own options (--addr, --json)
     // into their variables: read them from the root here.
     const CLI::App* root = pr->get_parent();
@@ -695,14 +735,15 @@ void register_daemon(CLI::App& app, Context& ctx) {
     };
     const std::string selectors = given({circuit, porep_c1, window_post, winning_post, snap_deals});
     const std::string offline =
-        given({pr->get_option_no_throw("--params"), pr->get_option_no_throw("--zkey"), pr->get_option_no_throw("--r1cs"),
-               pr->get_option_no_throw("--wtns"), pr->get_option_no_throw("--snarkjs-proof"),
-               pr->get_option_no_throw("--snarkjs-public")});
+        given({pr->get_option_no_throw("--params"), pr->get_option_no_throw("--zkey"),
+               pr->get_option_no_throw("--r1cs"), pr->get_option_no_throw("--wtns"),
+               pr->get_option_no_throw("--snarkjs-proof"), pr->get_option_no_throw("--snarkjs-public")});
     const std::string daemon_only = given({size, count, seed, priority, request_id, timeout, deadline});
     const std::string demo_only = given({size, count, seed});
     const std::string post_files_only = given({post_size, post_randomness, post_prover, post_partition});
     if (!post_files_only.empty() && window_post->count() == 0 && winning_post->count() == 0)
-      return usage(post_files_only + " describe PoSt vanilla proof files: give them with --window-post or --winning-post");
+      return usage(post_files_only +
+                   " describe PoSt vanilla proof files: give them with --window-post or --winning-post");
     if (selectors.find(',') != std::string::npos)
       return usage("prove takes one of --circuit, --porep-c1, --window-post, --winning-post, --snap-deals (given: " +
                    selectors + ")");
@@ -723,12 +764,14 @@ void register_daemon(CLI::App& app, Context& ctx) {
     if (circuit->count() == 0) {
       if (!demo_only.empty()) return usage("options of --circuit demo (" + demo_only + ") given with " + selectors);
       guarded(ctx, *args, [&] {
-        if (porep_c1->count() > 0) prove_porep_remote(ctx, *args);
+        if (porep_c1->count() > 0)
+          prove_porep_remote(ctx, *args);
         else if (window_post->count() > 0)
           prove_filecoin_remote(ctx, *args, eng::ProofKind::kWindowPost, args->window_post);
         else if (winning_post->count() > 0)
           prove_filecoin_remote(ctx, *args, eng::ProofKind::kWinningPost, args->winning_post);
-        else prove_filecoin_remote(ctx, *args, eng::ProofKind::kSnapDeals, {args->snap_deals});
+        else
+          prove_filecoin_remote(ctx, *args, eng::ProofKind::kSnapDeals, {args->snap_deals});
       });
       return;
     }
@@ -759,7 +802,8 @@ void register_daemon(CLI::App& app, Context& ctx) {
   pl->add_option("--params", args->params_file, "parameter file (demo-N.params, PoRep official or -dev name)");
   pl->add_option("--srs", args->circuit_id, "parameter-set id (demo-14, porep-32GiB, window-post-2KiB, ...)");
   pl->callback(run([](Context& c, const DaemonArgs& a) { preload(c, with_srs_id(a)); }));
-  auto* ev = app.add_subcommand("evict", "daemon: drop a parameter set from memory and devices: --params FILE or --srs ID");
+  auto* ev =
+      app.add_subcommand("evict", "daemon: drop a parameter set from memory and devices: --params FILE or --srs ID");
   ev->add_option("--params", args->params_file, "parameter file (demo-N.params, PoRep official or -dev name)");
   ev->add_option("--srs", args->circuit_id, "parameter-set id (demo-14, porep-32GiB, window-post-2KiB, ...)");
   ev->callback(run([](Context& c, const DaemonArgs& a) { evict(c, with_srs_id(a)); }));

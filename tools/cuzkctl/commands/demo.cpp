@@ -69,7 +69,8 @@ groth16::Parameters load_or_generate(const DemoProveArgs& a, const groth16::R1cs
                                      bool& generated) {
   std::error_code ec;
   if (std::filesystem::exists(a.params, ec)) {
-    if (!std::filesystem::is_regular_file(a.params, ec)) throw Malformed(a.params + " is not a regular file", cuzk::cli::kind::kIo);
+    if (!std::filesystem::is_regular_file(a.params, ec))
+      throw Malformed(a.params + " is not a regular file", cuzk::cli::kind::kIo);
     std::fprintf(stderr, "demo prove: reading %s\n", a.params.c_str());
     generated = false;
     return groth16::read_params(a.params, pool);
@@ -130,15 +131,21 @@ void demo_prove(Context& ctx, DemoProveArgs a) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (ctx.json) {
-    std::cout << json{{"proof", a.proof}, {"public", a.pub},          {"params", a.params},
-                      {"vk", a.vk},       {"params_generated", generated}, {"size", a.size},
-                      {"seed", a.seed},   {"valid", true},            {"seconds", seconds}}
+    std::cout << json{{"proof", a.proof},
+                      {"public", a.pub},
+                      {"params", a.params},
+                      {"vk", a.vk},
+                      {"params_generated", generated},
+                      {"size", a.size},
+                      {"seed", a.seed},
+                      {"valid", true},
+                      {"seconds", seconds}}
                      .dump()
               << std::endl;
   } else {
-    std::printf("proof verified and written to %s (demo 2^%u, seed %llu, parameters %s %s, %.2f s)\n",
-                a.proof.c_str(), a.size, static_cast<unsigned long long>(a.seed),
-                generated ? "generated into" : "read from", a.params.c_str(), seconds);
+    std::printf("proof verified and written to %s (demo 2^%u, seed %llu, parameters %s %s, %.2f s)\n", a.proof.c_str(),
+                a.size, static_cast<unsigned long long>(a.seed), generated ? "generated into" : "read from",
+                a.params.c_str(), seconds);
     if (generated) std::printf("verifying key: %s\n", a.vk.c_str());
     if (!a.pub.empty()) std::printf("public inputs: %s\n", a.pub.c_str());
   }
@@ -160,7 +167,8 @@ void register_demo(CLI::App& app, Context& ctx) {
   pr->add_option("--vk", args->vk, "verifying key written with generated parameters (default: --params with .vk)");
   pr->add_option("--seed", args->seed, "witness x_0 (default 1)");
   pr->add_option("--public", args->pub, "output public inputs JSON [x_0, y] (for `cuzkctl verify`)");
-  pr->add_option("--gpu", args->gpu, "auto|on|off: where generated parameters are computed (auto: CUDA device 0 when present)");
+  pr->add_option("--gpu", args->gpu,
+                 "auto|on|off: where generated parameters are computed (auto: CUDA device 0 when present)");
   pr->callback([&ctx, args] { run_reporting_errors(ctx, "", [&] { demo_prove(ctx, *args); }); });
 }
 

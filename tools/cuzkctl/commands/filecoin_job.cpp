@@ -42,7 +42,10 @@ std::array<std::uint8_t, 32> unhex32(const std::string& s, const char* what) {
   std::array<std::uint8_t, 32> d{};
   for (std::size_t i = 0; i < 64; ++i) {
     const char c = s[i];
-    const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    const int v = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
     if (v < 0) throw ManifestError(std::string(what) + ": not hex");
     d[i / 2] = static_cast<std::uint8_t>(d[i / 2] | (v << (i % 2 == 0 ? 4 : 0)));
   }

@@ -149,8 +149,9 @@ void params_inspect(Context& ctx, const std::string& path, bool subgroups, const
       out["n_vars"] = z.n_vars;
       out["n_public"] = z.n_public;
       out["domain_size"] = z.domain_size;
-      out["lengths"] = {{"ic", z.ic.size()}, {"a", z.a.size()}, {"b_g1", z.b_g1.size()}, {"b_g2", z.b_g2.size()},
-                        {"c", z.c.size()}, {"h", z.h.size()}, {"coefficients", z.coefs.size()}};
+      out["lengths"] = {
+          {"ic", z.ic.size()}, {"a", z.a.size()}, {"b_g1", z.b_g1.size()},         {"b_g2", z.b_g2.size()},
+          {"c", z.c.size()},   {"h", z.h.size()}, {"coefficients", z.coefs.size()}};
       out["vk_digest"] = vk_digest(z.verifying_key());
     } else if (kind == FileKind::kVk) {
       VerifyingKey vk = read_vk(path);
@@ -161,7 +162,7 @@ void params_inspect(Context& ctx, const std::string& path, bool subgroups, const
     } else if (kind == FileKind::kParams) {
       Parameters p = read_params(path, pool, subgroups ? SubgroupCheck::kAll : SubgroupCheck::kVkOnly);
       out["kind"] = "bellperson-params";
-      out["lengths"] = {{"ic", p.vk.ic.size()}, {"h", p.h.size()}, {"l", p.l.size()},
+      out["lengths"] = {{"ic", p.vk.ic.size()}, {"h", p.h.size()},       {"l", p.l.size()},
                         {"a", p.a.size()},      {"b_g1", p.b_g1.size()}, {"b_g2", p.b_g2.size()}};
       out["domain_size"] = p.h.size() + 1;
       out["num_public_inputs"] = p.vk.ic.size() - 1;
@@ -188,8 +189,11 @@ void params_inspect(Context& ctx, const std::string& path, bool subgroups, const
     } else {
       Progress prog("blake2b " + name);
       std::string d = blake2b_file_hex(path, [&](auto a, auto b) { prog(a, b); }).substr(0, 32);
-      out["published"] = {{"known", true},          {"cid", pub->cid},     {"expected_digest", pub->digest},
-                          {"digest", d},            {"digest_ok", d == pub->digest}};
+      out["published"] = {{"known", true},
+                          {"cid", pub->cid},
+                          {"expected_digest", pub->digest},
+                          {"digest", d},
+                          {"digest_ok", d == pub->digest}};
       if (d != pub->digest) ctx.exit_code = kExitInvalid;
     }
   }
@@ -251,7 +255,8 @@ void setup(Context& ctx, const CircuitSource& src, const std::string& params_out
     return;
   }
   std::printf("setup done in %.2f s (domain %llu, %llu public inputs)\n", s,
-              static_cast<unsigned long long>(domain_size(r1cs)), static_cast<unsigned long long>(r1cs.num_inputs() - 1));
+              static_cast<unsigned long long>(domain_size(r1cs)),
+              static_cast<unsigned long long>(r1cs.num_inputs() - 1));
   if (!zkey_out.empty()) std::printf("  zkey: %s\n", zkey_out.c_str());
   if (!params_out.empty()) {
     std::printf("  params: %s (fixed-base multiplications on the %s)\n", params_out.c_str(),
@@ -315,8 +320,10 @@ void prove(Context& ctx, const ProveArgs& a) {
   if (!a.snarkjs_proof.empty()) write_text(a.snarkjs_proof, proof_to_json(proof).dump(1) + "\n");
   if (!a.snarkjs_public.empty()) write_text(a.snarkjs_public, public_to_json(pub).dump(1) + "\n");
   json out{{"seconds", s}, {"public_inputs", pub.size()}};
-  if (ctx.json) std::cout << out.dump(2) << "\n";
-  else std::cout << "proved in " << s << " s\n";
+  if (ctx.json)
+    std::cout << out.dump(2) << "\n";
+  else
+    std::cout << "proved in " << s << " s\n";
 }
 
 // ---- verify -----------------------------------------------------------------------
@@ -330,7 +337,8 @@ void verify_cmd(Context& ctx, const VerifyArgs& a) {
   std::vector<Proof> proofs;
   std::vector<std::vector<Fr>> inputs;
   if (!a.snarkjs_vk.empty()) {
-    if (a.snarkjs_proof.empty() || a.snarkjs_public.empty()) throw Usage("--snarkjs-proof and --snarkjs-public are required");
+    if (a.snarkjs_proof.empty() || a.snarkjs_public.empty())
+      throw Usage("--snarkjs-proof and --snarkjs-public are required");
     vk = vk_from_json(read_json(a.snarkjs_vk));
     proofs.push_back(proof_from_json(read_json(a.snarkjs_proof)));
     inputs.push_back(public_from_json(read_json(a.snarkjs_public)));
@@ -369,8 +377,10 @@ void verify_cmd(Context& ctx, const VerifyArgs& a) {
                     " expected)");
   }
   bool ok = r == VerifyResult::kValid;
-  if (ctx.json) std::cout << json{{"valid", ok}, {"proofs", proofs.size()}}.dump() << "\n";
-  else std::cout << (ok ? "valid" : "INVALID") << "\n";
+  if (ctx.json)
+    std::cout << json{{"valid", ok}, {"proofs", proofs.size()}}.dump() << "\n";
+  else
+    std::cout << (ok ? "valid" : "INVALID") << "\n";
   if (!ok) cuzk::cli::print_error(cuzk::cli::kind::kInvalidProof, "the pairing check failed");
   ctx.exit_code = ok ? kExitOk : kExitInvalid;
 }

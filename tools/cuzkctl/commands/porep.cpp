@@ -103,15 +103,20 @@ void setup(Context& ctx, const SetupArgs& a) {
   };
   const LoadedParams p = ensure_dev_params(proof, a.out_dir, *r1cs, pool, generate);
   const double params_s = since(t0);
-  json j{{"params", p.params_path.string()}, {"vk", p.vk_path.string()}, {"backend", backend->on_gpu() ? "gpu" : "cpu"},
+  json j{{"params", p.params_path.string()},
+         {"vk", p.vk_path.string()},
+         {"backend", backend->on_gpu() ? "gpu" : "cpu"},
          {"r1cs", r1cs_cache_path(a.out_dir, proof).string()},
-         {"constraints", r1cs->num_constraints()}, {"development", is_development(p.origin)},
-         {"generated", p.origin == ParamsOrigin::kDevelopmentGenerated}, {"compile_seconds", compile_s},
+         {"constraints", r1cs->num_constraints()},
+         {"development", is_development(p.origin)},
+         {"generated", p.origin == ParamsOrigin::kDevelopmentGenerated},
+         {"compile_seconds", compile_s},
          {"params_seconds", params_s}};
   char text[1024];
   std::snprintf(text, sizeof text, "%s parameters %s (%s)\nvk %s\nconstraints %zu\n",
                 is_development(p.origin) ? "DEVELOPMENT" : "official", p.params_path.c_str(),
-                p.origin == ParamsOrigin::kDevelopmentGenerated ? "generated" : "present", p.vk_path.c_str(), r1cs->num_constraints());
+                p.origin == ParamsOrigin::kDevelopmentGenerated ? "generated" : "present", p.vk_path.c_str(),
+                r1cs->num_constraints());
   emit(ctx, j, text);
 }
 
@@ -191,7 +196,8 @@ void verify(Context& ctx, const VerifyArgs& a) {
   std::string detail;
   const auto r = verify_porep_proof(pvk, proof_bytes, inputs, &detail);
   const bool ok = r == groth16::VerifyResult::kValid;
-  emit(ctx, json{{"valid", ok}, {"detail", detail}}, std::string(ok ? "valid\n" : "INVALID: ") + (ok ? "" : detail + "\n"));
+  emit(ctx, json{{"valid", ok}, {"detail", detail}},
+       std::string(ok ? "valid\n" : "INVALID: ") + (ok ? "" : detail + "\n"));
   ctx.exit_code = ok ? kExitOk : kExitInvalid;
 }
 
@@ -227,9 +233,15 @@ void verify_golden(Context& ctx, const GoldenArgs& a) {
     }
     const RecordCheck c = verify_seal_record(r, pvk);
     switch (c.status) {
-      case RecordStatus::kValid: ++valid; break;
-      case RecordStatus::kInvalid: ++invalid; break;
-      case RecordStatus::kSkipped: ++skipped; break;
+      case RecordStatus::kValid:
+        ++valid;
+        break;
+      case RecordStatus::kInvalid:
+        ++invalid;
+        break;
+      case RecordStatus::kSkipped:
+        ++skipped;
+        break;
     }
     if (a.verbose || c.status == RecordStatus::kInvalid) {
       std::fprintf(stderr, "line %zu (%s): %s %s\n", line_no, r.api_version.c_str(),
@@ -237,12 +249,11 @@ void verify_golden(Context& ctx, const GoldenArgs& a) {
     }
   }
   const std::size_t checked = valid + invalid;
-  json j{{"sector_size", size}, {"verified", valid}, {"invalid", invalid}, {"skipped", skipped},
-         {"malformed", malformed}, {"other_sizes", other_size}};
+  json j{{"sector_size", size}, {"verified", valid},      {"invalid", invalid},
+         {"skipped", skipped},  {"malformed", malformed}, {"other_sizes", other_size}};
   char text[512];
-  std::snprintf(text, sizeof text,
-                "%zu of %zu records of %llu B verified (%zu invalid, %zu skipped, %zu malformed)\n", valid,
-                checked, static_cast<unsigned long long>(size), invalid, skipped, malformed);
+  std::snprintf(text, sizeof text, "%zu of %zu records of %llu B verified (%zu invalid, %zu skipped, %zu malformed)\n",
+                valid, checked, static_cast<unsigned long long>(size), invalid, skipped, malformed);
   emit(ctx, j, text);
   ctx.exit_code = checked > 0 && invalid == 0 ? kExitOk : kExitInvalid;
   if (malformed > 0) ctx.exit_code = kExitMalformed;
@@ -299,8 +310,10 @@ void register_porep(CLI::App& app, Context& ctx) {
   auto setup_args = std::make_shared<SetupArgs>();
   auto* su = porep->add_subcommand("setup", "compile the partition R1CS and generate DEVELOPMENT parameters");
   su->add_option("--sector-size", setup_args->sector_size, "2KiB, 8MiB, 512MiB, 32GiB or 64GiB (default 2KiB)");
-  su->add_option("--out-dir", setup_args->out_dir, "directory for the .r1cs cache and the -dev .params/.vk")->required();
-  su->add_option("--gpu", setup_args->gpu, "auto|on|off: fixed-base multiplications on CUDA device 0 (auto: when present)");
+  su->add_option("--out-dir", setup_args->out_dir, "directory for the .r1cs cache and the -dev .params/.vk")
+      ->required();
+  su->add_option("--gpu", setup_args->gpu,
+                 "auto|on|off: fixed-base multiplications on CUDA device 0 (auto: when present)");
   su->callback([&ctx, setup_args] { guarded(ctx, [&] { setup(ctx, *setup_args); }); });
 
   auto prove_args = std::make_shared<ProveArgs>();

@@ -121,7 +121,7 @@ void gen(Context& ctx, const GenArgs& a) {
   }
   if (info.kind == PostKind::kWindow && a.sectors > info.config_sector_count) {
     throw Usage("one " + std::string(info.name) + " partition holds at most " +
-                    std::to_string(info.config_sector_count) + " sectors");
+                std::to_string(info.config_sector_count) + " sectors");
   }
   ThreadPool pool(ctx.threads);
   const PostGenOutput g = generate_post_vanilla(o, &pool);
@@ -148,8 +148,8 @@ void gen(Context& ctx, const GenArgs& a) {
     std::printf("%s\n", manifest.dump().c_str());
   } else {
     std::printf("%zu %s vanilla proofs (%s) in %s\nrandomness %s\nactor id   %llu\n", g.sectors.size(),
-                std::string(info.name).c_str(), o.mode == PostGenMode::kSealed ? "sealed" : "sparse",
-                a.out.c_str(), hex(g.randomness).c_str(), static_cast<unsigned long long>(a.actor_id));
+                std::string(info.name).c_str(), o.mode == PostGenMode::kSealed ? "sealed" : "sparse", a.out.c_str(),
+                hex(g.randomness).c_str(), static_cast<unsigned long long>(a.actor_id));
   }
 }
 

@@ -42,8 +42,7 @@ using namespace cuzk;
 using namespace cuzk::circuits::filecoin;
 using nlohmann::json;
 
-void gen(Context& ctx, const std::string& size, std::uint64_t seed, const std::string& out,
-         bool sealed) {
+void gen(Context& ctx, const std::string& size, std::uint64_t seed, const std::string& out, bool sealed) {
   std::optional<UpdateProof> proof;
   try {
     proof = update_proof_from_sector_bytes(parse_sector_size(size));
@@ -59,8 +58,7 @@ void gen(Context& ctx, const std::string& size, std::uint64_t seed, const std::s
     return;
   }
   ThreadPool pool(ctx.threads);
-  const UpdateInputs in = sealed ? make_sealed_update(*proof, seed, &pool)
-                                 : make_sparse_update(*proof, seed);
+  const UpdateInputs in = sealed ? make_sealed_update(*proof, seed, &pool) : make_sparse_update(*proof, seed);
   std::filesystem::create_directories(out);
   json j = {{"registered_proof", std::string(update_proof_info(*proof).name)},
             {"comm_r_old", hex(in.comm_r_old)},
@@ -77,8 +75,8 @@ void gen(Context& ctx, const std::string& size, std::uint64_t seed, const std::s
   if (ctx.json) {
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf("wrote %zu partition proofs to %s (comm_r_new %s)\n", in.partitions.size(),
-                out.c_str(), hex(in.comm_r_new).c_str());
+    std::printf("wrote %zu partition proofs to %s (comm_r_new %s)\n", in.partitions.size(), out.c_str(),
+                hex(in.comm_r_new).c_str());
   }
 }
 
@@ -117,15 +115,14 @@ UpdateInputs load(const std::filesystem::path& dir) {
   try {
     const auto proof = update_proof_from_name(j.at("registered_proof").get<std::string>());
     if (!proof) {
-      throw UpdateError(UpdateErrorKind::UnknownProof, std::nullopt, std::nullopt,
-                        "registered_proof", "not a registered update proof");
+      throw UpdateError(UpdateErrorKind::UnknownProof, std::nullopt, std::nullopt, "registered_proof",
+                        "not a registered update proof");
     }
     std::vector<std::vector<std::uint8_t>> parts;
     for (const auto& name : j.at("partitions")) parts.push_back(read_bytes(dir / name.get<std::string>()));
-    UpdateInputs in = parse_update_inputs(
-        *proof, parse_hex32(j.at("comm_r_old").get<std::string>(), "comm_r_old"),
-        parse_hex32(j.at("comm_d_new").get<std::string>(), "comm_d_new"),
-        parse_hex32(j.at("comm_r_new").get<std::string>(), "comm_r_new"), parts);
+    UpdateInputs in = parse_update_inputs(*proof, parse_hex32(j.at("comm_r_old").get<std::string>(), "comm_r_old"),
+                                          parse_hex32(j.at("comm_d_new").get<std::string>(), "comm_d_new"),
+                                          parse_hex32(j.at("comm_r_new").get<std::string>(), "comm_r_new"), parts);
     if (j.contains("h")) in.h = j.at("h").get<std::size_t>();
     return in;
   } catch (const json::exception& e) {
@@ -158,8 +155,7 @@ void check(Context& ctx, const std::string& dir, bool circuit, int only_partitio
     if (ctx.json) {
       std::cout << json{{"valid", true}, {"partitions", in.partitions.size()}}.dump() << "\n";
     } else {
-      std::printf("valid: %zu partition proofs%s\n", in.partitions.size(),
-                  circuit ? ", circuits satisfied" : "");
+      std::printf("valid: %zu partition proofs%s\n", in.partitions.size(), circuit ? ", circuits satisfied" : "");
     }
   } catch (const UpdateError& e) {
     report_update_error(ctx, e);
@@ -179,8 +175,7 @@ void guarded(Context& ctx, F&& f) {
   }
 }
 
-void setup(Context& ctx, const std::string& size, const std::string& out_dir,
-           const std::string& gpu) {
+void setup(Context& ctx, const std::string& size, const std::string& out_dir, const std::string& gpu) {
   const auto proof = update_proof_from_sector_bytes(parse_sector_size(size));
   if (!proof) throw Usage("no update proof for sector size '" + size + "'");
   const auto mode = parse_setup_device(gpu);
@@ -200,19 +195,19 @@ void setup(Context& ctx, const std::string& size, const std::string& out_dir,
   };
   const LoadedParams p = ensure_update_dev_params(*proof, out_dir, r1cs, pool, generate);
   if (ctx.json) {
-    std::cout << json{{"params", p.params_path.string()}, {"vk", p.vk_path.string()},
+    std::cout << json{{"params", p.params_path.string()},
+                      {"vk", p.vk_path.string()},
                       {"constraints", r1cs.num_constraints()},
-                      {"development", is_development(p.origin)}}.dump()
+                      {"development", is_development(p.origin)}}
+                     .dump()
               << "\n";
   } else {
-    std::printf("%s parameters %s\nvk %s\nconstraints %zu\n",
-                is_development(p.origin) ? "DEVELOPMENT" : "official", p.params_path.c_str(),
-                p.vk_path.c_str(), r1cs.num_constraints());
+    std::printf("%s parameters %s\nvk %s\nconstraints %zu\n", is_development(p.origin) ? "DEVELOPMENT" : "official",
+                p.params_path.c_str(), p.vk_path.c_str(), r1cs.num_constraints());
   }
 }
 
-void prove(Context& ctx, const std::string& dir, const std::string& param_dir,
-           const std::string& out) {
+void prove(Context& ctx, const std::string& dir, const std::string& param_dir, const std::string& out) {
   const UpdateInputs in = load(dir);
   ThreadPool pool(ctx.threads);
   const groth16::R1cs r1cs = compile_update_shape(in.proof);
@@ -234,8 +229,8 @@ void verify(Context& ctx, const std::string& dir, const std::string& proof, cons
   }
   const auto pvk = groth16::prepare_verifying_key(key);
   std::string detail;
-  const bool ok = verify_porep_proof(pvk, read_bytes(proof), update_public_inputs_all(in),
-                                     &detail) == groth16::VerifyResult::kValid;
+  const bool ok = verify_porep_proof(pvk, read_bytes(proof), update_public_inputs_all(in), &detail) ==
+                  groth16::VerifyResult::kValid;
   std::printf("%s%s\n", ok ? "valid" : "INVALID: ", ok ? "" : detail.c_str());
   ctx.exit_code = ok ? kExitOk : kExitInvalid;
 }

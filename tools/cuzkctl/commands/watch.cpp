@@ -53,9 +53,9 @@ struct UsageError {
 };
 
 std::uint64_t unix_now_ms() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
 }
 
 eng::JobEvent read_event(cuzk::rpc::schema::JobEvent::Reader e) { return cuzk::rpc::read(e); }
@@ -85,14 +85,17 @@ class PrintingSink final : public cuzk::rpc::schema::EventSink::Server {
     eng::JobEvent e = read_event(call.getParams().getEvent());
     std::string state(eng::to_string(e.state));
     if (as_json_) {
-      json j = {{"job_id", e.id}, {"request_id", e.request_id}, {"state", state}, {"stage", e.stage},
+      json j = {{"job_id", e.id},
+                {"request_id", e.request_id},
+                {"state", state},
+                {"stage", e.stage},
                 {"elapsed_ms", e.elapsed_ms}};
       if (e.error) j["error"] = e.error->message;
       std::cout << j.dump() << std::endl;
     } else {
       std::printf("job %llu %s %s/%s +%llu ms%s%s\n", static_cast<unsigned long long>(e.id), e.request_id.c_str(),
-                  state.c_str(), e.stage.c_str(), static_cast<unsigned long long>(e.elapsed_ms),
-                  e.error ? ": " : "", e.error ? e.error->message.c_str() : "");
+                  state.c_str(), e.stage.c_str(), static_cast<unsigned long long>(e.elapsed_ms), e.error ? ": " : "",
+                  e.error ? e.error->message.c_str() : "");
       std::fflush(stdout);
     }
     ++seen_;
@@ -301,8 +304,10 @@ void run_watch(Context& ctx, const WatchArgs& a) {
     if (a.once && (a.stream || ctx.json))
       throw UsageError{"--once prints a frame; for one machine-readable status use `cuzkctl status --json`"};
     if (a.interval_ms < 100) throw UsageError{"--interval-ms must be at least 100"};
-    if (a.stream || ctx.json) watch_stream(a, ctx.json);
-    else watch_frames(a);
+    if (a.stream || ctx.json)
+      watch_stream(a, ctx.json);
+    else
+      watch_frames(a);
   } catch (const UsageError& e) {
     report_error(ctx, kind::kInvalidArgument, e.message, kExitMalformed);
   } catch (const cuzk::rpc::ClientError& e) {
@@ -310,7 +315,8 @@ void run_watch(Context& ctx, const WatchArgs& a) {
       report_error(ctx, "unauthenticated", e.what(), kExitInvalid);
     else if (e.kind() == cuzk::rpc::ClientErrorKind::kConfig)
       report_error(ctx, kind::kInvalidArgument, e.what(), kExitMalformed);
-    else report_error(ctx, kind::kUnavailable, cuzk::cli::unreachable_message(a.addr, e.what()), kExitUnavailable);
+    else
+      report_error(ctx, kind::kUnavailable, cuzk::cli::unreachable_message(a.addr, e.what()), kExitUnavailable);
   } catch (const kj::Exception& e) {
     report_error(ctx, kind::kUnavailable,
                  cuzk::cli::unreachable_message(a.addr, std::string("transport: ") + e.getDescription().cStr()),

@@ -77,9 +77,23 @@ TEST(C1Mutation, EveryMutationIsParsedOrATypedError) {
     const std::size_t at = numbers[pick(numbers.size())];
     return good.substr(0, at) + with + good.substr(number_end(good, at));
   };
-  const std::vector<std::string> scalars = {
-      "null", "true", "\"s\"", "{}", "[]", "1.5", "-1", "1e400", "-1e400", "1e308", "18446744073709551616",
-      "99999999999999999999999999999", "-9223372036854775809", "256", "4294967296", "0.0", "\"\\u0000\""};
+  const std::vector<std::string> scalars = {"null",
+                                            "true",
+                                            "\"s\"",
+                                            "{}",
+                                            "[]",
+                                            "1.5",
+                                            "-1",
+                                            "1e400",
+                                            "-1e400",
+                                            "1e308",
+                                            "18446744073709551616",
+                                            "99999999999999999999999999999",
+                                            "-9223372036854775809",
+                                            "256",
+                                            "4294967296",
+                                            "0.0",
+                                            "\"\\u0000\""};
   const std::string syntax = "[]{}\",:-.eE0123456789 tfn\\";
 
   std::size_t parsed = 0, typed = 0;
@@ -122,7 +136,8 @@ TEST(C1Mutation, EveryMutationIsParsedOrATypedError) {
   for (int i = 0; i < 40; ++i) {
     const std::size_t end = domain_ends[pick(domain_ends.size())];
     const std::size_t start = good.rfind(',', end) + 1;
-    record(good.substr(0, start) + (i % 2 ? "255" : "128") + good.substr(end), "high byte before " + std::to_string(end));
+    record(good.substr(0, start) + (i % 2 ? "255" : "128") + good.substr(end),
+           "high byte before " + std::to_string(end));
   }
   for (const char* field : {"\"replica_id\":[", "\"comm_d\":[", "\"comm_r\":["}) {
     const std::size_t at = good.find(field) + std::strlen(field);

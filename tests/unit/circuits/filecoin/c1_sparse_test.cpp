@@ -125,8 +125,8 @@ TEST(SparseC1, PublicDataMatchesTheMaterialisedSector) {
       const C1Output c1 = make_sparse_synthetic_c1(proof, in, opts);
       std::vector<Digest32> data(info.nodes);
       for (std::uint64_t v = 0; v < info.nodes; ++v) data[v] = sparse_c1_data_leaf(proof, in, opts, v);
-      const native::Sha256MerkleTree tree_d(native::Sha256TreeHasher{},
-                                            std::vector<std::size_t>(info.comm_d_levels, 2), data);
+      const native::Sha256MerkleTree tree_d(native::Sha256TreeHasher{}, std::vector<std::size_t>(info.comm_d_levels, 2),
+                                            data);
       EXPECT_EQ(c1.comm_d, tree_d.root());
       EXPECT_EQ(c1.replica_id, replica_id(in.prover_id, in.sector_id, in.ticket, c1.comm_d, porep_id(proof)));
       EXPECT_EQ(c1.ticket, in.ticket);
@@ -240,9 +240,7 @@ void check_large(SealProof proof, const std::string& kind, bool whole) {
       "/vanilla_proofs/" + std::string(info.v1_name) + "/" + std::to_string(k) + "/" + std::to_string(i);
   C1Output bad = c1;
   MerkleProof& m = bad.vanilla_proofs[k][i].replica_column_proofs.drg_parents[5].inclusion_proof;
-  flip_byte(kind == "Single" ? m.base.back().hashes[6]
-            : kind == "Sub"  ? m.sub[0].hashes[0]
-                             : m.top[0].hashes[0]);
+  flip_byte(kind == "Single" ? m.base.back().hashes[6] : kind == "Sub" ? m.sub[0].hashes[0] : m.top[0].hashes[0]);
   expect_c1_error([&] { verify_c1_partition_circuit_relations(bad, k, &pool); }, C1ErrorKind::PathMismatch,
                   at + "/replica_column_proofs/drg_parents/5/inclusion_proof/data/" + kind);
   bad = c1;
@@ -256,12 +254,8 @@ void check_large(SealProof proof, const std::string& kind, bool whole) {
   }
 }
 
-TEST(SparseC1, Sector8MiBPassesCircuitRelations) {
-  check_large(SealProof::StackedDrg8MiBV1_1, "Single", true);
-}
-TEST(SparseC1, Sector32GiBPassesCircuitRelations) {
-  check_large(SealProof::StackedDrg32GiBV1_1, "Sub", true);
-}
+TEST(SparseC1, Sector8MiBPassesCircuitRelations) { check_large(SealProof::StackedDrg8MiBV1_1, "Single", true); }
+TEST(SparseC1, Sector32GiBPassesCircuitRelations) { check_large(SealProof::StackedDrg32GiBV1_1, "Sub", true); }
 TEST(SparseC1, Sector64GiBPassesCircuitRelations) { check_large(SealProof::StackedDrg64GiBV1, "Top", false); }
 
 }  // namespace

@@ -57,8 +57,7 @@ class C1Fixture : public ::testing::Test {
 
   // Parses, mutates and re-serialises the valid document; expects parse_c1
   // to fail with `kind` at `path`.
-  static void expect_error(const std::function<void(json&)>& mutate, C1ErrorKind kind,
-                           const std::string& path) {
+  static void expect_error(const std::function<void(json&)>& mutate, C1ErrorKind kind, const std::string& path) {
     json doc = json::parse(v11_json());
     mutate(doc);
     try {
@@ -117,17 +116,16 @@ TEST_F(C1Fixture, JsonLayoutFollowsSerde) {
   const auto doc = nlohmann::ordered_json::parse(s);
   std::vector<std::string> top_keys;
   for (const auto& [k, v] : doc.items()) top_keys.push_back(k);
-  EXPECT_EQ(top_keys, (std::vector<std::string>{"registered_proof", "vanilla_proofs", "comm_r",
-                                                 "comm_d", "replica_id", "seed", "ticket"}));
+  EXPECT_EQ(top_keys, (std::vector<std::string>{"registered_proof", "vanilla_proofs", "comm_r", "comm_d", "replica_id",
+                                                "seed", "ticket"}));
   const auto& p = doc["vanilla_proofs"]["StackedDrg2KiBV1"][0][0];
   std::vector<std::string> proof_keys;
   for (const auto& [k, v] : p.items()) proof_keys.push_back(k);
-  EXPECT_EQ(proof_keys, (std::vector<std::string>{"comm_d_proofs", "comm_r_last_proof",
-                                                   "replica_column_proofs", "labeling_proofs",
-                                                   "encoding_proof"}));
+  EXPECT_EQ(proof_keys, (std::vector<std::string>{"comm_d_proofs", "comm_r_last_proof", "replica_column_proofs",
+                                                  "labeling_proofs", "encoding_proof"}));
   const auto& col = p["replica_column_proofs"]["c_x"]["column"];
   EXPECT_TRUE(col.contains("_h") && col["_h"].is_null());
-  EXPECT_EQ(p["comm_d_proofs"]["data"]["Single"]["path"]["path"].size(), 6u);  // 64 leaves, binary
+  EXPECT_EQ(p["comm_d_proofs"]["data"]["Single"]["path"]["path"].size(), 6u);      // 64 leaves, binary
   EXPECT_EQ(p["comm_r_last_proof"]["data"]["Single"]["path"]["path"].size(), 2u);  // 8^2
   EXPECT_EQ(p["comm_r_last_proof"]["data"]["Single"]["path"]["path"][0]["hashes"].size(), 7u);
   EXPECT_EQ(p["labeling_proofs"][1]["layer_index"], 2);
@@ -146,13 +144,12 @@ TEST_F(C1Fixture, MalformedTopLevel) {
   expect_error([](json& d) { d["seed"][3] = 256; }, C1ErrorKind::ByteValue, "/seed/3");
   expect_error([](json& d) { d["seed"][4] = -1; }, C1ErrorKind::ByteValue, "/seed/4");
   expect_error([](json& d) { d["ticket"] = "00"; }, C1ErrorKind::WrongType, "/ticket");
-  expect_error([](json& d) { d["registered_proof"] = "StackedDrg4KiBV1"; },
-               C1ErrorKind::UnknownProof, "/registered_proof");
-  expect_error([](json& d) { d["registered_proof"] = 5; }, C1ErrorKind::WrongType,
+  expect_error([](json& d) { d["registered_proof"] = "StackedDrg4KiBV1"; }, C1ErrorKind::UnknownProof,
                "/registered_proof");
+  expect_error([](json& d) { d["registered_proof"] = 5; }, C1ErrorKind::WrongType, "/registered_proof");
   // The vanilla key must be the V1 name of the declared size.
-  expect_error([](json& d) { d["registered_proof"] = "StackedDrg8MiBV1_1"; },
-               C1ErrorKind::ProofKeyMismatch, "/vanilla_proofs/StackedDrg2KiBV1");
+  expect_error([](json& d) { d["registered_proof"] = "StackedDrg8MiBV1_1"; }, C1ErrorKind::ProofKeyMismatch,
+               "/vanilla_proofs/StackedDrg2KiBV1");
   expect_error(
       [](json& d) {
         d["vanilla_proofs"]["StackedDrg2KiBV1_1"] = d["vanilla_proofs"]["StackedDrg2KiBV1"];
@@ -165,10 +162,9 @@ TEST_F(C1Fixture, MalformedTopLevel) {
         parts.push_back(parts[0]);
       },
       C1ErrorKind::PartitionCount, "/vanilla_proofs/StackedDrg2KiBV1");
-  expect_error([](json& d) { d["vanilla_proofs"]["StackedDrg2KiBV1"][0].erase(1); },
-               C1ErrorKind::ChallengeCount, "/vanilla_proofs/StackedDrg2KiBV1/0");
-  expect_error([](json& d) { d["comm_r"][0] = int(d["comm_r"][0]) ^ 1; }, C1ErrorKind::RootMismatch,
-               "/comm_r");
+  expect_error([](json& d) { d["vanilla_proofs"]["StackedDrg2KiBV1"][0].erase(1); }, C1ErrorKind::ChallengeCount,
+               "/vanilla_proofs/StackedDrg2KiBV1/0");
+  expect_error([](json& d) { d["comm_r"][0] = int(d["comm_r"][0]) ^ 1; }, C1ErrorKind::RootMismatch, "/comm_r");
 }
 
 TEST_F(C1Fixture, MalformedMerkleProofs) {
@@ -183,13 +179,12 @@ TEST_F(C1Fixture, MalformedMerkleProofs) {
       C1ErrorKind::PathArity, d_path + "/2/hashes");
   expect_error([](json& d) { proof0(d)["comm_d_proofs"]["data"]["Single"]["path"]["path"][0]["index"] = 2; },
                C1ErrorKind::PathArity, d_path + "/0/index");
-  expect_error([](json& d) { proof0(d)["comm_d_proofs"]["data"]["Single"]["root"][0] = 0; },
-               C1ErrorKind::RootMismatch, kP0 + "/comm_d_proofs/data/Single/root");
+  expect_error([](json& d) { proof0(d)["comm_d_proofs"]["data"]["Single"]["root"][0] = 0; }, C1ErrorKind::RootMismatch,
+               kP0 + "/comm_d_proofs/data/Single/root");
 
   const std::string r_path = kP0 + "/comm_r_last_proof/data/Single/path/path";
-  expect_error(
-      [](json& d) { proof0(d)["comm_r_last_proof"]["data"]["Single"]["path"]["path"][1]["hashes"].erase(0); },
-      C1ErrorKind::PathArity, r_path + "/1/hashes");
+  expect_error([](json& d) { proof0(d)["comm_r_last_proof"]["data"]["Single"]["path"]["path"][1]["hashes"].erase(0); },
+               C1ErrorKind::PathArity, r_path + "/1/hashes");
   expect_error([](json& d) { proof0(d)["comm_r_last_proof"]["data"]["Single"]["path"]["path"][1]["index"] = 8; },
                C1ErrorKind::PathArity, r_path + "/1/index");
   expect_error([](json& d) { proof0(d)["comm_r_last_proof"]["data"]["Single"]["path"]["path"][1]["index"] = -3; },
@@ -206,8 +201,11 @@ TEST_F(C1Fixture, MalformedMerkleProofs) {
         data = {{"Sub", sub}};
       },
       C1ErrorKind::ProofShape, kP0 + "/comm_r_last_proof/data");
-  expect_error([](json& d) { proof0(d)["comm_r_last_proof"]["data"] = {{"Middle", json::object()}}; },
-               C1ErrorKind::WrongType, kP0 + "/comm_r_last_proof/data/Middle");
+  expect_error(
+      [](json& d) {
+        proof0(d)["comm_r_last_proof"]["data"] = {{"Middle", json::object()}};
+      },
+      C1ErrorKind::WrongType, kP0 + "/comm_r_last_proof/data/Middle");
   expect_error([](json& d) { proof0(d)["comm_r_last_proof"]["data"]["Single"].erase("leaf"); },
                C1ErrorKind::MissingField, kP0 + "/comm_r_last_proof/data/Single/leaf");
   // The second challenge's tree R root differs from the first one's.
@@ -228,8 +226,8 @@ TEST_F(C1Fixture, MalformedMerkleProofs) {
 
 TEST_F(C1Fixture, MalformedColumnsAndLabels) {
   const std::string rcp = kP0 + "/replica_column_proofs";
-  expect_error([](json& d) { proof0(d)["replica_column_proofs"]["drg_parents"].erase(5); },
-               C1ErrorKind::ParentCount, rcp + "/drg_parents");
+  expect_error([](json& d) { proof0(d)["replica_column_proofs"]["drg_parents"].erase(5); }, C1ErrorKind::ParentCount,
+               rcp + "/drg_parents");
   expect_error(
       [](json& d) {
         auto& e = proof0(d)["replica_column_proofs"]["exp_parents"];
@@ -254,16 +252,16 @@ TEST_F(C1Fixture, MalformedColumnsAndLabels) {
       C1ErrorKind::ChallengeMismatch, rcp + "/drg_parents/1/inclusion_proof");
   expect_error([](json& d) { proof0(d)["labeling_proofs"].erase(1); }, C1ErrorKind::LayerCount,
                kP0 + "/labeling_proofs");
-  expect_error([](json& d) { proof0(d)["labeling_proofs"][0]["parents"].erase(36); },
-               C1ErrorKind::ParentCount, kP0 + "/labeling_proofs/0/parents");
-  expect_error([](json& d) { proof0(d)["labeling_proofs"][1]["layer_index"] = 1; },
-               C1ErrorKind::LayerIndex, kP0 + "/labeling_proofs/1/layer_index");
-  expect_error([](json& d) { proof0(d)["encoding_proof"]["layer_index"] = 1; },
-               C1ErrorKind::LayerIndex, kP0 + "/encoding_proof/layer_index");
-  expect_error([](json& d) { proof0(d)["labeling_proofs"][0]["node"] = 3; },
-               C1ErrorKind::ChallengeMismatch, kP0 + "/labeling_proofs/0/node");
-  expect_error([](json& d) { proof0(d)["labeling_proofs"][0]["parents"][4][32 - 1] = 300; },
-               C1ErrorKind::ByteValue, kP0 + "/labeling_proofs/0/parents/4/31");
+  expect_error([](json& d) { proof0(d)["labeling_proofs"][0]["parents"].erase(36); }, C1ErrorKind::ParentCount,
+               kP0 + "/labeling_proofs/0/parents");
+  expect_error([](json& d) { proof0(d)["labeling_proofs"][1]["layer_index"] = 1; }, C1ErrorKind::LayerIndex,
+               kP0 + "/labeling_proofs/1/layer_index");
+  expect_error([](json& d) { proof0(d)["encoding_proof"]["layer_index"] = 1; }, C1ErrorKind::LayerIndex,
+               kP0 + "/encoding_proof/layer_index");
+  expect_error([](json& d) { proof0(d)["labeling_proofs"][0]["node"] = 3; }, C1ErrorKind::ChallengeMismatch,
+               kP0 + "/labeling_proofs/0/node");
+  expect_error([](json& d) { proof0(d)["labeling_proofs"][0]["parents"][4][32 - 1] = 300; }, C1ErrorKind::ByteValue,
+               kP0 + "/labeling_proofs/0/parents/4/31");
 }
 
 C1ErrorKind parse_error_kind(std::string_view text) {
@@ -281,13 +279,25 @@ C1ErrorKind parse_error_kind(std::string_view text) {
 // uses the column rows instead. A C1 whose two copies disagree (one parent
 // byte) proves and verifies unless the parse compares them.
 TEST_F(C1Fixture, LabelingParentsMustEqualColumnRows) {
-  expect_error([](json& d) { auto& b = proof0(d)["labeling_proofs"][1]["parents"][20][0]; b = int(b) ^ 1; },
-               C1ErrorKind::LabelMismatch, kP0 + "/labeling_proofs/1/parents");
+  expect_error(
+      [](json& d) {
+        auto& b = proof0(d)["labeling_proofs"][1]["parents"][20][0];
+        b = int(b) ^ 1;
+      },
+      C1ErrorKind::LabelMismatch, kP0 + "/labeling_proofs/1/parents");
   // Layer 1 repeats the 6 DRG parents only.
-  expect_error([](json& d) { auto& b = proof0(d)["labeling_proofs"][0]["parents"][36][5]; b = int(b) ^ 0x40; },
-               C1ErrorKind::LabelMismatch, kP0 + "/labeling_proofs/0/parents");
-  expect_error([](json& d) { auto& b = proof0(d)["encoding_proof"]["parents"][3][7]; b = int(b) ^ 2; },
-               C1ErrorKind::LabelMismatch, kP0 + "/encoding_proof/parents");
+  expect_error(
+      [](json& d) {
+        auto& b = proof0(d)["labeling_proofs"][0]["parents"][36][5];
+        b = int(b) ^ 0x40;
+      },
+      C1ErrorKind::LabelMismatch, kP0 + "/labeling_proofs/0/parents");
+  expect_error(
+      [](json& d) {
+        auto& b = proof0(d)["encoding_proof"]["parents"][3][7];
+        b = int(b) ^ 2;
+      },
+      C1ErrorKind::LabelMismatch, kP0 + "/encoding_proof/parents");
   // The same on the in-memory value (second challenge).
   C1Output c = v11();
   c.vanilla_proofs[0][1].labeling_proofs[0].parents[0][31] ^= 1;
@@ -311,7 +321,8 @@ TEST_F(C1Fixture, DomainValuesMustBeCanonical) {
   expect_error(
       [&](json& d) {
         d["comm_d"] = all_ff;
-        for (auto& c : d["vanilla_proofs"]["StackedDrg2KiBV1"][0]) c["comm_d_proofs"]["data"]["Single"]["root"] = all_ff;
+        for (auto& c : d["vanilla_proofs"]["StackedDrg2KiBV1"][0])
+          c["comm_d_proofs"]["data"]["Single"]["root"] = all_ff;
       },
       C1ErrorKind::NonCanonicalField, kP0 + "/comm_d_proofs/data/Single/root");
   expect_error([&](json& d) { proof0(d)["replica_column_proofs"]["exp_parents"][4]["column"]["rows"][1][31] = 0x80; },
@@ -336,8 +347,7 @@ TEST_F(C1Fixture, JsonInputIsStrict) {
   EXPECT_NO_THROW(parse_c1(good + "\n  "));
   EXPECT_EQ(parse_error_kind(good + " {}"), C1ErrorKind::JsonSyntax);
   EXPECT_EQ(parse_error_kind(good + std::string(1, '\0') + "garbage"), C1ErrorKind::JsonSyntax);
-  EXPECT_EQ(parse_error_kind(good.substr(0, 100) + std::string(1, '\0') + good.substr(100)),
-            C1ErrorKind::JsonSyntax);
+  EXPECT_EQ(parse_error_kind(good.substr(0, 100) + std::string(1, '\0') + good.substr(100)), C1ErrorKind::JsonSyntax);
   // A commitment replaced by a value nested 100,000 deep: the error message
   // once dumped it recursively (stack overflow).
   const std::size_t at = good.find("\"comm_r\":[") + 9;
@@ -363,12 +373,14 @@ TEST_F(C1Fixture, JsonInputIsStrict) {
     EXPECT_EQ(e.kind(), C1ErrorKind::ByteValue);
     EXPECT_LT(std::string_view(e.what()).size(), 300u) << e.what();
   }
-  expect_error([](json& d) { d["vanilla_proofs"] = json{{std::string(100000, 'K'), json::array()}}; },
-               C1ErrorKind::ProofKeyMismatch, "/vanilla_proofs/" + std::string(64, 'K') + "...");
+  expect_error(
+      [](json& d) {
+        d["vanilla_proofs"] = json{{std::string(100000, 'K'), json::array()}};
+      },
+      C1ErrorKind::ProofKeyMismatch, "/vanilla_proofs/" + std::string(64, 'K') + "...");
 }
 
-void expect_verify_error(const C1Output& c, C1VerifyDepth depth, C1ErrorKind kind,
-                         const std::string& path) {
+void expect_verify_error(const C1Output& c, C1VerifyDepth depth, C1ErrorKind kind, const std::string& path) {
   try {
     verify_c1(c, depth);
     ADD_FAILURE() << "verify succeeded, expected " << to_string(kind);
@@ -401,8 +413,7 @@ TEST_F(C1Fixture, VerifyCatchesWhatStructureCannot) {
     C1Output c = v11();
     c.vanilla_proofs[0][0].comm_r_last_proof.base[0].hashes[3][0] ^= 1;
     EXPECT_NO_THROW(verify_c1(c, C1VerifyDepth::PublicData));
-    expect_verify_error(c, C1VerifyDepth::Full, C1ErrorKind::PathMismatch,
-                        kP0 + "/comm_r_last_proof/data/Single/root");
+    expect_verify_error(c, C1VerifyDepth::Full, C1ErrorKind::PathMismatch, kP0 + "/comm_r_last_proof/data/Single/root");
   }
   {
     C1Output c = v11();
@@ -413,8 +424,7 @@ TEST_F(C1Fixture, VerifyCatchesWhatStructureCannot) {
   {
     C1Output c = v11();
     c.vanilla_proofs[0][0].labeling_proofs[1].parents[20][0] ^= 1;
-    expect_verify_error(c, C1VerifyDepth::Full, C1ErrorKind::LabelMismatch,
-                        kP0 + "/labeling_proofs/1/parents");
+    expect_verify_error(c, C1VerifyDepth::Full, C1ErrorKind::LabelMismatch, kP0 + "/labeling_proofs/1/parents");
   }
   {
     C1Output c = v11();
@@ -443,8 +453,8 @@ C1Output shape_only_c1(SealProof proof) {
   c1.seed = filled(0x02);
   c1.ticket = filled(0x03);
   const Digest32 root_r = filled(0x11), root_c = filled(0x22);
-  c1.comm_r = native::fr_to_le_bytes(
-      native::poseidon2(native::fr_from_le_bytes(root_c), native::fr_from_le_bytes(root_r)));
+  c1.comm_r =
+      native::fr_to_le_bytes(native::poseidon2(native::fr_from_le_bytes(root_c), native::fr_from_le_bytes(root_r)));
   const MerkleProofKind kind = info.top_arity != 0 ? MerkleProofKind::Top : MerkleProofKind::Sub;
   auto rc_proof = [&](std::uint64_t node, const Digest32& root) {
     MerkleProof m;
@@ -460,13 +470,12 @@ C1Output shape_only_c1(SealProof proof) {
     return m;
   };
   auto column = [&](std::uint32_t node) {
-    return ColumnProof{Column{node, std::vector<Digest32>(info.layers, filled(0x09))},
-                       rc_proof(node, root_c)};
+    return ColumnProof{Column{node, std::vector<Digest32>(info.layers, filled(0x09))}, rc_proof(node, root_c)};
   };
   c1.vanilla_proofs.resize(info.partitions);
   for (std::uint32_t k = 0; k < info.partitions; ++k) {
-    for (std::uint64_t ch : interactive_challenges(info.nodes, c1.replica_id, c1.seed,
-                                                   info.challenges_per_partition, k)) {
+    for (std::uint64_t ch :
+         interactive_challenges(info.nodes, c1.replica_id, c1.seed, info.challenges_per_partition, k)) {
       ChallengeProof p;
       p.comm_d_proofs.root = c1.comm_d;
       std::uint64_t n = ch;
@@ -502,8 +511,8 @@ TEST(C1LargeShapes, SubAndTopProofsRoundTrip) {
     const C1Output back = parse_c1(text);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(back, c1);
-    std::printf("  %s: C1 JSON %.1f MB, serialise + parse %.0f ms\n",
-                std::string(seal_proof_info(proof).name).c_str(), text.size() / 1e6, ms);
+    std::printf("  %s: C1 JSON %.1f MB, serialise + parse %.0f ms\n", std::string(seal_proof_info(proof).name).c_str(),
+                text.size() / 1e6, ms);
     // A Single proof where the shape needs Sub/Top.
     C1Output bad = c1;
     auto& m = bad.vanilla_proofs[9][17].comm_r_last_proof;
@@ -516,8 +525,8 @@ TEST(C1LargeShapes, SubAndTopProofsRoundTrip) {
       ADD_FAILURE();
     } catch (const C1Error& e) {
       EXPECT_EQ(e.kind(), C1ErrorKind::ProofShape);
-      EXPECT_EQ(e.json_path(), "/vanilla_proofs/" + std::string(seal_proof_info(proof).v1_name) +
-                                   "/9/17/comm_r_last_proof/data");
+      EXPECT_EQ(e.json_path(),
+                "/vanilla_proofs/" + std::string(seal_proof_info(proof).v1_name) + "/9/17/comm_r_last_proof/data");
     }
     // A base path one level short.
     bad = c1;
@@ -529,8 +538,8 @@ TEST(C1LargeShapes, SubAndTopProofsRoundTrip) {
       EXPECT_EQ(e.kind(), C1ErrorKind::PathLength);
       const std::string kind = proof == SealProof::StackedDrg64GiBV1 ? "Top" : "Sub";
       EXPECT_EQ(e.json_path(), "/vanilla_proofs/" + std::string(seal_proof_info(proof).v1_name) +
-                                   "/0/0/replica_column_proofs/exp_parents/7/inclusion_proof/data/" +
-                                   kind + "/base_proof/path");
+                                   "/0/0/replica_column_proofs/exp_parents/7/inclusion_proof/data/" + kind +
+                                   "/base_proof/path");
     }
   }
 }

@@ -44,20 +44,19 @@ TEST(FilecoinDerive, PorepIdLayout) {
 TEST(FilecoinDerive, ReplicaIdMatchesIndependentPython) {
   Digest32 prover;
   for (int i = 0; i < 32; ++i) prover[i] = std::uint8_t(i);
-  const Digest32 rid = replica_id(prover, 0x0102030405060708ULL, filled(7), filled(0xAA),
-                                  porep_id(SealProof::StackedDrg32GiBV1_1));
+  const Digest32 rid =
+      replica_id(prover, 0x0102030405060708ULL, filled(7), filled(0xAA), porep_id(SealProof::StackedDrg32GiBV1_1));
   EXPECT_EQ(to_hex(rid), "b31efe9ad14fbd1ce8bfd4019edf5aaa9e2f6c972c50a44f06e8d14fdd7e2e2a");
   EXPECT_EQ(rid[31] & 0xc0, 0);
 }
 
 TEST(FilecoinDerive, InteractiveChallengesMatchIndependentPython) {
-  const Digest32 rid = from_u64s_le({0x1cbd4fd19afe1eb3ULL, 0xaa5adf9e01d4bfe8ULL,
-                                     0x4fa4502c976c2f9eULL, 0x2a2e7edd4fd1e806ULL});
+  const Digest32 rid =
+      from_u64s_le({0x1cbd4fd19afe1eb3ULL, 0xaa5adf9e01d4bfe8ULL, 0x4fa4502c976c2f9eULL, 0x2a2e7edd4fd1e806ULL});
   ASSERT_EQ(to_hex(rid), "b31efe9ad14fbd1ce8bfd4019edf5aaa9e2f6c972c50a44f06e8d14fdd7e2e2a");
-  const std::vector<std::uint64_t> want32 = {
-      284399760, 469933375, 399093988, 388352740, 87173789,  785870277,
-      37726600,  1020983806, 60137450, 972539694, 760052347, 428214576,
-      1014199119, 814141992, 886683848, 256486486, 223262267, 80035501};
+  const std::vector<std::uint64_t> want32 = {284399760,  469933375,  399093988, 388352740, 87173789,  785870277,
+                                             37726600,   1020983806, 60137450,  972539694, 760052347, 428214576,
+                                             1014199119, 814141992,  886683848, 256486486, 223262267, 80035501};
   EXPECT_EQ(interactive_challenges(1ULL << 30, rid, filled(3), 18, 2), want32);
   EXPECT_EQ(interactive_challenges(64, rid, filled(3), 2, 0), (std::vector<std::uint64_t>{14, 44}));
 }
@@ -93,7 +92,7 @@ TEST(FilecoinLabels, ExpansionPattern) {
   for (int i = 0; i < 37; ++i) {
     const int src14 = i < 14 ? i : i < 28 ? i - 14 : i - 28;  // 14 + 14 + 9
     EXPECT_EQ(e14[i], p14[src14]) << i;
-    EXPECT_EQ(e6[i], p6[i < 36 ? i % 6 : 0]) << i;               // 6 x 6 + 1
+    EXPECT_EQ(e6[i], p6[i < 36 ? i % 6 : 0]) << i;  // 6 x 6 + 1
   }
   EXPECT_EQ(e14[36], p14[8]);
 }
@@ -108,13 +107,21 @@ struct LabelVector {
 
 TEST(FilecoinLabels, LastLabelMatchesRustFilProofsVectors) {
   const LabelVector vectors[] = {
-      {64, 0, ApiVersion::V1_0_0,
+      {64,
+       0,
+       ApiVersion::V1_0_0,
        {0xd3faa96b9a0fba04ULL, 0xea81a283d106485eULL, 0xe3d51b9afa5ac2b3ULL, 0x0462f4f4f1a68d37ULL}},
-      {128, 0, ApiVersion::V1_0_0,
+      {128,
+       0,
+       ApiVersion::V1_0_0,
        {0x7e191e52c4a8da86ULL, 0x5ae8a1c9e6fac148ULL, 0xce239f3b88a894b8ULL, 0x234c00d1dc1d53beULL}},
-      {64, 123, ApiVersion::V1_1_0,
+      {64,
+       123,
+       ApiVersion::V1_1_0,
        {0xabb3f38bb70defcfULL, 0x777a2e4d7769119fULL, 0x3448959d495490bcULL, 0x06021188c7a71cb5ULL}},
-      {128, 123, ApiVersion::V1_1_0,
+      {128,
+       123,
+       ApiVersion::V1_1_0,
        {0x22ab81cf68c4676dULL, 0x7a77a82fc7c9c189ULL, 0xc6c03d32c1e42d23ULL, 0x0f777c18cc2c55bdULL}},
   };
   for (const auto& v : vectors) {

@@ -84,8 +84,7 @@ void check_cache(SealProof p, const nlohmann::json& manifest, ThreadPool* pool) 
   ASSERT_TRUE(manifest.contains(name)) << seal_proof_info(p).name << " -> " << name;
   const auto& entry = manifest.at(name);
   EXPECT_EQ(entry.at("sector_size").get<std::uint64_t>(), seal_proof_info(p).sector_bytes);
-  EXPECT_EQ(to_hex(g.parent_cache_sha256(pool)), entry.at("digest").get<std::string>())
-      << seal_proof_info(p).name;
+  EXPECT_EQ(to_hex(g.parent_cache_sha256(pool)), entry.at("digest").get<std::string>()) << seal_proof_info(p).name;
 }
 
 TEST(FilecoinGraph, ParentCache2KiBMatchesPublishedDigests) {
@@ -108,9 +107,8 @@ TEST(FilecoinGraph, ParentCache8MiBMatchesPublishedDigests) {
 TEST(FilecoinGraph, DISABLED_ParentCacheLargeSizesMatchPublishedDigests) {
   const auto manifest = load_parent_cache_manifest();
   ThreadPool pool;
-  for (SealProof p : {SealProof::StackedDrg512MiBV1, SealProof::StackedDrg512MiBV1_1,
-                      SealProof::StackedDrg32GiBV1, SealProof::StackedDrg32GiBV1_1,
-                      SealProof::StackedDrg64GiBV1, SealProof::StackedDrg64GiBV1_1}) {
+  for (SealProof p : {SealProof::StackedDrg512MiBV1, SealProof::StackedDrg512MiBV1_1, SealProof::StackedDrg32GiBV1,
+                      SealProof::StackedDrg32GiBV1_1, SealProof::StackedDrg64GiBV1, SealProof::StackedDrg64GiBV1_1}) {
     check_cache(p, manifest, &pool);
   }
 }

@@ -93,8 +93,7 @@ TEST(SealRecords, GoldenRecordsParse) {
 class BogusProver final : public groth16::Prover {
  public:
   std::vector<groth16::Proof> prove(const groth16::Parameters&, const groth16::R1cs&,
-                                    std::span<const groth16::Witness> w,
-                                    std::span<const groth16::Blinding>) override {
+                                    std::span<const groth16::Witness> w, std::span<const groth16::Blinding>) override {
     groth16::Proof p{ec::kG1Generator, ec::kG2Generator, ec::kG1Generator};
     return std::vector<groth16::Proof>(w.size(), p);
   }
@@ -150,8 +149,7 @@ TEST(PorepC2, Genuine2KiBProvesAndVerifies) {
   // Another seed asks other challenges: the same proof must not verify.
   Digest32 other_seed = c1.seed;
   other_seed[0] ^= 1;
-  EXPECT_EQ(verify_porep_proof(pvk, proof,
-                               porep_public_inputs(sp, c1.replica_id, c1.comm_d, c1.comm_r, other_seed)),
+  EXPECT_EQ(verify_porep_proof(pvk, proof, porep_public_inputs(sp, c1.replica_id, c1.comm_d, c1.comm_r, other_seed)),
             groth16::VerifyResult::kInvalid);
   std::vector<std::uint8_t> flipped = proof;
   flipped[100] ^= 1;

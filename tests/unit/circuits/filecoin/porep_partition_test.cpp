@@ -62,14 +62,12 @@ TEST(PorepPartition, OnePartitionAtATimeWithItsChecks) {
   Digest32 other_seed = c1.seed;
   other_seed[0] ^= 1;
   const auto other = porep_public_inputs(sp, c1.replica_id, c1.comm_d, c1.comm_r, other_seed);
-  EXPECT_EQ(kind_of([&] { check_partition_witness(*r1cs, w, other[0], 0, pool); }),
-            PorepC2ErrorKind::kInputMismatch);
+  EXPECT_EQ(kind_of([&] { check_partition_witness(*r1cs, w, other[0], 0, pool); }), PorepC2ErrorKind::kInputMismatch);
 
   // A flipped aux value: only the satisfaction pass can see it.
   groth16::Witness bad = w;
   bad.aux[bad.aux.size() / 2] += ff::Fr::one();
-  EXPECT_EQ(kind_of([&] { check_partition_witness(*r1cs, bad, inputs[0], 0, pool); }),
-            PorepC2ErrorKind::kUnsatisfied);
+  EXPECT_EQ(kind_of([&] { check_partition_witness(*r1cs, bad, inputs[0], 0, pool); }), PorepC2ErrorKind::kUnsatisfied);
   check_partition_witness(*r1cs, bad, inputs[0], 0, pool, /*check_satisfaction=*/false);
 
   groth16::Witness short_w = w;

@@ -29,9 +29,8 @@ namespace {
 
 using ff::Fr;
 
-constexpr Digest32 kApiRandomness = {47,  180, 15,  215, 4,   51,  54,  214, 69,  205, 19,
-                                     137, 99,  198, 249, 96,  246, 73,  219, 83,  160, 245,
-                                     50,  226, 100, 89,  142, 159, 83,  226, 237, 35};
+constexpr Digest32 kApiRandomness = {47,  180, 15,  215, 4,   51,  54, 214, 69,  205, 19,  137, 99, 198, 249, 96,
+                                     246, 73,  219, 83,  160, 245, 50, 226, 100, 89,  142, 159, 83, 226, 237, 35};
 
 Digest32 seq_randomness() {
   Digest32 r{};
@@ -246,7 +245,7 @@ TEST(PostBincode, RandomMutationsNeverCrash) {
       ++rejected;
     }
   }
-  EXPECT_GT(parsed, 0u);    // e.g. a changed sibling byte still parses
+  EXPECT_GT(parsed, 0u);  // e.g. a changed sibling byte still parses
   EXPECT_GT(rejected, 0u);
 }
 
@@ -308,11 +307,16 @@ struct ShapeCase {
 
 TEST(PostShape, CountsAssertedByTheReference) {
   const ShapeCase cases[] = {
-      {"post-base-8", 16869, 19},      {"post-sub-8-4", 22674, 19},
-      {"post-top-8-4-2", 27384, 19},   {"post-base-8-2", 11246, 13},
-      {"post-blank-32g", 266665, 56}, {"window-post-2k", 21866, 23},
-      {"winning-post-2k", 90750, 133}, {"winning-post-32g", 370590, 133},
-      {"window-post-32g", 125279217, 25840}, {"window-post-64g", 129887900, 25301},
+      {"post-base-8", 16869, 19},
+      {"post-sub-8-4", 22674, 19},
+      {"post-top-8-4-2", 27384, 19},
+      {"post-base-8-2", 11246, 13},
+      {"post-blank-32g", 266665, 56},
+      {"window-post-2k", 21866, 23},
+      {"winning-post-2k", 90750, 133},
+      {"winning-post-32g", 370590, 133},
+      {"window-post-32g", 125279217, 25840},
+      {"window-post-64g", 129887900, 25301},
   };
   for (const auto& c : cases) {
     const auto shape = post_shape_by_name(c.name);

@@ -125,8 +125,7 @@ TEST(StackedCircuitWitness, Synthetic2KiBPartitionIsSatisfied) {
   }
   // The verifier derives the same inputs from public data alone (challenges
   // from replica_id and seed, parents from the graph).
-  EXPECT_EQ(expected, stacked_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d,
-                                            c1.comm_r, c1.seed, 0));
+  EXPECT_EQ(expected, stacked_public_inputs(c1.registered_proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, 0));
   EXPECT_EQ(expected[3 + 15], groth16::Fr::from_u64(c1.vanilla_proofs[0][0].challenge()));
 
   // The parallel witness generator gives the same assignment.
@@ -154,8 +153,7 @@ TEST(StackedCircuitWitness, Synthetic2KiBPartitionIsSatisfied) {
   }
   // A wrong data leaf (aux, allocated first in challenge 0 after the global
   // part) breaks its inclusion in tree D.
-  const ShapeStats global =
-      shape_stats(StackedCircuit::blank(circuit.shape()).with_challenges(0, 0));
+  const ShapeStats global = shape_stats(StackedCircuit::blank(circuit.shape()).with_challenges(0, 0));
   std::vector<groth16::Fr> aux = w.aux;
   aux[global.aux] += groth16::Fr::one();
   EXPECT_TRUE(groth16::first_unsatisfied(r1cs, w.inputs, aux, pool).has_value());

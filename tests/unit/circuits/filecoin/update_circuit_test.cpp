@@ -75,8 +75,7 @@ TEST(UpdateCircuitShape, UnknownNamesRejected) {
 std::optional<std::string> unsatisfied(const UpdateInputs& in, std::size_t k) {
   StreamCheckCs cs;
   update_circuit_from_proof(in, k).synthesize(cs);
-  EXPECT_EQ(std::vector<Fr>(cs.inputs().begin() + 1, cs.inputs().end()),
-            update_partition_public_inputs(in, k));
+  EXPECT_EQ(std::vector<Fr>(cs.inputs().begin() + 1, cs.inputs().end()), update_partition_public_inputs(in, k));
   if (cs.first_unsatisfied()) return cs.first_unsatisfied_path();
   return std::nullopt;
 }
@@ -97,8 +96,7 @@ TEST(UpdateCircuit, ParallelWitnessEqualsSequential) {
   const groth16::Witness par = circuit.generate_witness(pool);
   EXPECT_EQ(par.inputs, cs.witness().inputs);
   EXPECT_EQ(par.aux, cs.witness().aux);
-  EXPECT_EQ(par.aux.size(),
-            update_shape_stats(1 << 6, UpdateVariant::kSha256TreeD, UpdateCountMode::kFull).aux);
+  EXPECT_EQ(par.aux.size(), update_shape_stats(1 << 6, UpdateVariant::kSha256TreeD, UpdateCountMode::kFull).aux);
 }
 
 TEST(UpdateCircuit, TamperedLeafIsUnsatisfied) {
@@ -170,8 +168,7 @@ TEST(UpdateCircuit, PoseidonVariantSatisfiedByGenuineUpdate) {
     w.path_r_new = siblings(tree_r_new.path(c));
     priv.challenges.push_back(std::move(w));
   }
-  const UpdateCircuit::Public pub{Fr::from_u64(*update_h_select(nodes, h)), comm_r_old,
-                                  tree_d.root(), comm_r_new};
+  const UpdateCircuit::Public pub{Fr::from_u64(*update_h_select(nodes, h)), comm_r_old, tree_d.root(), comm_r_new};
   {
     StreamCheckCs cs;
     UpdateCircuit(nodes, UpdateVariant::kPoseidon, pub, priv).synthesize(cs);

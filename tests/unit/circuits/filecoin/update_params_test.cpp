@@ -20,8 +20,8 @@ struct XorShift {
   std::uint32_t x, y, z, w;
   explicit XorShift(const std::uint8_t (&seed)[16]) {
     auto rd = [&](int i) {
-      return std::uint32_t(seed[4 * i]) | std::uint32_t(seed[4 * i + 1]) << 8 |
-             std::uint32_t(seed[4 * i + 2]) << 16 | std::uint32_t(seed[4 * i + 3]) << 24;
+      return std::uint32_t(seed[4 * i]) | std::uint32_t(seed[4 * i + 1]) << 8 | std::uint32_t(seed[4 * i + 2]) << 16 |
+             std::uint32_t(seed[4 * i + 3]) << 24;
     };
     x = rd(0);
     y = rd(1);
@@ -84,8 +84,7 @@ TEST(UpdateParams, KAndHSelectAsPostSnapDoc) {
   EXPECT_EQ(update_k_and_h_select(1 << 6, 0, 1), 1u);
   EXPECT_FALSE(update_k_and_h_select(1ull << 30, 16, 10).has_value());
   EXPECT_FALSE(update_k_and_h_select(1ull << 30, 0, 13).has_value());
-  const auto pub = update_public_inputs(1ull << 30, 2, 10, Fr::from_u64(7), Fr::from_u64(8),
-                                        Fr::from_u64(9));
+  const auto pub = update_public_inputs(1ull << 30, 2, 10, Fr::from_u64(7), Fr::from_u64(8), Fr::from_u64(9));
   ASSERT_EQ(pub.size(), 4u);
   EXPECT_EQ(pub[0], Fr::from_u64(130));
   EXPECT_EQ(pub[3], Fr::from_u64(9));

@@ -36,9 +36,7 @@ UpdateError check_error(const UpdateInputs& in) {
 
 class UpdateVanilla : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    genuine_ = new UpdateInputs(make_sealed_update(UpdateProof::StackedDrg2KiBV1, 5));
-  }
+  static void SetUpTestSuite() { genuine_ = new UpdateInputs(make_sealed_update(UpdateProof::StackedDrg2KiBV1, 5)); }
   static void TearDownTestSuite() { delete genuine_; }
   static UpdateInputs* genuine_;
 };
@@ -51,8 +49,7 @@ TEST_F(UpdateVanilla, BincodeRoundTripAndLayout) {
   // proofs of 2 octal levels: 4 + 64 + 8 + 2 x (8 + 7 x 32 + 8) = 556;
   // tree D Single of 6 binary levels: 4 + 64 + 8 + 6 x (8 + 32 + 8) = 364).
   EXPECT_EQ(bytes[0].size(), 32u + 8 + 8 * 32 + 8 + 10 * (2 * 556 + 364));
-  const UpdateInputs back =
-      parse_update_inputs(in.proof, in.comm_r_old, in.comm_d_new, in.comm_r_new, bytes);
+  const UpdateInputs back = parse_update_inputs(in.proof, in.comm_r_old, in.comm_d_new, in.comm_r_new, bytes);
   EXPECT_EQ(back.partitions, in.partitions);
   EXPECT_EQ(back.h, 1u);
 }
@@ -149,8 +146,8 @@ TEST_F(UpdateVanilla, MutatedBytesNeverCrash) {
     for (int e = 0; e < edits; ++e) b[0][next() % b[0].size()] = std::uint8_t(next());
     if (round % 5 == 0) b[0].resize(next() % b[0].size());
     try {
-      const UpdateInputs in = parse_update_inputs(genuine_->proof, genuine_->comm_r_old,
-                                                  genuine_->comm_d_new, genuine_->comm_r_new, b);
+      const UpdateInputs in =
+          parse_update_inputs(genuine_->proof, genuine_->comm_r_old, genuine_->comm_d_new, genuine_->comm_r_new, b);
       check_update(in);
     } catch (const UpdateError&) {
       ++errors;
