@@ -139,9 +139,13 @@ TEST(HostSrsCopy, APartialReadBackIsReleasedAgainAndALaterAcquireRecovers) {
   const fs::path broken = rig.dir / "broken.params";
   fs::copy_file(rig.file(), broken);
   {
+    // One bit of a point's coordinate halfway through the file: off the curve.
+    const auto at = static_cast<std::streamoff>(fs::file_size(broken) / 2);
     std::fstream f(broken, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(fs::file_size(broken) / 2));
-    f.put(static_cast<char>(0x5a));  // into a point's coordinates: off the curve
+    f.seekg(at);
+    const char c = static_cast<char>(f.get());
+    f.seekp(at);
+    f.put(static_cast<char>(c ^ 0x01));
   }
   HostSrsCopy copy(rig.big->params, broken, rig.reader());
   ASSERT_GT(copy.release_if_unused(), 0u);
