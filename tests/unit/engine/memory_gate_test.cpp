@@ -20,46 +20,45 @@ asio::awaitable<void> reserve_into(MemoryGate& gate, std::uint64_t bytes, const 
   out.emplace(co_await gate.reserve(bytes, Priority::kNormal, cancel));
 }
 
-TEST(MemoryGate, ACancelRequestEndsAWaitAtOnce) {
+// A 100-byte budget held whole, and a wait for 10 more bytes parked on it.
+struct ParkedWait {
+  ParkedWait() {
+    held = gate.try_reserve(100, Priority::kNormal);
+    EXPECT_TRUE(held);
+    tasks.spawn(reserve_into(gate, 10, cancel, out));
+    loop.io().poll();
+    EXPECT_FALSE(out) << "the wait ended with the budget full";
+  }
   runtime::EventLoop loop;
-  MemoryGate gate(loop.executor(), 100);
-  std::optional<policy::Reservation> held = gate.try_reserve(100, Priority::kNormal);
-  ASSERT_TRUE(held);
+  MemoryGate gate{loop.executor(), 100};
+  std::optional<policy::Reservation> held;
   runtime::CancelFlag cancel;
   std::optional<Result<policy::Reservation>> out;
-  runtime::TaskSet tasks(loop.executor());
-  tasks.spawn(reserve_into(gate, 10, cancel, out));
-  loop.io().poll();
-  EXPECT_FALSE(out) << "the wait ended with the budget full";
-  cancel.request();
-  loop.io().poll();
-  ASSERT_TRUE(out);
-  ASSERT_FALSE(out->ok());
-  EXPECT_EQ(out->error().kind, ErrorKind::kCancelled);
-  EXPECT_EQ(gate.budget().waiting(), 0u);
-  EXPECT_EQ(tasks.size(), 0u);
+  runtime::TaskSet tasks{loop.executor()};
+};
+
+TEST(MemoryGate, ACancelRequestEndsAWaitAtOnce) {
+  ParkedWait w;
+  w.cancel.request();
+  w.loop.io().poll();
+  ASSERT_TRUE(w.out);
+  ASSERT_FALSE(w.out->ok());
+  EXPECT_EQ(w.out->error().kind, ErrorKind::kCancelled);
+  EXPECT_EQ(w.gate.budget().waiting(), 0u);
+  EXPECT_EQ(w.tasks.size(), 0u);
 }
 
 TEST(MemoryGate, MemoryGivenBackEndsAWaitAtOnce) {
-  runtime::EventLoop loop;
-  MemoryGate gate(loop.executor(), 100);
-  std::optional<policy::Reservation> held = gate.try_reserve(100, Priority::kNormal);
-  ASSERT_TRUE(held);
-  runtime::CancelFlag cancel;
-  std::optional<Result<policy::Reservation>> out;
-  runtime::TaskSet tasks(loop.executor());
-  tasks.spawn(reserve_into(gate, 10, cancel, out));
-  loop.io().poll();
-  EXPECT_FALSE(out);
+  ParkedWait w;
   int freed = 0;
-  runtime::Signal::Subscription on_freed = gate.on_freed([&freed] { ++freed; });
-  held->release();
+  runtime::Signal::Subscription on_freed = w.gate.on_freed([&freed] { ++freed; });
+  w.held->release();
   EXPECT_EQ(freed, 1);
-  loop.io().poll();
-  ASSERT_TRUE(out);
-  ASSERT_TRUE(out->ok());
-  EXPECT_EQ(out->value().bytes(), 10u);
-  EXPECT_EQ(tasks.size(), 0u);
+  w.loop.io().poll();
+  ASSERT_TRUE(w.out);
+  ASSERT_TRUE(w.out->ok());
+  EXPECT_EQ(w.out->value().bytes(), 10u);
+  EXPECT_EQ(w.tasks.size(), 0u);
 }
 
 // A pipeline run waiting for its first prover working set ends on its job's

@@ -189,6 +189,11 @@ json job_json(const eng::JobView& v) {
           {"deadline_missed", v.deadline_missed}};
 }
 
+json timings_json(const eng::Timings& t) {
+  return {{"queue", t.queue_ms}, {"params", t.params_ms}, {"synthesis", t.synthesis_ms},
+          {"prove", t.prove_ms}, {"verify", t.verify_ms}, {"total", t.total_ms}};
+}
+
 std::string hex(const std::vector<std::uint8_t>& b) {
   static const char* d = "0123456789abcdef";
   std::string s;
@@ -277,13 +282,7 @@ void prove_remote(Context& ctx, const DaemonArgs& a) {
                          {"valid", valid},
                          {"verdict", why},
                          {"proof", hex(o.output.proof)},
-                         {"timings_ms",
-                          {{"queue", t.queue_ms},
-                           {"params", t.params_ms},
-                           {"synthesis", t.synthesis_ms},
-                           {"prove", t.prove_ms},
-                           {"verify", t.verify_ms},
-                           {"total", t.total_ms}}}});
+                         {"timings_ms", timings_json(t)}});
     } else {
       std::printf(
           "job %llu (%s): %s  total %llu ms "
@@ -368,13 +367,7 @@ void prove_file_remote(Context& ctx, const DaemonArgs& a, eng::JobRequest req,
                       {"proof", hex(o.output.proof)},
                       {"wall_s", wall_s},
                       {"deadline_missed", o.job.deadline_missed},
-                      {"timings_ms",
-                       {{"queue", t.queue_ms},
-                        {"params", t.params_ms},
-                        {"synthesis", t.synthesis_ms},
-                        {"prove", t.prove_ms},
-                        {"verify", t.verify_ms},
-                        {"total", t.total_ms}}}}
+                      {"timings_ms", timings_json(t)}}
                      .dump()
               << '\n';
   } else {
