@@ -1,11 +1,13 @@
-// The partition pipeline's run state (engine/pipeline.cpp only): a
-// partition in flight (Item), a job of the run (Member), the run's shared
-// state (State: members, counters, spares, the change notifier) and the
-// context every coroutine of the run gets (Ctx). Loop-thread only.
+// The partition pipeline's run state (engine/pipeline.cpp and its synthesis
+// lanes, engine/pipeline_lane.cpp, only): a partition in flight (Item), a
+// job of the run (Member), the run's shared state (State: members, counters,
+// spares, the change notifier) and the context every coroutine of the run
+// gets (Ctx). Loop-thread only.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <list>
@@ -226,5 +228,21 @@ struct Ctx {
   }
   void fail(std::uint32_t k, const Error& e) const { st.fail(st.member_of(k), about_partition(local(k), e)); }
 };
+
+// Milliseconds since t0, for a partition's stage timings.
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Every change a waiter of the run may be waiting for notifies st.changed:
+// the run's own steps, a member's cancel request and memory given back to
+// the budget (both subscribed for the run). No waiter polls.
+inline asio::awaitable<void> changed(State& st) { co_await st.changed.wait(); }
+
+// One synthesis lane of a run (engine/pipeline_lane.cpp): takes the next
+// partition of a live member while the in-flight bound and the budget allow,
+// synthesizes and checks it on the synthesis pool, and queues it in st.ready
+// for the dispatcher. run_batch_pipeline spawns `synthesis_lanes` of them.
+asio::awaitable<void> lane(Ctx c);
 
 }  // namespace cuzk::engine::pipeline_detail
