@@ -656,14 +656,11 @@ asio::awaitable<void> Engine::release_idle_stagings() {
 // One job, or a batch collected by the worker (jobs of one kind and set).
 asio::awaitable<void> Engine::run_batch(std::vector<JobPtr> batch) {
   switch (batch.front()->request.kind) {
-    case ProofKind::kPoRepC2:
-      co_await run_porep_batch(std::move(batch));
-      break;
     case ProofKind::kGroth16Demo:
       co_await run_demo_batch(std::move(batch));
       break;
     default:
-      co_await run_filecoin_batch(std::move(batch));
+      co_await run_partitioned_batch(std::move(batch));
       break;
   }
 }

@@ -246,38 +246,30 @@ class Engine {
   struct DemoMember;
   PlanMember demo_plan_member(DemoMember& m, const CircuitParams& cp);
   void finish_demo(DemoMember& m, const std::vector<std::uint8_t>& vk_bytes, const Result<PipelineOutcome>& outcome);
-  // WindowPoSt, WinningPoSt, SnapDeals (engine_filecoin.cpp): one job, or a
-  // batch of SnapDeals jobs of one sector size; each request prepared
+  // PoRep C2, WindowPoSt, WinningPoSt, SnapDeals (engine_partitioned.cpp):
+  // one job, or a batch of jobs of one parameter set; each request prepared
   // (engine/filecoin_work.hpp), the parameter set loaded once, every
   // member's partitions through ONE partition pipeline, each proof
-  // verified, each member answered once its own partitions are proved.
-  asio::awaitable<void> run_filecoin_batch(std::vector<JobPtr> batch);
-  struct FilecoinMember;
-  struct FilecoinBatch;
-  PlanMember filecoin_plan_member(FilecoinMember& m, const FilecoinBatch& b);
-  void finish_filecoin(FilecoinMember& m, const std::vector<std::uint8_t>& vk_bytes,
-                       const Result<PipelineOutcome>& outcome);
-  // SnapDeals jobs of the batch's set queued while it runs join it
-  // (snap_batch_max_jobs members unanswered at most), as PoRep's do.
-  asio::awaitable<void> admit_snap_joiners(FilecoinBatch* batch, BatchDoor* door);
-  asio::awaitable<void> join_snap(FilecoinBatch* batch, BatchDoor* door, BatchDoor::Hold hold, JobPtr job);
-  // The kPoRepC2 pipeline of one job or of a batch of one sector shape;
-  // finish_porep ends one member once its partitions are proved.
-  asio::awaitable<void> run_porep_batch(std::vector<JobPtr> batch);
-  struct PorepFinish;
-  asio::awaitable<void> finish_porep(std::shared_ptr<PorepFinish> f);
-  // A running PoRep batch's members: their pipeline part, and the joiners
-  // admitted while it runs (porep_join_running_batch).
-  struct PorepMember;
-  struct PorepBatch;
-  PlanMember porep_plan_member(PorepMember& m, PorepBatch& b);
-  asio::awaitable<void> admit_porep_joiners(PorepBatch* batch, BatchDoor* door);
-  asio::awaitable<void> join_porep(PorepBatch* batch, BatchDoor* door, BatchDoor::Hold hold, JobPtr job);
+  // verified, each member answered (finish_partitioned) once its own
+  // partitions are proved.
+  asio::awaitable<void> run_partitioned_batch(std::vector<JobPtr> batch);
+  struct PartitionedMember;
+  struct PartitionedBatch;
+  struct PartitionedFinish;
+  PlanMember partitioned_plan_member(PartitionedMember& m, PartitionedBatch& b);
+  asio::awaitable<void> finish_partitioned(std::shared_ptr<PartitionedFinish> f);
+  // Jobs of the batch's set queued while it runs join it (PoRep with
+  // porep_join_running_batch, up to porep_batch_max_jobs members unanswered;
+  // SnapDeals up to snap_batch_max_jobs); batch_joiners_max is that bound
+  // for a kind (1: none join).
+  std::size_t batch_joiners_max(ProofKind kind) const;
+  asio::awaitable<void> admit_partitioned_joiners(PartitionedBatch* batch, BatchDoor* door);
+  asio::awaitable<void> join_partitioned(PartitionedBatch* batch, BatchDoor* door, BatchDoor::Hold hold, JobPtr job);
   // A batch's jobs marked started now, one member each (`job`, its queue
   // time in `t`) appended to `members` (engine_internal.hpp).
   template <class Members>
   static void start_members(std::vector<JobPtr>& batch, Members& members);
-  // A joiner of a running batch (join_porep, join_snap; engine_internal.hpp):
+  // A joiner of a running batch (join_partitioned; engine_internal.hpp):
   // its member, started now and registered for cancel_running(); then, once
   // its own stages are done, appended to the batch's members with its
   // partitions added to the pipeline by `plan` (PlanMember from the member),
@@ -286,7 +278,7 @@ class Engine {
   static Member start_joiner(Batch& batch, const JobPtr& job);
   template <class Member, class Batch, class Plan>
   bool add_joiner(Batch& batch, BatchDoor& door, Member m, Plan plan);
-  // A PoRep or Filecoin batch's members (engine_internal.hpp): registered
+  // A partitioned batch's members (engine_internal.hpp): registered
   // for cancel_running() and counted as a batch when there are several;
   // every member's stage set; members cancelled meanwhile finished, then
   // every finished member dropped (true when none is left); every member

@@ -1,5 +1,5 @@
 // The engine's private parts shared by its translation units (engine.cpp,
-// engine_filecoin.cpp): the job record, the Filecoin parameter sets, and the
+// engine_partitioned.cpp, ...): the job record, the Filecoin parameter sets, and the
 // helpers that turn the circuit libraries' exceptions into typed errors.
 // Not part of the engine's interface.
 #pragma once
@@ -243,6 +243,7 @@ struct Engine::ParamSets {
   }
   std::shared_ptr<const Ready> get(const CircuitSetSpec& spec, ThreadPool& pool, const fc::ParamsGenerator& generate,
                                    const ParamsAdmit& admit) {
+    if (spec.porep) return get(*spec.porep, pool, generate, admit);
     return get_or_load(
         spec.id, admit,
         [&] {

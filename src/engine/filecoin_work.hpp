@@ -1,11 +1,19 @@
-// WindowPoSt, WinningPoSt and SnapDeals jobs made ready for the partition
-// pipeline (engine/pipeline.hpp), from the request alone: no engine state,
-// so the preparation and its errors are unit-testable.
+// The partitioned proof kinds - PoRep C2, WindowPoSt, WinningPoSt and
+// SnapDeals - made ready for the partition pipeline (engine/pipeline.hpp),
+// from the request alone: no engine state, so the preparation and its
+// errors are unit-testable. Every kind answers the same questions
+// (FilecoinWork): its parameter set, its partitions, each partition's public
+// inputs and witness, and an optional final check of the member's proofs;
+// the engine runs every kind through one path (engine_partitioned.cpp).
 //
+//   PoRep C2 (porep_work.cpp): C1 JSON --parse--> partition count checked
+//   --> public inputs from public data (replica_id, comm_d, comm_r, seed)
+//   WindowPoSt, WinningPoSt (post_work.cpp), SnapDeals (snap_work.cpp):
 //   input (engine/filecoin_request.hpp) --decode--> registered proof, public
 //   data, vanilla proofs --parse (bincode)--> --native check (every path,
 //   comm_r, the derived challenges)--> public inputs per partition and a
-//   witness synthesizer per partition
+//   witness synthesizer
+// filecoin_work.cpp routes by kind.
 //
 // A request that is malformed or whose vanilla proofs do not prove what they
 // claim is refused here with kInvalidInput naming the sector (PoSt) or the
@@ -13,6 +21,7 @@
 // loaded or any constraint synthesized.
 //
 // Parameter sets (the engine's residency ids):
+//   porep-<size>         PoRep C2 (V1 and V1_1 share parameters)
 //   window-post-<size>   WindowPoSt (V1 and V1_2 share parameters)
 //   winning-post-<size>  WinningPoSt
 //   snap-deals-<size>    SnapDeals (EmptySectorUpdate)
@@ -32,6 +41,7 @@
 #include "engine/types.hpp"
 #include "ff/fp.hpp"
 #include "groth16/r1cs.hpp"
+#include "groth16/verifier.hpp"
 #include "util/thread_pool.hpp"
 
 namespace cuzk::engine {
@@ -44,6 +54,9 @@ struct CircuitSetSpec {
   std::size_t expected_inputs = 0;  // of the R1cs, ONE included
   std::function<groth16::R1cs()> compile;
   circuits::filecoin::ParamFileNames official, dev;
+  // PoRep C2: the shape and parameters are PorepC2's for this proof
+  // (compile, official and dev unused).
+  std::optional<circuits::filecoin::SealProof> porep;
 };
 
 std::string post_set_id(circuits::filecoin::PostProof proof);
@@ -64,6 +77,15 @@ struct FilecoinWork {
   std::function<groth16::Witness(std::uint32_t k, ThreadPool* pool, groth16::WitnessShape shape,
                                  groth16::Witness storage)>
       synthesize;
+  // Whether the partitions synthesize with `pool` = the engine's math pool
+  // (one deadline-bound partition: worth the threads) or with a lane's
+  // challenge pool, if any (several partitions in lanes).
+  bool parallel_synthesis = false;
+  // Null, or a check of the member's encoded proofs once all are proved
+  // (each partition's proof is verified by the pipeline already).
+  using FinalCheck = std::function<std::optional<Error>(const groth16::PreparedVerifyingKey& pvk,
+                                                        const std::vector<std::uint8_t>& proof_bytes)>;
+  FinalCheck final_check;
   std::string description;  // "StackedDrgWindow2KiBV1_2, 2 sectors, partition 0"
 };
 
@@ -79,9 +101,13 @@ std::optional<Error> screen_filecoin_request(ProofKind kind, std::string_view in
 // its preparation reports the error). kind: as below.
 std::optional<std::string> filecoin_set_of_request(ProofKind kind, std::string_view input);
 
-// kind: kWindowPost, kWinningPost or kSnapDeals. Blocking (parsing and the
-// native check of a 32 GiB WindowPoSt partition hash ~235,000 Poseidon
-// nodes, spread over `pool`): a worker thread's call.
+// kind: kPoRepC2, kWindowPost, kWinningPost or kSnapDeals. Blocking
+// (parsing a 32 GiB C1 of ~51 MB of JSON; the native check of a 32 GiB
+// WindowPoSt partition hashes ~235,000 Poseidon nodes, spread over `pool`):
+// a worker thread's call.
 Result<FilecoinWork> prepare_filecoin_work(ProofKind kind, std::string_view input, ThreadPool& pool);
+
+// The PoRep C2 part of prepare_filecoin_work (porep_work.cpp).
+Result<FilecoinWork> prepare_porep_work(std::string_view c1_json);
 
 }  // namespace cuzk::engine

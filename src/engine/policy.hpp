@@ -88,7 +88,7 @@ class JobQueue {
   std::uint64_t next_seq_ = 0;
 };
 
-// Joining a running PoRep batch (Engine::admit_porep_joiners): whether the
+// Joining a running batch (Engine::admit_partitioned_joiners): whether the
 // job at the head of the queue becomes a member of a batch pipeline that is
 // already proving. Joining keeps the GPU busy across back-to-back jobs: a job
 // queued a few ms after the worker popped the previous one otherwise waited

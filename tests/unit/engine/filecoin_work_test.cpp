@@ -186,10 +186,12 @@ TEST_F(PostWork, WrongKindForTheInputIsRefused) {
   EXPECT_TRUE(contains(refused(ProofKind::kWindowPost, encode_post_request(r), pool_), "999"));
   // PoSt bytes as a SnapDeals request: framing error, not a crash.
   refused(ProofKind::kSnapDeals, encode_post_request(window_->request), pool_);
-  const Result<FilecoinWork> porep =
-      prepare_filecoin_work(ProofKind::kPoRepC2, encode_post_request(window_->request), pool_);
-  ASSERT_FALSE(porep);
-  EXPECT_EQ(porep.error().kind, ErrorKind::kInternal);
+  // PoSt bytes as a PoRep C1: not JSON.
+  refused(ProofKind::kPoRepC2, encode_post_request(window_->request), pool_);
+  const Result<FilecoinWork> demo =
+      prepare_filecoin_work(ProofKind::kGroth16Demo, encode_post_request(window_->request), pool_);
+  ASSERT_FALSE(demo);
+  EXPECT_EQ(demo.error().kind, ErrorKind::kInternal);
 }
 
 // The submit-time screen refuses what the header alone shows to be wrong and
