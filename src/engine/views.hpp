@@ -27,6 +27,11 @@ struct ParamsLoadView {
   std::uint64_t elapsed_ms = 0;
 };
 
+// A job's stage times. For the partitioned kinds: synthesis_ms is the
+// request's preparation plus every partition's synthesis, prove_ms every
+// partition's device wait and prove, verify_ms every partition's
+// verification plus the kind's final check (summed: partitions overlap, so
+// the sums exceed the wall time total_ms - queue_ms when the GPU is busy).
 struct Timings {
   std::uint64_t queue_ms = 0, params_ms = 0, synthesis_ms = 0, prove_ms = 0, verify_ms = 0, total_ms = 0;
 };
