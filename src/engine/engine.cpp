@@ -27,13 +27,6 @@ using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-std::string porep_srs_id(fc::SealProof proof) {
-  std::string_view name = fc::seal_proof_info(proof).name;  // "StackedDrg32GiBV1_1"
-  constexpr std::string_view kPrefix = "StackedDrg";
-  name.remove_prefix(kPrefix.size());
-  return "porep-" + std::string(name.substr(0, name.rfind('V')));
-}
-
 // The parameter set a C1 JSON names ("registered_proof": "StackedDrg32GiBV1_1"),
 // read without parsing the document (the batch collector runs on the loop;
 // a 32 GiB C1 is tens of MB: the key is searched first at the beginning,

@@ -40,10 +40,6 @@ inline bool past_deadline(const JobRequest& r) {
          r.deadline_unix_ms;
 }
 
-// PoRep parameter sets are addressed as "porep-<sector size>" (e.g.
-// "porep-32GiB"): V1 and V1_1 of a size share parameters.
-std::string porep_srs_id(fc::SealProof proof);
-
 struct Engine::Job {
   Job(asio::any_io_executor ex, runtime::LoopClock* clock) : done(std::move(ex), clock) {}
   JobId id = 0;
@@ -232,18 +228,16 @@ struct Engine::ParamSets {
     return ready.erase(key) != 0;
   }
 
-  std::shared_ptr<const Ready> get(fc::SealProof proof, ThreadPool& pool, const fc::ParamsGenerator& generate,
-                                   const ParamsAdmit& admit) {
-    return get_or_load(
-        porep_srs_id(proof), admit, [&] { return shapes.compiled_shape(proof); },
-        [&](const groth16::R1cs& r1cs) {
-          return fc::ensure_dev_params(fc::official_param_names(proof), fc::dev_param_names(proof),
-                                       fc::seal_proof_info(proof).name, dir, r1cs, pool, generate, read);
-        });
-  }
   std::shared_ptr<const Ready> get(const CircuitSetSpec& spec, ThreadPool& pool, const fc::ParamsGenerator& generate,
                                    const ParamsAdmit& admit) {
-    if (spec.porep) return get(*spec.porep, pool, generate, admit);
+    if (const std::optional<fc::SealProof> proof = spec.porep) {
+      return get_or_load(
+          spec.id, admit, [&] { return shapes.compiled_shape(*proof); },
+          [&](const groth16::R1cs& r1cs) {
+            return fc::ensure_dev_params(fc::official_param_names(*proof), fc::dev_param_names(*proof),
+                                         fc::seal_proof_info(*proof).name, dir, r1cs, pool, generate, read);
+          });
+    }
     return get_or_load(
         spec.id, admit,
         [&] {

@@ -13,13 +13,6 @@ using std::chrono::steady_clock;
 
 namespace {
 
-std::optional<fc::SealProof> porep_proof_for_srs_id(const std::string& id) {
-  for (const fc::SealProofInfo& info : fc::seal_proofs()) {
-    if (porep_srs_id(info.proof) == id) return info.proof;
-  }
-  return std::nullopt;
-}
-
 std::string unknown_set_message(const std::string& id) {
   return "unknown parameter set '" + id +
          "' (want demo-<log2 domain>, porep-<size>, window-post-<size>, winning-post-<size> or "
@@ -149,9 +142,8 @@ asio::awaitable<void> Engine::srs_sweep_loop() {
 
 asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
   const auto log_domain = parse_demo_circuit_id(srs_id);
-  const auto porep = porep_proof_for_srs_id(srs_id);
   const auto spec = circuit_set_spec(srs_id);
-  if (!log_domain && !porep && !spec) co_return Error{ErrorKind::kInvalidInput, unknown_set_message(srs_id)};
+  if (!log_domain && !spec) co_return Error{ErrorKind::kInvalidInput, unknown_set_message(srs_id)};
   if (log_domain && *log_domain > config_.max_demo_log_domain)
     co_return Error{ErrorKind::kInvalidInput, "demo size above engine.max_demo_log_domain"};
   const bool already = srs_->residency(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params}, std::nullopt) ==
@@ -171,13 +163,11 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
       keep = l.params;
     } else {
       const fc::ParamsGenerator& generate = porep_generator_;
-      const std::optional<fc::SealProof>& proof = porep;
-      const std::optional<CircuitSetSpec>& set = spec;
+      const CircuitSetSpec& set = *spec;
       Result<std::shared_ptr<const ParamSets::Ready>> ready =
-          co_await runtime::run_on(cpu_, [this, &proof, &set, &generate, &admit] {
-            return porep_call<std::shared_ptr<const ParamSets::Ready>>([&] {
-              return proof ? sets_->get(*proof, math_, generate, admit) : sets_->get(*set, math_, generate, admit);
-            });
+          co_await runtime::run_on(cpu_, [this, &set, &generate, &admit] {
+            return porep_call<std::shared_ptr<const ParamSets::Ready>>(
+                [&] { return sets_->get(set, math_, generate, admit); });
           });
       if (!ready) co_return ready.error();
       host_bytes = params_host_bytes(ready.value()->loaded.params) + ready.value()->r1cs->memory_bytes();
@@ -202,7 +192,7 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
 // Refused while a job holds the set: kOverloaded ("retry later"; the
 // engine's error kinds have no "busy"), never deferred.
 Result<bool> Engine::evict(const std::string& srs_id) {
-  if (!parse_demo_circuit_id(srs_id) && !porep_proof_for_srs_id(srs_id) && !circuit_set_spec(srs_id))
+  if (!parse_demo_circuit_id(srs_id) && !circuit_set_spec(srs_id))
     return Error{ErrorKind::kInvalidInput, unknown_set_message(srs_id)};
   auto actions = srs_->evict(policy::SrsKey{srs_id, policy::SrsKind::kGroth16Params});
   if (!actions) {

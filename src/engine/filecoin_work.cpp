@@ -32,6 +32,8 @@ constexpr auto kLastPostProof = fc::PostProof::Window64GiBV1_2;
 }  // namespace
 
 std::optional<CircuitSetSpec> circuit_set_spec(std::string_view id) {
+  for (const fc::SealProofInfo& info : fc::seal_proofs())
+    if (porep_srs_id(info.proof) == id) return porep_spec(info.proof);
   for (int i = 0; i <= static_cast<int>(kLastPostProof); ++i) {
     const auto proof = static_cast<fc::PostProof>(i);
     if (post_set_id(proof) == id) return post_spec(proof);

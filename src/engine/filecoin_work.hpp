@@ -59,9 +59,13 @@ struct CircuitSetSpec {
   std::optional<circuits::filecoin::SealProof> porep;
 };
 
+// Parameter-set ids: "porep-32GiB" (V1 and V1_1 of a size share
+// parameters), "window-post-32GiB", "snap-deals-32GiB".
+std::string porep_srs_id(circuits::filecoin::SealProof proof);
 std::string post_set_id(circuits::filecoin::PostProof proof);
 std::string snap_set_id(circuits::filecoin::UpdateProof proof);
-// nullopt: not a PoSt or SnapDeals set id (spelled exactly as above).
+// The set of a PoRep, PoSt or SnapDeals id; nullopt: none (spelled exactly
+// as above; demo sets are not Filecoin sets).
 std::optional<CircuitSetSpec> circuit_set_spec(std::string_view id);
 
 struct FilecoinWork {
@@ -81,6 +85,10 @@ struct FilecoinWork {
   // (one deadline-bound partition: worth the threads) or with a lane's
   // challenge pool, if any (several partitions in lanes).
   bool parallel_synthesis = false;
+  // Whether a CRITICAL job synthesizes on the critical pool (PoSt and
+  // SnapDeals); a CRITICAL PoRep job keeps to the shared pool: the critical
+  // pool's thread is for the deadline-bound kinds.
+  bool critical_synthesis_pool = false;
   // Null, or a check of the member's encoded proofs once all are proved
   // (each partition's proof is verified by the pipeline already).
   using FinalCheck = std::function<std::optional<Error>(const groth16::PreparedVerifyingKey& pvk,

@@ -11,8 +11,29 @@
 #include "circuits/filecoin/porep_c2.hpp"
 #include "engine/engine_internal.hpp"
 #include "engine/filecoin_work.hpp"
+#include "engine/work_detail.hpp"
 
 namespace cuzk::engine {
+
+std::string porep_srs_id(fc::SealProof proof) {
+  std::string_view name = fc::seal_proof_info(proof).name;  // "StackedDrg32GiBV1_1"
+  constexpr std::string_view kPrefix = "StackedDrg";
+  name.remove_prefix(kPrefix.size());
+  return "porep-" + std::string(name.substr(0, name.rfind('V')));
+}
+
+namespace work_detail {
+
+// The shape and parameter files are PorepC2's for the proof (ParamSets::get).
+CircuitSetSpec porep_spec(fc::SealProof proof) {
+  CircuitSetSpec spec;
+  spec.id = porep_srs_id(proof);
+  spec.what = std::string(fc::seal_proof_info(proof).name);
+  spec.porep = proof;
+  return spec;
+}
+
+}  // namespace work_detail
 
 Result<FilecoinWork> prepare_porep_work(std::string_view c1_json) {
   return porep_call<FilecoinWork>([&] {
@@ -24,9 +45,7 @@ Result<FilecoinWork> prepare_porep_work(std::string_view c1_json) {
                                                                         " has " + std::to_string(info.partitions));
     }
     FilecoinWork w;
-    w.set.id = porep_srs_id(c1->registered_proof);
-    w.set.what = std::string(info.name);
-    w.set.porep = c1->registered_proof;
+    w.set = work_detail::porep_spec(c1->registered_proof);
     w.partitions = static_cast<std::uint32_t>(info.partitions);
     w.public_inputs = fc::porep_public_inputs(c1->registered_proof, c1->replica_id, c1->comm_d, c1->comm_r, c1->seed);
     w.description = std::string(info.name) + ", " + std::to_string(w.partitions) + " partition(s)";

@@ -36,6 +36,9 @@ std::optional<Error> input_errors(const std::string& prefix, F&& f) {
   }
 }
 
+// PoRep C2 (porep_work.cpp).
+CircuitSetSpec porep_spec(fc::SealProof proof);
+
 // WindowPoSt and WinningPoSt (post_work.cpp). kind: kWindowPost or kWinningPost.
 CircuitSetSpec post_spec(fc::PostProof proof);
 std::optional<Error> screen_post(ProofKind kind, const FilecoinRequestHeader& h);

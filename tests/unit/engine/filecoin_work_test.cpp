@@ -82,6 +82,7 @@ TEST_F(PostWork, GenuineWindowPostPrepares) {
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w.value().set.id, "window-post-2KiB");
   EXPECT_EQ(w.value().set.id, post_set_id(fc::PostProof::Window2KiBV1_2));
+  EXPECT_TRUE(w.value().critical_synthesis_pool);
   const auto spec = circuit_set_spec("window-post-2KiB");
   ASSERT_TRUE(spec);
   EXPECT_EQ(spec->expected_inputs, w.value().set.expected_inputs);
@@ -100,6 +101,7 @@ TEST_F(PostWork, GenuineWinningPostPrepares) {
       prepare_filecoin_work(ProofKind::kWinningPost, encode_post_request(winning_->request), pool_);
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w.value().set.id, "winning-post-2KiB");
+  EXPECT_TRUE(w.value().critical_synthesis_pool);
   EXPECT_EQ(w.value().partitions, 1u);
   EXPECT_EQ(w.value().public_inputs.at(0).size(), 66u * 2);  // 66 slots x (comm_r + 1 challenge)
   expect_satisfies(w.value(), 0, pool_);
@@ -240,6 +242,7 @@ TEST_F(SnapWork, GenuineUpdatePrepares) {
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w.value().set.id, "snap-deals-2KiB");
   EXPECT_EQ(w.value().set.id, circuit_set_spec("snap-deals-2KiB")->id);
+  EXPECT_TRUE(w.value().critical_synthesis_pool);
   EXPECT_EQ(w.value().partitions, 1u);
   ASSERT_EQ(w.value().public_inputs.size(), 1u);
   EXPECT_EQ(w.value().public_inputs[0], fc::update_partition_public_inputs(*update_, 0));
@@ -307,15 +310,21 @@ TEST_F(SnapWork, ScreenChecksTheProofAndPartitionCount) {
 
 TEST(CircuitSetSpec, IdsMustBeSpelledExactly) {
   for (const char* id : {"window-post-2KiB", "winning-post-2KiB", "snap-deals-2KiB", "window-post-32GiB",
-                         "winning-post-64GiB", "snap-deals-512MiB"}) {
+                         "winning-post-64GiB", "snap-deals-512MiB", "porep-2KiB", "porep-32GiB", "porep-64GiB"}) {
     const auto s = circuit_set_spec(id);
     ASSERT_TRUE(s) << id;
     EXPECT_EQ(s->id, id);
   }
-  for (const char* id :
-       {"window-post-2kib", "window-post-3GiB", "snap-deals-", "window-post-2KiB ", "winning-post-", "", "porep-32GiB"})
+  for (const char* id : {"window-post-2kib", "window-post-3GiB", "snap-deals-", "window-post-2KiB ", "winning-post-",
+                         "", "porep-32gib", "porep-", "porep-3GiB", "demo-16"})
     EXPECT_FALSE(circuit_set_spec(id)) << id;
   EXPECT_EQ(circuit_set_spec("snap-deals-2KiB")->expected_inputs, 5u);
+  EXPECT_FALSE(circuit_set_spec("window-post-2KiB")->porep);
+  // V1 and V1_1 of a size share one set: the id names the size only.
+  const auto porep = circuit_set_spec("porep-32GiB");
+  ASSERT_TRUE(porep && porep->porep);
+  EXPECT_EQ(porep_srs_id(*porep->porep), "porep-32GiB");
+  EXPECT_EQ(porep_srs_id(fc::SealProof::StackedDrg32GiBV1), porep_srs_id(fc::SealProof::StackedDrg32GiBV1_1));
   EXPECT_EQ(snap_set_id(fc::UpdateProof::StackedDrg32GiBV1), "snap-deals-32GiB");
 }
 

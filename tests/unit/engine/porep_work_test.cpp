@@ -36,6 +36,8 @@ TEST(PorepWork, AGenuineC1IsReadyForThePipeline) {
   EXPECT_EQ(*w.value().set.porep, fc::SealProof::StackedDrg2KiBV1_1);
   EXPECT_EQ(w.value().partitions, c1.info().partitions);
   EXPECT_FALSE(w.value().parallel_synthesis);
+  EXPECT_FALSE(w.value().critical_synthesis_pool);  // the critical pool is the deadline kinds'
+  EXPECT_EQ(w.value().set.id, circuit_set_spec("porep-2KiB")->id);
   EXPECT_TRUE(w.value().final_check);
   // From public data only, as a verifier derives them.
   EXPECT_EQ(w.value().public_inputs,
