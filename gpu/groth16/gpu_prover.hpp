@@ -24,8 +24,9 @@
 // (host only: step 1 and the witness MSMs' selection + split, into a
 // ProveStaging of pinned memory), enqueue (the device thread queues steps 2
 // and 3 and the downloads of the MSMs' window sums and point sums, and
-// returns a Fence without waiting), finish (host: Horner over the window
-// sums, step 4). prove() is prepare, enqueue, wait, finish; a service keeps
+// returns a Fence without waiting; in two or three steps, each resumed
+// after a fence, when the MSMs' sizes come from the device's split),
+// finish (host: Horner over the window sums, step 4). prove() is prepare, enqueue, wait, finish; a service keeps
 // two stagings so that one instance prepares while another is on the device,
 // and awaits the fence on its event loop (Fence::on_done).
 //
@@ -196,8 +197,10 @@ struct GpuProveStats {
   bool compact_h = false;
   double l_host_ms = 0, a_host_ms = 0, b_host_ms = 0;  // selection + split of the witness MSMs' scalars
   // kDevice: the selection + split ran on the device (enqueue), from the
-  // witness the mat-vec reads; split_wait_ms is enqueue's wait for the
-  // witness upload and the count pass (the MSMs' sizes).
+  // witness the mat-vec reads; split_wait_ms is the time from queueing the
+  // count pass (behind the witness upload) to the next step using its
+  // totals (the MSMs' sizes): the count's read-back latency, during which
+  // no thread waits on the service's path (enqueue_start / continue).
   bool split_on_device = false;
   double split_wait_ms = 0;
   double prepare_ms = 0;  // all of prepare()
@@ -402,8 +405,26 @@ class GpuProver final : public groth16::Prover {
   //    fit the prepared instance, gpu::Error{kOutOfDeviceMemory} (nothing
   //    queued then), and groth16::UnsatisfiedError when kDevice fell back to
   //    the host evaluation with kCheck and the witness fails.
+  //    With the witness split on the device, the MSMs' sizes come from the
+  //    device's count pass (and, for a streamed SRS, their index lists
+  //    too): enqueue() waits for them between its steps. A service whose
+  //    device thread must not wait takes the steps itself: enqueue_start,
+  //    then, whenever a step says `more`, enqueue_continue on the device
+  //    thread once that step's fence has passed (Fence::on_done posting
+  //    back to the thread). The last step's fence is the instance's. A step
+  //    that throws leaves the staging's fence() after whatever it had
+  //    queued (wait for it before preparing the staging again).
+  struct EnqueueStep {
+    Fence fence;
+    bool more = false;
+  };
   Fence enqueue(const ResidentSrs& srs, ProveStaging& staging);
   Fence enqueue(const DeviceSrsBases& bases, ProveStaging& staging);
+  EnqueueStep enqueue_start(const ResidentSrs& srs, ProveStaging& staging);
+  EnqueueStep enqueue_start(const DeviceSrsBases& bases, ProveStaging& staging);
+  EnqueueStep enqueue_continue(ProveStaging& staging);
+  // Whether an enqueue waits for enqueue_continue.
+  bool enqueue_pending() const;
   // 3. Host, any thread, once the fence has passed (waits for it otherwise):
   //    the window sums combined and the proof assembled with `blinding`.
   //    Throws groth16::UnsatisfiedError when the device's satisfaction check
@@ -487,6 +508,11 @@ class GpuProver final : public groth16::Prover {
                             const groth16::BitVec& a_aux_density, const groth16::BitVec& b_input_density,
                             const groth16::BitVec& b_aux_density, ProveStaging& staging) const;
   ProveStaging& own_staging();
+  // The enqueue's steps after the split's counts (staged_prove.cpp).
+  EnqueueStep enqueue_split_fill(ProveStaging& staging);
+  EnqueueStep enqueue_rest(ProveStaging& staging);
+  // After a step threw: the staging's fence after everything queued.
+  void abandon_enqueue(ProveStaging& staging);
   const std::uint32_t* queue_h(std::uint32_t* abc_dev, int log_m, ProveStaging& staging);
   const std::uint32_t* queue_h_compact(std::uint32_t* abc_dev, int log_m, const ff::Fr* abc_host,
                                        ProveStaging& staging);

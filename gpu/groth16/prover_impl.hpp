@@ -4,11 +4,13 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "gpu/cuda_rt.hpp"
 #include "gpu/fence.hpp"
@@ -170,6 +172,28 @@ struct GpuProver::Impl {
   std::array<detail::DeviceBuffer<std::uint32_t>, staging::kWitnessMsms> split_counts;
   detail::DeviceBuffer<unsigned char> split_temp;
   detail::PinnedBuffer<std::uint32_t> split_totals;  // 3 words per witness MSM
+  // An enqueue waiting for the device to pass a fence (GpuProver::
+  // enqueue_continue): the step it resumes at and what its first step set
+  // up. One at a time per prover; nothing else touches the workspace or
+  // the cached SRS meanwhile (the service holds the device).
+  struct PendingEnqueue {
+    enum class At {
+      kSplitFill,    // the split's counts are in split_totals: size, fill
+      kWitnessMsms,  // a streamed SRS's index lists are in the staging: the rest
+    } at = At::kSplitFill;
+    ProveStaging* staging = nullptr;
+    DeviceSrsBases bases;
+    std::uint32_t* abc_dev = nullptr;
+    std::uint32_t* witness_dev = nullptr;
+    const DeviceR1cs* r1cs_dev = nullptr;  // null: a, b, c from the host (abc_host)
+    bool compact = false;
+    // a, b, c evaluated on the host because the matrices do not fit (never
+    // pending: no device split then), or the staging's.
+    std::unique_ptr<ff::Fr[]> fallback_abc;
+    const ff::Fr* abc_host = nullptr;
+    std::chrono::steady_clock::time_point counted_at;  // the count passes queued
+  };
+  std::optional<PendingEnqueue> pending;
 };
 
 }  // namespace cuzk::gpu

@@ -307,25 +307,32 @@ void grow_split_buffers(GpuProver::Impl& d, const ProveStaging::Impl& st) {
 }
 
 // The witness MSMs' selection + split on `s`, from the witness the mat-vec
-// reads (gpu/groth16/witness_split_device.hpp): the count passes, a wait for
-// their totals (the MSMs' sizes and the split decision are the host's), the
-// buffers grown to them, then the fill passes. Where a witness MSM's bases
-// are streamed from the host, its index lists are copied back too (the
-// streamed passes take their ranges from host copies) and waited for. The
-// rule and the outputs are prepare_witness_msms's.
-void split_witness_on_device(GpuProver::Impl& d, ProveStaging::Impl& st, cudaStream_t s, const u32* witness_dev,
-                             const DeviceR1cs& r1cs_dev, const DeviceSrsBases& bases, bool auto_split) {
+// reads (gpu/groth16/witness_split_device.hpp), in two steps because the
+// MSMs' sizes and the split decision are the host's: count_split_on_device
+// queues the count passes and the totals' download; once the device has
+// passed them, fill_split_on_device grows the buffers to the totals and
+// queues the fill passes. Where a witness MSM's bases are streamed from the
+// host, its index lists are copied back too (the streamed passes take their
+// ranges from host copies): fill returns true, and the MSMs are queued once
+// those copies have landed. The rule and the outputs are
+// prepare_witness_msms's.
+std::array<groth16_kernels::SplitSource, staging::kWitnessMsms> split_sources(const u32* witness_dev,
+                                                                              const DeviceR1cs& r1cs_dev) {
   using namespace staging;
-  using groth16_kernels::SplitSource;
   using Density = DeviceR1cs::Density;
-  const auto t0 = std::chrono::steady_clock::now();
   const std::uint64_t n_in = r1cs_dev.num_inputs(), n_var = r1cs_dev.num_variables();
-  std::array<SplitSource, kWitnessMsms> src;
+  std::array<groth16_kernels::SplitSource, kWitnessMsms> src;
   // L: every aux. A: every input, the aux by a_aux. B: inputs by b_input, aux by b_aux.
   src[kL] = {witness_dev, n_in, n_var, n_in, true, true, nullptr, nullptr};
   src[kA] = {witness_dev, 0, n_var, n_in, true, false, nullptr, r1cs_dev.density(Density::kAAux)};
   src[kB] = {
       witness_dev, 0, n_var, n_in, false, false, r1cs_dev.density(Density::kBInput), r1cs_dev.density(Density::kBAux)};
+  return src;
+}
+
+void count_split_on_device(GpuProver::Impl& d, cudaStream_t s, const u32* witness_dev, const DeviceR1cs& r1cs_dev) {
+  using namespace staging;
+  const auto src = split_sources(witness_dev, r1cs_dev);
   std::size_t temp_bytes = 0;
   for (int k = 0; k < kWitnessMsms; ++k) {
     grow_device(d.split_counts[k], groth16_kernels::split_counts_words(src[k]), "split: block counts");
@@ -337,7 +344,13 @@ void split_witness_on_device(GpuProver::Impl& d, ProveStaging::Impl& st, cudaStr
     groth16_kernels::count_witness_split(s, src[k], d.split_counts[k].get(), d.split_temp.get(), d.split_temp.size(),
                                          totals + 3 * k);
   }
-  CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+bool fill_split_on_device(GpuProver::Impl& d, ProveStaging::Impl& st, cudaStream_t s, const u32* witness_dev,
+                          const DeviceR1cs& r1cs_dev, const DeviceSrsBases& bases, bool auto_split) {
+  using namespace staging;
+  const auto src = split_sources(witness_dev, r1cs_dev);
+  const u32* totals = d.split_totals.get();
   for (int k = 0; k < kWitnessMsms; ++k) {
     WitnessMsmHost& h = st.msm[k];
     const std::size_t selected = totals[3 * k], ones = totals[3 * k + 1], tail = totals[3 * k + 2];
@@ -351,7 +364,7 @@ void split_witness_on_device(GpuProver::Impl& d, ProveStaging::Impl& st, cudaStr
   grow_split_buffers(d, st);
   const bool host_lists[kWitnessMsms] = {!bases.l.on_device(st.msm[kL].n), !bases.a.on_device(st.msm[kA].n),
                                          !bases.b_g1.on_device(st.msm[kB].n) || !bases.b_g2.on_device(st.msm[kB].n)};
-  bool wait = false;
+  bool lists_copied = false;
   for (int k = 0; k < kWitnessMsms; ++k) {
     WitnessMsmHost& h = st.msm[k];
     GpuProver::Impl::SplitDevice& dev = d.split[k];
@@ -362,15 +375,43 @@ void split_witness_on_device(GpuProver::Impl& d, ProveStaging::Impl& st, cudaStr
                                       cudaMemcpyDeviceToHost, s));
       CUZK_CUDA_CHECK(cudaMemcpyAsync(grow_pinned(h.tail_idx, h.counts.tail), dev.tail_idx.get(), h.counts.tail * 4,
                                       cudaMemcpyDeviceToHost, s));
-      wait = true;
+      lists_copied = true;
     }
   }
-  if (wait) CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
   st.stats.l = st.msm[kL].counts;
   st.stats.a = st.msm[kA].counts;
   st.stats.b = st.msm[kB].counts;
   st.stats.split_on_device = true;
-  st.stats.split_wait_ms = ms_since(t0);
+  return lists_copied;
+}
+
+// Reports stage `name` to the observer (if any) when stream s reaches it,
+// from CUDA's callback thread.
+void queue_stage_report(const StageObserver& observer, const std::shared_ptr<FenceCounter>& callbacks, cudaStream_t s,
+                        const char* name) {
+  if (!observer) return;
+  callbacks->armed();
+  const auto stream_id = reinterpret_cast<std::uintptr_t>(s);
+  detail::launch_host_callback(s, [observer, name, stream_id, counter = callbacks] {
+    counter->passed();
+    observer(name, stream_id);
+  });
+}
+
+// The blocking enqueue: each step's fence waited for on this thread (tests,
+// prove(), device_stages()); a step that threw is waited for too, so that the
+// caller may prepare the staging again at once.
+Fence finish_enqueue(GpuProver& prover, ProveStaging& staging, GpuProver::EnqueueStep step) {
+  try {
+    while (step.more) {
+      step.fence.wait();
+      step = prover.enqueue_continue(staging);
+    }
+  } catch (...) {
+    staging.fence().wait();
+    throw;
+  }
+  return step.fence;
 }
 
 }  // namespace
@@ -445,6 +486,7 @@ ProveStaging& GpuProver::own_staging() {
 }
 
 void GpuProver::release_workspace() {
+  if (impl_->pending) staging::misuse("workspace released under an enqueue in steps");
   DeviceGuard guard(impl_->ordinal);
   impl_->compute.sync();
   impl_->copy.sync();
@@ -501,7 +543,7 @@ void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, Pr
   st.stats.evaluate_ms = ms_since(t0);
   if (abc == nullptr && r1cs.num_variables() < (std::size_t{1} << 32)) {
     // The witness goes to the device for the mat-vec: enqueue selects and
-    // splits the witness MSMs' scalars there (split_witness_on_device).
+    // splits the witness MSMs' scalars there (count_split_on_device, fill_split_on_device).
     st.msm[staging::kL].n = r1cs.num_aux();
     st.msm[staging::kA].n = r1cs.num_inputs() + r1cs.a_aux_density().popcount();
     st.msm[staging::kB].n = r1cs.b_input_density().popcount() + r1cs.b_aux_density().popcount();
@@ -556,6 +598,16 @@ void GpuProver::prepare_witness_msms(std::span<const Fr> inputs, std::span<const
 }
 
 Fence GpuProver::enqueue(const ResidentSrs& srs, ProveStaging& staging) {
+  EnqueueStep step = enqueue_start(srs, staging);
+  return finish_enqueue(*this, staging, std::move(step));
+}
+
+Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
+  EnqueueStep step = enqueue_start(bases, staging);
+  return finish_enqueue(*this, staging, std::move(step));
+}
+
+GpuProver::EnqueueStep GpuProver::enqueue_start(const ResidentSrs& srs, ProveStaging& staging) {
   const ProveStaging::Impl& st = staging.impl();
   if (st.step != Step::kPrepared) staging::misuse("enqueue of an instance not prepared");
   const groth16::Parameters& p = srs.params();
@@ -574,14 +626,15 @@ Fence GpuProver::enqueue(const ResidentSrs& srs, ProveStaging& staging) {
             " for domain " + std::to_string(m) + ", " + std::to_string(st.msm[staging::kL].n) + " aux, " +
             std::to_string(st.msm[staging::kA].n) + " / " + std::to_string(st.msm[staging::kB].n) + " A / B scalars)");
   }
-  return enqueue(srs.device_bases(), staging);
+  return enqueue_start(srs.device_bases(), staging);
 }
 
-Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
+GpuProver::EnqueueStep GpuProver::enqueue_start(const DeviceSrsBases& bases, ProveStaging& staging) {
   using namespace staging;
   const auto t_begin = std::chrono::steady_clock::now();
   ProveStaging::Impl& st = staging.impl();
   if (st.step != Step::kPrepared) misuse("enqueue of an instance not prepared");
+  if (impl_->pending) misuse("enqueue while another waits for enqueue_continue");
   if (bases.a_count != st.msm[kA].n || bases.b_count != st.msm[kB].n) {
     throw Error(ErrorKind::kInvalidArgument, "enqueue: the SRS bases do not fit the prepared instance");
   }
@@ -589,6 +642,7 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   const std::size_t m = std::size_t{1} << log_m;
   DeviceGuard guard(impl_->ordinal);
   Impl& d = *impl_;
+  st.stats.enqueue_ms = 0;
 
   // Every device buffer first: running out of memory leaves nothing queued.
   // AbcSource::kDevice: the witness buffer and the matrices after the workspace.
@@ -624,7 +678,6 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   const DeviceR1cs* r1cs_dev = nullptr;
   u32* witness_dev = nullptr;
   std::unique_ptr<Fr[]> fallback_abc;
-  const Fr* abc_host = nullptr;  // a, b, c on the host, when uploaded from there
   if (witness_staged) {
     // The device evaluation writes a, b, c at once: not in two vectors. Later
     // prepares of this R1cs evaluate on the host then (in prepare, off the
@@ -679,54 +732,136 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   st.meta = {};
   auto& ev = *st.events;
 
-  const cudaStream_t s = d.compute.get();
-  const cudaStream_t cp = d.copy.get();
-  const auto stream_id = reinterpret_cast<std::uintptr_t>(s);
-  // Reported by CUDA's callback thread when the device reaches the stage.
-  auto device_stage = [&](const char* name) {
-    if (!stage_observer_) return;
-    callbacks_->armed();
-    detail::launch_host_callback(s, [observer = stage_observer_, name, stream_id, counter = callbacks_] {
-      counter->passed();
-      observer(name, stream_id);
-    });
-  };
-
   // Copy stream: a, b, c, then the three splits (those overlap the NTTs),
   // after the previous instance's last use of the workspace.
+  const cudaStream_t s = d.compute.get();
+  const cudaStream_t cp = d.copy.get();
   if (d.idle_recorded) CUZK_CUDA_CHECK(cudaStreamWaitEvent(cp, d.idle.get(), 0));
   ev[kUploadBegin].record(cp);
-  if (r1cs_dev != nullptr) {
-    // The witness only (32 GiB PoRep: 4.2 GB instead of 12.9); a, b, c are
-    // evaluated from it on the compute stream, which then holds their
-    // "uploaded" events (h_upload_ms: witness upload + mat-vec).
-    upload(cp, witness_dev, st.witness_own.get(), st.r1cs->num_variables() * sizeof(Fr));
-    ev[kUploadedC].record(cp);
-    CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kUploadedC].get(), 0));
+  Impl::PendingEnqueue& p = d.pending.emplace();
+  p.staging = &staging;
+  p.bases = bases;
+  p.abc_dev = abc_dev;
+  p.witness_dev = witness_dev;
+  p.r1cs_dev = r1cs_dev;
+  p.compact = compact;
+  p.fallback_abc = std::move(fallback_abc);
+  p.abc_host = p.fallback_abc ? p.fallback_abc.get() : st.abc;
+  try {
+    if (r1cs_dev != nullptr) {
+      // The witness only (32 GiB PoRep: 4.2 GB instead of 12.9); a, b, c are
+      // evaluated from it on the compute stream, which then holds their
+      // "uploaded" events (h_upload_ms: witness upload + mat-vec).
+      upload(cp, witness_dev, st.witness_own.get(), st.r1cs->num_variables() * sizeof(Fr));
+      ev[kUploadedC].record(cp);
+      CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[kUploadedC].get(), 0));
+      if (st.split_on_device) {
+        // The counts' totals come back to the host: the next step, once the
+        // device has passed this fence, sizes and fills the split.
+        count_split_on_device(d, s, witness_dev, *r1cs_dev);
+        p.counted_at = std::chrono::steady_clock::now();
+        p.at = Impl::PendingEnqueue::At::kSplitFill;
+        st.fence = detail::enqueue_fence(s, callbacks_);
+        st.stats.enqueue_ms += ms_since(t_begin);
+        return {st.fence, true};
+      }
+    }
+    st.stats.enqueue_ms += ms_since(t_begin);
+    return enqueue_rest(staging);
+  } catch (...) {
+    abandon_enqueue(staging);
+    throw;
+  }
+}
+
+GpuProver::EnqueueStep GpuProver::enqueue_continue(ProveStaging& staging) {
+  ProveStaging::Impl& st = staging.impl();
+  Impl& d = *impl_;
+  if (!d.pending || d.pending->staging != &staging) staging::misuse("enqueue_continue without its enqueue_start");
+  if (!st.fence.ready()) staging::misuse("enqueue_continue before its step's fence passed");
+  DeviceGuard guard(d.ordinal);
+  try {
+    return d.pending->at == Impl::PendingEnqueue::At::kSplitFill ? enqueue_split_fill(staging) : enqueue_rest(staging);
+  } catch (...) {
+    abandon_enqueue(staging);
+    throw;
+  }
+}
+
+bool GpuProver::enqueue_pending() const { return impl_->pending.has_value(); }
+
+void GpuProver::abandon_enqueue(ProveStaging& staging) {
+  Impl& d = *impl_;
+  d.pending.reset();  // pageable a, b, c of a fallback: their copies were waited for, or never queued
+  // The staging's pinned buffers may still be read or written by what was
+  // queued on either stream: its fence follows both.
+  detail::Event copy_done;
+  copy_done.record(d.copy.get());
+  CUZK_CUDA_CHECK(cudaStreamWaitEvent(d.compute.get(), copy_done.get(), 0));
+  staging.impl().fence = detail::enqueue_fence(d.compute.get(), callbacks_);
+}
+
+// The split's counts are in split_totals (the device passed the step's fence).
+GpuProver::EnqueueStep GpuProver::enqueue_split_fill(ProveStaging& staging) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ProveStaging::Impl& st = staging.impl();
+  Impl& d = *impl_;
+  Impl::PendingEnqueue& p = *d.pending;
+  st.stats.split_wait_ms = std::chrono::duration<double, std::milli>(t0 - p.counted_at).count();
+  const cudaStream_t s = d.compute.get();
+  const bool lists_copied = fill_split_on_device(d, st, s, p.witness_dev, *p.r1cs_dev, p.bases,
+                                                 options_.witness_split == WitnessScalarSplit::kAuto);
+  if (lists_copied) {
+    // The streamed passes read the index lists on the host: the MSMs are
+    // queued once their copies have landed.
+    p.at = Impl::PendingEnqueue::At::kWitnessMsms;
+    st.fence = detail::enqueue_fence(s, callbacks_);
+    st.stats.enqueue_ms += ms_since(t0);
+    return {st.fence, true};
+  }
+  st.stats.enqueue_ms += ms_since(t0);
+  return enqueue_rest(staging);
+}
+
+// Everything after the split: a, b, c, the H stage, every MSM, the fence.
+GpuProver::EnqueueStep GpuProver::enqueue_rest(ProveStaging& staging) {
+  using namespace staging;
+  const auto t0 = std::chrono::steady_clock::now();
+  ProveStaging::Impl& st = staging.impl();
+  Impl& d = *impl_;
+  Impl::PendingEnqueue p = std::move(*d.pending);
+  d.pending.reset();
+  const int log_m = st.log_m;
+  const std::size_t m = std::size_t{1} << log_m;
+  const DeviceSrsBases& bases = p.bases;
+  u32* const abc_dev = p.abc_dev;
+  const bool compact = p.compact;
+  auto& ev = *st.events;
+  const cudaStream_t s = d.compute.get();
+  const cudaStream_t cp = d.copy.get();
+  // Reported by CUDA's callback thread when the device reaches the stage.
+  auto device_stage = [&](const char* name) { queue_stage_report(stage_observer_, callbacks_, s, name); };
+
+  if (p.r1cs_dev != nullptr) {
     // The check word: one per prover, as instances run in order on `s`
     // (reset, mat-vec, download into this staging's pinned word, which
     // finish reads after the fence).
-    if (st.split_on_device) {
-      split_witness_on_device(d, st, s, witness_dev, *r1cs_dev, bases,
-                              options_.witness_split == WitnessScalarSplit::kAuto);
-    }
     std::uint64_t* check_word = st.device_check ? d.first_unsatisfied.get() : nullptr;
     if (check_word != nullptr) DeviceR1cs::reset_first_unsatisfied(s, check_word);
-    r1cs_dev->evaluate(s, witness_dev, abc_dev, abc_dev + m * kFrLimbs, abc_dev + 2 * m * kFrLimbs, m, check_word);
+    p.r1cs_dev->evaluate(s, p.witness_dev, abc_dev, abc_dev + m * kFrLimbs, abc_dev + 2 * m * kFrLimbs, m, check_word);
     if (check_word != nullptr) {
       CUZK_CUDA_CHECK(
           cudaMemcpyAsync(st.first_unsatisfied.get(), check_word, sizeof(std::uint64_t), cudaMemcpyDeviceToHost, s));
     }
     for (int k = 0; k < 3; ++k) ev[kUploadedA + k].record(s);
   } else {
-    abc_host = fallback_abc ? fallback_abc.get() : st.abc;
     // Two vectors: only a now; queue_h_compact uploads b and c as room frees.
     for (int k = 0; k < (compact ? 1 : 3); ++k) {
-      upload(cp, abc_dev + k * m * kFrLimbs, abc_host + k * m, m * sizeof(Fr));
+      upload(cp, abc_dev + k * m * kFrLimbs, p.abc_host + k * m, m * sizeof(Fr));
       ev[kUploadedA + k].record(cp);
     }
     // Pageable memory is freed when this returns: wait for its copies.
-    if (fallback_abc && !compact) d.copy.sync();
+    if (p.fallback_abc && !compact) d.copy.sync();
   }
   for (int k = 0; k < kWitnessMsms && st.split_on_device; ++k) ev[kSplitUploaded + k].record(s);
   for (int k = 0; k < kWitnessMsms && !st.split_on_device; ++k) {
@@ -748,12 +883,12 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, ev[options_.h_uploads_first && !compact ? kUploadedC : kUploadedA].get(), 0));
   ev[kHBegin].record(s);
   const u32* h_scalars = m <= 1    ? nullptr
-                         : compact ? queue_h_compact(abc_dev, log_m, abc_host, staging)
+                         : compact ? queue_h_compact(abc_dev, log_m, p.abc_host, staging)
                                    : queue_h(abc_dev, log_m, staging);
   ev[kHEnd].record(s);
   // Pageable a, b, c (the fallback) must outlive b's and c's copies, which
   // wait for the transforms: this waits most of the H stage (first proof only).
-  if (fallback_abc && compact) d.copy.sync();
+  if (p.fallback_abc && compact) d.copy.sync();
 
   // H over h: m - 1 scalars straight from the coset iNTT's output.
   device_stage("h_msm");
@@ -782,8 +917,8 @@ Fence GpuProver::enqueue(const DeviceSrsBases& bases, ProveStaging& staging) {
   d.idle_recorded = true;
   st.fence = detail::enqueue_fence(s, callbacks_);
   st.step = Step::kEnqueued;
-  st.stats.enqueue_ms = ms_since(t_begin);
-  return st.fence;
+  st.stats.enqueue_ms += ms_since(t0);
+  return {st.fence, false};
 }
 
 // The H stage's NTT pipeline on the compute stream over the workspace's a, b,
@@ -1057,6 +1192,7 @@ AbcSource GpuProver::abc_source_for(const groth16::R1cs& r1cs) const {
 std::size_t GpuProver::device_r1cs_bytes() const { return impl_->device_r1cs_bytes.load(std::memory_order_relaxed); }
 
 const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params, const groth16::R1cs* r1cs) {
+  if (impl_->pending) staging::misuse("SRS cached under an enqueue in steps");
   if (cached_srs_ && cached_srs_->matches(params)) return *cached_srs_;
   if (side_srs_ && side_srs_->matches(params)) return *side_srs_;
   const std::size_t side_bytes = ResidentSrs::bytes_for(params);

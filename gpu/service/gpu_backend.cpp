@@ -212,7 +212,41 @@ void GpuBackend::start(engine::InstanceStaging& staging, std::function<void(std:
   const gpu::ResidentSrs& srs = *cached;
   g.srs_uploaded = state_->prover.srs_uploads() != uploads_before;
   note_resident_srs();
-  const gpu::Fence fence = state_->prover.enqueue(srs, g.staging);
+  gpu::GpuProver::EnqueueStep step;
+  try {
+    step = state_->prover.enqueue_start(srs, g.staging);
+  } catch (...) {
+    // Reported once what the step had queued is done with the staging (the
+    // engine may prepare it again at once); at once when nothing was.
+    g.staging.fence().on_done([done = std::move(done), e = std::current_exception()] { done(e); });
+    return;
+  }
+  continue_start(g, std::move(step.fence), step.more, std::move(done));
+}
+
+// This thread never waits for the device: a step that needs the device's
+// answer (the witness split's counts) resumes here when its fence passes.
+// The engine holds the device until `done`, so nothing else queues on the
+// prover meanwhile.
+void GpuBackend::continue_start(engine::InstanceStaging& staging, gpu::Fence fence, bool more,
+                                std::function<void(std::exception_ptr)> done) {
+  GpuStaging& g = as_gpu(staging);
+  if (more) {
+    // CUDA's callback thread: only a post to this back end's thread.
+    fence.on_done([this, &g, done = std::move(done)]() mutable {
+      asio::post(runner_->executor(), [this, &g, done = std::move(done)]() mutable {
+        gpu::GpuProver::EnqueueStep next;
+        try {
+          next = state_->prover.enqueue_continue(g.staging);
+        } catch (...) {
+          g.staging.fence().on_done([done = std::move(done), e = std::current_exception()] { done(e); });
+          return;
+        }
+        continue_start(g, std::move(next.fence), next.more, std::move(done));
+      });
+    });
+    return;
+  }
   note_abc_matrices();
   note_msm_scratch();
   if (g.staging.stats().abc_fallback && options_.log != nullptr) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "gpu/fence.hpp"
 #include "runtime/log.hpp"
 #include "util/thread_pool.hpp"
 
@@ -121,6 +122,11 @@ class GpuBackend final : public engine::DeviceBackend {
   template <class F>
   auto on_device(F&& f);
 
+  // start()'s enqueue from one step to the next (`more`: once `fence` has
+  // passed, on the device thread), then the bookkeeping and `done` after the
+  // instance's fence.
+  void continue_start(engine::InstanceStaging& staging, gpu::Fence fence, bool more,
+                      std::function<void(std::exception_ptr)> done);
   // After each enqueue on the device thread: the matrices' bytes (logged when
   // they change) and, from the staging's stats, a host fallback.
   void note_abc_matrices();

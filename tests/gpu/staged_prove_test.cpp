@@ -125,6 +125,42 @@ TEST(GpuStagedProve, StagingReusedAndDeviceStagesReportedInOrder) {
   for (std::size_t i = 0; i < device_stages.size(); ++i) EXPECT_EQ(device_stages[i], order[i % order.size()]) << i;
 }
 
+// The enqueue in steps that a service takes (its device thread never waits
+// for the device): with the witness split on the device, the first step
+// ends at the count pass's fence and the next, once it has passed, queues
+// the rest; the staging is reused and the proofs are the CPU's.
+TEST(GpuStagedProve, EnqueueInStepsResumesAfterTheSplitCountsFence) {
+  CUZK_REQUIRE_GPU();
+  ThreadPool pool(4);
+  Demo d = make_demo(12, 2, pool);
+  auto device = test::make_device();
+  GpuProver prover(*device, pool, GpuProverOptions{.abc_source = AbcSource::kDevice});
+  const ResidentSrs& srs = prover.cache_srs(d.params, &d.r1cs);
+  ProveStaging staging;
+  for (std::size_t i = 0; i < d.witnesses.size(); ++i) {
+    const groth16::Blinding b = groth16::random_blinding();
+    prover.prepare(d.r1cs, d.witnesses[i], staging);
+    GpuProver::EnqueueStep step = prover.enqueue_start(srs, staging);
+    EXPECT_TRUE(step.more) << i;
+    EXPECT_TRUE(prover.enqueue_pending());
+    int steps = 1;
+    while (step.more) {
+      std::promise<void> passed;
+      step.fence.on_done([&passed] { passed.set_value(); });  // CUDA's callback thread
+      passed.get_future().wait();
+      step = prover.enqueue_continue(staging);
+      ++steps;
+    }
+    EXPECT_EQ(steps, 2) << "the SRS is on the device: the counts, then the rest";
+    EXPECT_FALSE(prover.enqueue_pending());
+    const groth16::Proof p = prover.finish(srs, staging, b);
+    EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)), cpu_bytes(d, i, b, pool)) << i;
+    EXPECT_TRUE(staging.stats().split_on_device);
+    EXPECT_TRUE(staging.stats().abc_on_device);
+  }
+  EXPECT_EQ(prover.callbacks_in_flight(), 0u);
+}
+
 // The H stage in two device vectors (compact_h_stage: what a 16-24 GB device
 // falls back to when four do not fit): the CPU's bytes with a, b, c from the
 // host and from a staged witness (evaluated on the host then: the device
