@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "util/huge_pages.hpp"
+
 namespace cuzk::groth16 {
 
 namespace {
@@ -106,7 +108,9 @@ void WitnessCs::pop_namespace() {
 
 void WitnessCs::reserve(std::size_t n_inputs, std::size_t n_aux) {
   w_.inputs.reserve(n_inputs);
+  const std::size_t had = w_.aux.capacity();
   w_.aux.reserve(n_aux);
+  if (w_.aux.capacity() > had) prefault_huge_pages_for(w_.aux);  // fresh memory (util/huge_pages.hpp)
 }
 
 void WitnessCs::too_many_variables() {

@@ -119,7 +119,13 @@ groth16::Witness FallbackPostCircuit::generate_witness(ThreadPool& pool) const {
   pool.run_tasks(chunks, [&](std::size_t c) {
     const std::size_t begin = sectors_.size() * c / chunks, end = sectors_.size() * (c + 1) / chunks;
     groth16::WitnessCs cs;
-    for (std::size_t i = begin; i < end; ++i) synthesize_sector(cs, i);
+    for (std::size_t i = begin; i < end; ++i) {
+      synthesize_sector(cs, i);
+      // Every slot allocates as many variables: the chunk's vectors sized
+      // once from its first (growing 500 MB by doubling touched twice the
+      // fresh pages and copied; WitnessCs::reserve also prefaults them).
+      if (i == begin) cs.reserve(1 + (cs.num_inputs() - 1) * (end - begin), cs.num_aux() * (end - begin));
+    }
     parts[c] = cs.take_witness();
   });
   groth16::Witness w;

@@ -1,0 +1,26 @@
+#include "util/huge_pages.hpp"
+
+#include <sys/mman.h>
+
+#include <cstdint>
+
+namespace cuzk {
+
+bool prefault_huge_pages(void* data, std::size_t bytes) {
+  if (bytes < kHugePagesMinBytes) return false;
+  constexpr std::uintptr_t kPage = 4096;
+  const auto start = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t begin = (start + kPage - 1) & ~(kPage - 1);
+  const std::uintptr_t end = (start + bytes) & ~(kPage - 1);
+  if (end <= begin) return false;
+  void* p = reinterpret_cast<void*>(begin);
+  const std::size_t n = end - begin;
+  (void)::madvise(p, n, MADV_HUGEPAGE);  // EINVAL without THP: 4 KiB pages then
+#ifdef MADV_POPULATE_WRITE
+  return ::madvise(p, n, MADV_POPULATE_WRITE) == 0;  // EINVAL before Linux 5.14: faulted as written
+#else
+  return false;
+#endif
+}
+
+}  // namespace cuzk

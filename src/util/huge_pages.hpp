@@ -1,0 +1,36 @@
+// Backing a large, freshly allocated buffer with transparent huge pages and
+// faulting it in at once, before it is filled.
+//
+// Why: a 32 GiB PoRep partition's witness is 4.2 GB of fresh memory each
+// time a synthesis cannot reuse a proved partition's. Faulted 4 KiB page by
+// page as synthesis writes it, it cost 9.3-13.6 s of kernel time and
+// 4.9-6.6 s of user time on one thread; advised MADV_HUGEPAGE and populated
+// with MADV_POPULATE_WRITE, 2.4-6.2 s of kernel and 0.8-1.0 s of user time
+// (the user time of reused memory: the TLB, on a VM also the hypervisor's
+// nested page faults). Populating 4 KiB pages alone left user time at
+// 7.0-7.4 s. (Dev VM, kernel 6.18, THP `madvise`, defrag `madvise`,
+// bench_synthesis on a 32 GiB C1, alternating runs, bench/RESULTS.md.)
+//
+// Advice only: where the kernel lacks MADV_POPULATE_WRITE (before 5.14) or
+// THP is off, the buffer is left to fault in as before. Only the whole pages
+// strictly inside the range are advised; ranges under 64 MiB are left alone.
+// Returns whether the pages were populated (false: left to fault in).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace cuzk {
+
+inline constexpr std::size_t kHugePagesMinBytes = std::size_t{64} << 20;
+
+bool prefault_huge_pages(void* data, std::size_t bytes);
+
+// The capacity of `v` beyond its size (call it right after a reserve that
+// allocated): the part the caller is about to fill.
+template <class T>
+bool prefault_huge_pages_for(std::vector<T>& v) {
+  return prefault_huge_pages(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T));
+}
+
+}  // namespace cuzk
