@@ -509,6 +509,20 @@ void GpuProver::release_workspace() {
   device_.release_msm_scratch();
 }
 
+void GpuProver::reserve_staging(const groth16::R1cs& r1cs, ProveStaging& staging) const {
+  ProveStaging::Impl& st = staging.impl();
+  if (st.step == staging::Step::kEnqueued && !st.fence.ready()) staging::misuse("reserve while in flight");
+  // The buffer prepare() takes on the same path, and only it (a staging
+  // holds one of the two: host_bytes_bound).
+  if (abc_source_for(r1cs) == AbcSource::kDevice) {
+    st.abc_own.reset();
+    grow_pinned(st.witness_own, r1cs.num_variables());
+  } else {
+    st.witness_own.reset();
+    grow_pinned(st.abc_own, 3 * (std::size_t{1} << log_domain(r1cs)));
+  }
+}
+
 void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, ProveStaging& staging,
                         groth16::SatisfactionCheck check) const {
   const auto t_begin = std::chrono::steady_clock::now();

@@ -182,6 +182,11 @@ bool GpuBackend::can_use(const engine::InstanceStaging& staging) const {
   return dynamic_cast<const GpuStaging*>(&staging) != nullptr;
 }
 
+void GpuBackend::reserve_staging(engine::InstanceStaging& staging, const groth16::R1cs& r1cs) {
+  // Host only, like prepare: safe beside the device thread's enqueue.
+  state_->prover.reserve_staging(r1cs, as_gpu(staging).staging);
+}
+
 void GpuBackend::prepare(engine::InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
                          const groth16::Witness& w, const groth16::Blinding& blinding,
                          groth16::SatisfactionCheck check) {

@@ -103,6 +103,7 @@ class GpuBackend final : public engine::DeviceBackend {
   std::optional<engine::ProverStage> prover_stage() const override;
 
   std::unique_ptr<engine::InstanceStaging> make_staging() const override;
+  void reserve_staging(engine::InstanceStaging& staging, const groth16::R1cs& r1cs) override;
   bool can_use(const engine::InstanceStaging& staging) const override;
   void prepare(engine::InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
                const groth16::Witness& w, const groth16::Blinding& blinding, groth16::SatisfactionCheck check) override;

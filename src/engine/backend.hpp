@@ -153,6 +153,12 @@ class DeviceBackend {
   // A staging this back end's prepare() accepts; any thread.
   virtual std::unique_ptr<InstanceStaging> make_staging() const;
   virtual bool can_use(const InstanceStaging& staging) const;
+  // Optional, before 1 (host, a worker thread, no device lock): makes
+  // `staging` ready to take an instance of r1cs without allocating in
+  // prepare() (a GPU back end pins its host buffer: seconds for a 32 GiB
+  // partition). The pipeline calls it when a run starts, beside the first
+  // partitions' synthesis. The default has nothing to allocate.
+  virtual void reserve_staging(InstanceStaging& /*staging*/, const groth16::R1cs& /*r1cs*/) {}
   // 1. Host, a worker thread, no device lock (another instance may be on the
   //    device meanwhile): everything the device step needs goes into
   //    `staging`. The default keeps references: params, r1cs and w must then

@@ -208,15 +208,52 @@ asio::awaitable<std::optional<groth16::Proof>> prove_on(Ctx c, DeviceSet::Lock l
   co_return finished.value();
 }
 
-// The staged prove's host step, before the device wait: a staging slot, then
-// prepare() on the host pool for the back ends the partition can go to
-// (GPU stagings suit every GPU; without a GPU, the CPU's).
+// The back end whose stagings a run's partitions prepare in (GPU stagings
+// suit every GPU; without a GPU, the CPU's).
+DeviceBackend& staging_backend(DeviceSet& devices) {
+  return devices.has_gpu() ? *devices.gpu(0).backend : *devices.cpu().backend;
+}
+
+// Beside the first partitions' synthesis: a staging slot made ready for the
+// plan's shape, for the first partition to prepare. An idle engine gives its
+// stagings back (Engine::release_idle_stagings), so a run's first prepare
+// pinned its staging on the critical path: evaluate_ms 2281 against ~70
+// once pinned, for a 32 GiB PoRep partition on an H100 host. Nothing when
+// every slot is leased (another run's) or the back end has nothing to
+// allocate; a failure here is left for that prepare to meet and report.
+asio::awaitable<void> reserve_first_staging(Ctx c) {
+  if (!c.deps.devices.has_gpu()) co_return;
+  std::optional<StagingPool::Lease> lease = c.deps.stagings->try_acquire();
+  if (!lease) co_return;
+  DeviceBackend& backend = staging_backend(c.deps.devices);
+  std::unique_ptr<InstanceStaging> retired;
+  InstanceStaging& staging = lease->staging_for(backend, retired);
+  const groth16::R1cs& r1cs = *c.plan.r1cs;
+  c.st.reserving_staging = true;
+  co_await runtime::run_on(c.deps.cpu, [&retired, &backend, &staging, &r1cs] {
+    retired.reset();
+    try {
+      backend.reserve_staging(staging, r1cs);
+    } catch (const std::exception&) {
+      // prepare() allocates again and reports what failed, typed, for its partition.
+    }
+  });
+  c.st.reserving_staging = false;
+  c.st.first_staging = std::move(*lease);
+  c.st.changed.notify_all();
+}
+
+// The staged prove's host step, before the device wait: a staging slot (the
+// run's first, reserved, while there is one), then prepare() on the host pool.
 asio::awaitable<std::optional<Error>> prepare_item(Ctx c, Item& item) {
-  DeviceSet& devices = c.deps.devices;
-  DeviceBackend& backend = devices.has_gpu() ? *devices.gpu(0).backend : *devices.cpu().backend;
+  DeviceBackend& backend = staging_backend(c.deps.devices);
   if (!item.prepared.lease) {
     c.stage(item.k, "staging wait");
-    item.prepared.lease = co_await c.deps.stagings->acquire();
+    while (c.st.reserving_staging) co_await changed(c.st);
+    if (c.st.first_staging)
+      item.prepared.lease = std::move(c.st.first_staging);
+    else
+      item.prepared.lease = co_await c.deps.stagings->acquire();
   }
   std::unique_ptr<InstanceStaging> retired;
   InstanceStaging& staging = item.prepared.lease.staging_for(backend, retired);
@@ -630,6 +667,7 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
     st.lanes_alive = bounded.synthesis_lanes;
     st.max_spares = bounded.synthesis_lanes;
     st.intake_open = static_cast<bool>(admit);
+    tasks.spawn(reserve_first_staging(c));
     for (std::size_t i = 0; i < bounded.synthesis_lanes; ++i) tasks.spawn(lane(c));
     tasks.spawn(dispatcher(c));
     if (admit) tasks.spawn(admit_members(std::move(admit), door));

@@ -120,7 +120,12 @@ struct State {
   std::size_t max_spares = 0;
   std::size_t memory_waits = 0;     // lanes waiting for their reservation
   double start_memory_wait_ms = 0;  // the run's first working set (the first partition reports it)
-  runtime::Notifier changed;        // anything above changed
+  // The run's first staging slot, made ready for the plan's shape
+  // (DeviceBackend::reserve_staging) while the first partitions synthesize;
+  // the first partition to prepare takes it (reserve_first_staging).
+  StagingPool::Lease first_staging;
+  bool reserving_staging = false;
+  runtime::Notifier changed;  // anything above changed
 
   std::uint32_t member_of(std::uint32_t k) const {
     std::uint32_t m = 0;

@@ -125,6 +125,32 @@ TEST(GpuStagedProve, StagingReusedAndDeviceStagesReportedInOrder) {
   for (std::size_t i = 0; i < device_stages.size(); ++i) EXPECT_EQ(device_stages[i], order[i % order.size()]) << i;
 }
 
+// reserve_staging pins exactly the buffer prepare() fills on the prover's
+// path for the circuit, before it; the instance prepared there afterwards
+// proves as on the CPU, and a reserve of a staging already grown keeps it.
+TEST(GpuStagedProve, ReservedStagingIsTheBufferPrepareFills) {
+  CUZK_REQUIRE_GPU();
+  ThreadPool pool(4);
+  Demo d = make_demo(12, 1, pool);
+  auto device = test::make_device();
+  GpuProver prover(*device, pool);
+  const ResidentSrs& srs = prover.cache_srs(d.params);
+  ProveStaging staging;
+  ASSERT_EQ(staging.pinned_bytes(), 0u);
+  prover.reserve_staging(d.r1cs, staging);
+  const std::size_t elements =
+      prover.abc_source_for(d.r1cs) == AbcSource::kDevice ? d.r1cs.num_variables() : 3 * groth16::domain_size(d.r1cs);
+  EXPECT_EQ(staging.pinned_bytes(), elements * sizeof(ff::Fr));
+  const groth16::Blinding b = groth16::random_blinding();
+  prover.prepare(d.r1cs, d.witnesses[0], staging);
+  prover.enqueue(srs, staging);
+  const groth16::Proof p = prover.finish(srs, staging, b);
+  EXPECT_EQ(groth16::encode_proofs(std::span(&p, 1)), cpu_bytes(d, 0, b, pool));
+  const std::size_t after = staging.pinned_bytes();
+  prover.reserve_staging(d.r1cs, staging);
+  EXPECT_EQ(staging.pinned_bytes(), after);
+}
+
 // The enqueue in steps that a service takes (its device thread never waits
 // for the device): with the witness split on the device, the first step
 // ends at the count pass's fence and the next, once it has passed, queues

@@ -40,6 +40,7 @@ class FakeBackend final : public DeviceBackend {
     std::size_t aux = 0;        // witness size, to tell circuits apart
     std::size_t instances = 0;  // witnesses in the call (a batch proves several)
     groth16::SatisfactionCheck check = groth16::SatisfactionCheck::kSkip;  // prepare(): what was asked
+    bool reserved = false;  // prepare(): its staging was made ready by reserve_staging first
   };
 
   FakeBackend(std::string name, std::uint32_t ordinal, ThreadPool& math)
@@ -168,17 +169,28 @@ class FakeBackend final : public DeviceBackend {
     const groth16::Witness* witness = nullptr;
     groth16::Blinding blinding;
     std::optional<groth16::Proof> proof;
+    const groth16::R1cs* reserved_for = nullptr;  // reserve_staging's shape
   };
   std::unique_ptr<InstanceStaging> make_staging() const override { return std::make_unique<Staging>(live_stagings); }
   // Stagings of this back end alive now (an idle engine gives them back).
   std::shared_ptr<std::atomic<int>> live_stagings = std::make_shared<std::atomic<int>>(0);
   bool can_use(const InstanceStaging& s) const override { return dynamic_cast<const Staging*>(&s) != nullptr; }
 
+  // reserve_staging(): calls so far, and the host time each takes (a GPU pins).
+  std::atomic<int> reserves{0};
+  std::atomic<int> reserve_delay_ms{0};
+  void reserve_staging(InstanceStaging& staging, const groth16::R1cs& r1cs) override {
+    ++reserves;
+    if (int d = reserve_delay_ms.load()) simulate_work(std::chrono::milliseconds(d));
+    dynamic_cast<Staging&>(staging).reserved_for = &r1cs;
+  }
+
   void prepare(InstanceStaging& staging, const groth16::Parameters& params, const groth16::R1cs& r1cs,
                const groth16::Witness& w, const groth16::Blinding& blinding,
                groth16::SatisfactionCheck check) override {
     Call call;
     call.start = Clock::now();
+    call.reserved = dynamic_cast<Staging&>(staging).reserved_for == &r1cs;
     call.aux = w.aux.size();
     call.instances = 1;
     call.check = check;

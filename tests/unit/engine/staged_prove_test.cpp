@@ -197,6 +197,30 @@ TEST(StagedProve, PipelinePreparesTheNextPartitionWhileOneIsOnTheDevice) {
     for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(overlaps(devices[i], devices[j])) << i << " " << j;
 }
 
+// A run makes its first staging ready for the plan's shape beside the first
+// synthesis, and a partition prepares in that staging.
+TEST(StagedProve, ARunReservesItsFirstStagingBesideTheFirstSynthesis) {
+  Rig rig;
+  FakeBackend& gpu = *rig.fakes[0];
+  gpu.reserve_delay_ms = 60;
+  const PartitionPlan plan = rig.plan(3);
+  Result<PipelineOutcome> r = rig.run(plan);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r.value().proofs.size(), 3u);
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(groth16::verify(rig.demo->pvk, r.value().proofs[k], r.value().public_inputs[k]),
+              groth16::VerifyResult::kValid);
+  }
+  EXPECT_EQ(gpu.reserves.load(), 1);
+  const auto prepares = gpu.prepares();
+  ASSERT_EQ(prepares.size(), 3u);
+  // The first partition to lease a slot takes the reserved one (its slot
+  // keeps the staging for later leases); which prepare starts first on the
+  // host pool is not ordered.
+  EXPECT_GE(std::count_if(prepares.begin(), prepares.end(), [](const FakeBackend::Call& c) { return c.reserved; }), 1)
+      << "no prepare used the staging reserve_staging made ready";
+}
+
 // A failure of each step fails the job with a typed error naming the step
 // and the back end's reason; the next run on the same back end succeeds.
 TEST(StagedProve, EachStepsFailureIsTheJobsTypedError) {
