@@ -385,6 +385,29 @@ bool fill_split_on_device(GpuProver::Impl& d, ProveStaging::Impl& st, cudaStream
   return lists_copied;
 }
 
+// The page-locked buffer prepare() fills on `source`'s path, grown for
+// r1cs: the witness (inputs ++ aux) for kDevice, else a, b, c (m each). The
+// other path's buffer is freed: a staging holds one of the two
+// (host_bytes_bound).
+Fr* grow_prepare_buffer(ProveStaging::Impl& st, const groth16::R1cs& r1cs, AbcSource source) {
+  if (source == AbcSource::kDevice) {
+    st.abc_own.reset();
+    return grow_pinned(st.witness_own, r1cs.num_variables());
+  }
+  st.witness_own.reset();
+  return grow_pinned(st.abc_own, 3 * (std::size_t{1} << log_domain(r1cs)));
+}
+
+// An enqueue step that ends where the device's answer is needed: the
+// staging's fence after what is queued on s; the next step resumes after it.
+GpuProver::EnqueueStep step_at_fence(ProveStaging::Impl& st, cudaStream_t s,
+                                     const std::shared_ptr<FenceCounter>& callbacks,
+                                     std::chrono::steady_clock::time_point step_began) {
+  st.fence = detail::enqueue_fence(s, callbacks);
+  st.stats.enqueue_ms += ms_since(step_began);
+  return {st.fence, true};
+}
+
 // Reports stage `name` to the observer (if any) when stream s reaches it,
 // from CUDA's callback thread.
 void queue_stage_report(const StageObserver& observer, const std::shared_ptr<FenceCounter>& callbacks, cudaStream_t s,
@@ -512,15 +535,7 @@ void GpuProver::release_workspace() {
 void GpuProver::reserve_staging(const groth16::R1cs& r1cs, ProveStaging& staging) const {
   ProveStaging::Impl& st = staging.impl();
   if (st.step == staging::Step::kEnqueued && !st.fence.ready()) staging::misuse("reserve while in flight");
-  // The buffer prepare() takes on the same path, and only it (a staging
-  // holds one of the two: host_bytes_bound).
-  if (abc_source_for(r1cs) == AbcSource::kDevice) {
-    st.abc_own.reset();
-    grow_pinned(st.witness_own, r1cs.num_variables());
-  } else {
-    st.witness_own.reset();
-    grow_pinned(st.abc_own, 3 * (std::size_t{1} << log_domain(r1cs)));
-  }
+  grow_prepare_buffer(st, r1cs, abc_source_for(r1cs));
 }
 
 void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, ProveStaging& staging,
@@ -535,12 +550,12 @@ void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, Pr
   auto t0 = std::chrono::steady_clock::now();
   const Fr* abc = nullptr;
   st.check = check;
-  if (abc_source_for(r1cs) == AbcSource::kDevice) {
+  const AbcSource source = abc_source_for(r1cs);
+  Fr* const own = grow_prepare_buffer(st, r1cs, source);
+  if (source == AbcSource::kDevice) {
     // a, b, c come from the device's copy of the matrices (enqueue uploads
     // them the first time), and so does the check: stage the witness only.
-    // A staging holds one of the two paths' buffers (host_bytes_bound).
-    st.abc_own.reset();
-    Fr* wit = grow_pinned(st.witness_own, r1cs.num_variables());
+    Fr* const wit = own;
     std::memcpy(static_cast<void*>(wit), w.inputs.data(), w.inputs.size() * sizeof(Fr));
     pool_.parallel_for(w.aux.size(), [&](std::size_t lo, std::size_t hi) {
       std::memcpy(static_cast<void*>(wit + w.inputs.size() + lo), w.aux.data() + lo, (hi - lo) * sizeof(Fr));
@@ -548,8 +563,6 @@ void GpuProver::prepare(const groth16::R1cs& r1cs, const groth16::Witness& w, Pr
     st.r1cs = &r1cs;
     st.stats.abc_on_device = true;
   } else {
-    st.witness_own.reset();
-    Fr* own = grow_pinned(st.abc_own, 3 * m);
     // Throws UnsatisfiedError (kCheck) with the staging left idle.
     groth16::evaluate_into(r1cs, w.inputs, w.aux, {own, m}, {own + m, m}, {own + 2 * m, m}, pool_, check);
     abc = own;
@@ -775,9 +788,7 @@ GpuProver::EnqueueStep GpuProver::enqueue_start(const DeviceSrsBases& bases, Pro
         count_split_on_device(d, s, witness_dev, *r1cs_dev);
         p.counted_at = std::chrono::steady_clock::now();
         p.at = Impl::PendingEnqueue::At::kSplitFill;
-        st.fence = detail::enqueue_fence(s, callbacks_);
-        st.stats.enqueue_ms += ms_since(t_begin);
-        return {st.fence, true};
+        return step_at_fence(st, s, callbacks_, t_begin);
       }
     }
     st.stats.enqueue_ms += ms_since(t_begin);
@@ -829,9 +840,7 @@ GpuProver::EnqueueStep GpuProver::enqueue_split_fill(ProveStaging& staging) {
     // The streamed passes read the index lists on the host: the MSMs are
     // queued once their copies have landed.
     p.at = Impl::PendingEnqueue::At::kWitnessMsms;
-    st.fence = detail::enqueue_fence(s, callbacks_);
-    st.stats.enqueue_ms += ms_since(t0);
-    return {st.fence, true};
+    return step_at_fence(st, s, callbacks_, t0);
   }
   st.stats.enqueue_ms += ms_since(t0);
   return enqueue_rest(staging);

@@ -168,6 +168,13 @@ struct GpuStaging final : engine::InstanceStaging {
   bool srs_uploaded = false;
 };
 
+// A failed enqueue step: reported once what it had queued is done with the
+// staging (the engine may prepare it again at once); at once when nothing was.
+void report_after_staging(const gpu::ProveStaging& staging, std::function<void(std::exception_ptr)> done,
+                          std::exception_ptr e) {
+  staging.fence().on_done([done = std::move(done), e] { done(e); });
+}
+
 GpuStaging& as_gpu(engine::InstanceStaging& s) {
   auto* g = dynamic_cast<GpuStaging*>(&s);
   if (g == nullptr) std::abort();  // the engine checks can_use() first
@@ -221,9 +228,7 @@ void GpuBackend::start(engine::InstanceStaging& staging, std::function<void(std:
   try {
     step = state_->prover.enqueue_start(srs, g.staging);
   } catch (...) {
-    // Reported once what the step had queued is done with the staging (the
-    // engine may prepare it again at once); at once when nothing was.
-    g.staging.fence().on_done([done = std::move(done), e = std::current_exception()] { done(e); });
+    report_after_staging(g.staging, std::move(done), std::current_exception());
     return;
   }
   continue_start(g, std::move(step.fence), step.more, std::move(done));
@@ -244,7 +249,7 @@ void GpuBackend::continue_start(engine::InstanceStaging& staging, gpu::Fence fen
         try {
           next = state_->prover.enqueue_continue(g.staging);
         } catch (...) {
-          g.staging.fence().on_done([done = std::move(done), e = std::current_exception()] { done(e); });
+          report_after_staging(g.staging, std::move(done), std::current_exception());
           return;
         }
         continue_start(g, std::move(next.fence), next.more, std::move(done));
