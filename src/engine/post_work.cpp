@@ -82,7 +82,8 @@ Result<FilecoinWork> prepare_post(ProofKind kind, std::string_view input, Thread
   std::shared_ptr<const fc::PostPartition> p = std::move(partition);
   w.synthesize = [p](std::uint32_t, ThreadPool* on, groth16::WitnessShape shape, groth16::Witness storage) {
     const fc::FallbackPostCircuit c = fc::post_partition_circuit(*p);
-    return on != nullptr ? c.generate_witness(*on) : groth16::generate_witness(c, shape, std::move(storage));
+    return on != nullptr ? c.generate_witness(*on, std::move(storage))
+                         : groth16::generate_witness(c, shape, std::move(storage));
   };
   return w;
 }

@@ -101,12 +101,18 @@ WitnessCs::WitnessCs(Witness storage) : w_(std::move(storage)) {
   w_.inputs.push_back(Fr::one());
 }
 
+WitnessCs::WitnessCs(std::span<Fr> inputs, std::span<Fr> aux)
+    : owning_(false), in_{inputs.data(), 0, inputs.size()}, aux_{aux.data(), 0, aux.size()} {
+  if (inputs.size() + aux.size() >= kMaxVariables) too_many_variables();
+}
+
 void WitnessCs::pop_namespace() {
   if (depth_ == 0) die("pop_namespace without push_namespace");
   --depth_;
 }
 
 void WitnessCs::reserve(std::size_t n_inputs, std::size_t n_aux) {
+  if (!owning_) return;
   w_.inputs.reserve(n_inputs);
   const std::size_t had = w_.aux.capacity();
   w_.aux.reserve(n_aux);
@@ -118,13 +124,26 @@ void WitnessCs::too_many_variables() {
   std::abort();
 }
 
+void WitnessCs::span_overflow() { die("WitnessCs: a part allocated more variables than its span holds"); }
+
+Witness WitnessCs::take_witness() {
+  if (!owning_) die("WitnessCs::take_witness on a span-mode WitnessCs");
+  return std::move(w_);
+}
+
 Variable WitnessCs::alloc_aux(const Name& name, ValueFn value) {
+  if (!owning_) return push_aux(require_value(value, name));
   check_room(w_.inputs.size(), w_.aux.size());
   w_.aux.push_back(require_value(value, name));
   return Variable::aux(std::uint32_t(w_.aux.size() - 1));
 }
 
 Variable WitnessCs::alloc_public(const Name& name, ValueFn value) {
+  if (!owning_) {
+    if (in_.used == in_.cap) span_overflow();
+    in_.data[in_.used++] = require_value(value, name);
+    return Variable::input(std::uint32_t(in_.used));  // index 0 is ONE
+  }
   check_room(w_.inputs.size(), w_.aux.size());
   w_.inputs.push_back(require_value(value, name));
   return Variable::input(std::uint32_t(w_.inputs.size() - 1));

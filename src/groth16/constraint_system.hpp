@@ -434,37 +434,56 @@ class WitnessCs final : public ConstraintSystem {
   // Fills `storage`'s vectors from empty, keeping their capacity: a recycled
   // witness's pages are already faulted in, so they are not cleared again.
   explicit WitnessCs(Witness storage);
+  // Writes into memory the caller owns: the public inputs it allocates after
+  // ONE go to `inputs`, its aux values to `aux`, in order (one part of a
+  // larger witness synthesized in place: synthesize_uniform_parts). Writing
+  // past either span is a bug (abort); filled() says both were used exactly.
+  WitnessCs(std::span<Fr> inputs, std::span<Fr> aux);
   bool has_witness() const override { return true; }
   bool keeps_constraints() const override { return false; }
   void push_namespace(const Name&) override { ++depth_; }
   void pop_namespace() override;
-  std::size_t num_inputs() const override { return w_.inputs.size(); }
-  std::size_t num_aux() const override { return w_.aux.size(); }
+  std::size_t num_inputs() const override { return owning_ ? w_.inputs.size() : in_.used + 1; }
+  std::size_t num_aux() const override { return owning_ ? w_.aux.size() : aux_.used; }
   std::size_t num_constraints() const override { return n_constraints_; }
 
+  // Owning mode only (the constructors without spans).
   const Witness& witness() const { return w_; }
-  Witness take_witness() { return std::move(w_); }
+  Witness take_witness();
   // Pre-sizes the vectors when the shape is known (avoids regrowth).
   void reserve(std::size_t n_inputs, std::size_t n_aux);
+  // Span mode: both spans written to their end.
+  bool filled() const { return in_.used == in_.cap && aux_.used == aux_.cap; }
 
   // For gadgets' values-only fast paths, which allocate exactly the
   // variables and count exactly the constraints their gadget code would
   // (sha256_witness.hpp): one aux value appended, n constraints counted.
   Variable push_aux(const Fr& value) {
-    if (w_.inputs.size() + w_.aux.size() >= kMaxVariables) too_many_variables();
-    w_.aux.push_back(value);
-    return Variable::aux(std::uint32_t(w_.aux.size() - 1));
+    if (owning_) {
+      if (w_.inputs.size() + w_.aux.size() >= kMaxVariables) too_many_variables();
+      w_.aux.push_back(value);
+      return Variable::aux(std::uint32_t(w_.aux.size() - 1));
+    }
+    if (aux_.used == aux_.cap) span_overflow();
+    aux_.data[aux_.used] = value;
+    return Variable::aux(std::uint32_t(aux_.used++));
   }
   void count_constraints(std::size_t n) { n_constraints_ += n; }
   // n aux values appended for the caller to write (aux_data() + the
   // returned index onwards); the index of the first.
   std::uint32_t extend_aux(std::size_t n) {
-    if (w_.inputs.size() + w_.aux.size() + n > kMaxVariables) too_many_variables();
-    const std::size_t first = w_.aux.size();
-    w_.aux.resize(first + n);
+    if (owning_) {
+      if (w_.inputs.size() + w_.aux.size() + n > kMaxVariables) too_many_variables();
+      const std::size_t first = w_.aux.size();
+      w_.aux.resize(first + n);
+      return static_cast<std::uint32_t>(first);
+    }
+    if (aux_.cap - aux_.used < n) span_overflow();
+    const std::size_t first = aux_.used;
+    aux_.used += n;
     return static_cast<std::uint32_t>(first);
   }
-  Fr* aux_data() { return w_.aux.data(); }
+  Fr* aux_data() { return owning_ ? w_.aux.data() : aux_.data; }
 
  protected:
   Variable alloc_aux(const Name& name, ValueFn value) override;
@@ -473,9 +492,20 @@ class WitnessCs final : public ConstraintSystem {
   void count_constraint() override { ++n_constraints_; }
 
  private:
+  // Span mode: [data, data + cap) with `used` written.
+  struct Cursor {
+    Fr* data = nullptr;
+    std::size_t used = 0;
+    std::size_t cap = 0;
+  };
   [[noreturn]] static void too_many_variables();
+  // A part allocated more than the span it was given (a bug of its caller).
+  [[noreturn]] static void span_overflow();
 
-  Witness w_;
+  bool owning_ = true;
+  Witness w_;   // owning mode; inputs[0] = ONE
+  Cursor in_;   // span mode: the public inputs after ONE
+  Cursor aux_;  // span mode
   std::size_t n_constraints_ = 0;
   std::size_t depth_ = 0;
 };

@@ -10,6 +10,7 @@
 #include "circuits/gadgets/num.hpp"
 #include "circuits/gadgets/poseidon.hpp"
 #include "circuits/native/sha256.hpp"
+#include "groth16/witness_parts.hpp"
 
 namespace cuzk::circuits::filecoin {
 
@@ -110,38 +111,14 @@ void FallbackPostCircuit::synthesize_parts(ConstraintSystem& cs,
   }
 }
 
-groth16::Witness FallbackPostCircuit::generate_witness(ThreadPool& pool) const {
-  // Slots only share ONE and WitnessCs keeps no constraints: chunks of slots
-  // synthesized in their own WitnessCs append, in order, exactly the values
-  // the sequential synthesis would.
-  const std::size_t chunks = std::min<std::size_t>(sectors_.size(), 4 * pool.size());
-  std::vector<groth16::Witness> parts(chunks);
-  pool.run_tasks(chunks, [&](std::size_t c) {
-    const std::size_t begin = sectors_.size() * c / chunks, end = sectors_.size() * (c + 1) / chunks;
-    groth16::WitnessCs cs;
-    for (std::size_t i = begin; i < end; ++i) {
-      synthesize_sector(cs, i);
-      // Every slot allocates as many variables: the chunk's vectors sized
-      // once from its first (growing 500 MB by doubling touched twice the
-      // fresh pages and copied; WitnessCs::reserve also prefaults them).
-      if (i == begin) cs.reserve(1 + (cs.num_inputs() - 1) * (end - begin), cs.num_aux() * (end - begin));
-    }
-    parts[c] = cs.take_witness();
-  });
-  groth16::Witness w;
-  std::size_t n_inputs = 1, n_aux = 0;
-  for (const auto& p : parts) {
-    n_inputs += p.inputs.size() - 1;
-    n_aux += p.aux.size();
-  }
-  w.inputs.reserve(n_inputs);
-  w.aux.reserve(n_aux);
-  w.inputs.push_back(Fr::one());
-  for (auto& p : parts) {
-    w.inputs.insert(w.inputs.end(), p.inputs.begin() + 1, p.inputs.end());
-    w.aux.insert(w.aux.end(), p.aux.begin(), p.aux.end());
-    p = {};
-  }
+groth16::Witness FallbackPostCircuit::generate_witness(ThreadPool& pool, groth16::Witness storage) const {
+  // Slots only share ONE and each allocates the same variables: they are the
+  // uniform parts of groth16::synthesize_uniform_parts.
+  groth16::Witness w = std::move(storage);
+  w.inputs.assign(1, Fr::one());
+  w.aux.clear();
+  groth16::synthesize_uniform_parts(pool, w, sectors_.size(),
+                                    [this](groth16::WitnessCs& cs, std::size_t i) { synthesize_sector(cs, i); });
   return w;
 }
 

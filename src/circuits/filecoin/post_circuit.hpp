@@ -66,8 +66,9 @@ class FallbackPostCircuit final : public groth16::Circuit {
   FallbackPostCircuit with_sectors(std::size_t first, std::size_t count) const;
 
   // The witness WitnessCs would give, the slots synthesized in parallel on
-  // `pool`. Throws SynthesisError kAssignmentMissing when a value is absent.
-  groth16::Witness generate_witness(ThreadPool& pool) const;
+  // `pool` straight into `storage`'s vectors (a proved witness's memory, or
+  // empty). Throws SynthesisError kAssignmentMissing when a value is absent.
+  groth16::Witness generate_witness(ThreadPool& pool, groth16::Witness storage = {}) const;
 
  private:
   void synthesize_sector(groth16::ConstraintSystem& cs, std::size_t i) const;

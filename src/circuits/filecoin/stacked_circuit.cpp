@@ -15,6 +15,7 @@
 #include "circuits/gadgets/uint32.hpp"
 #include "circuits/gadgets/uint64.hpp"
 #include "circuits/native/sha256.hpp"
+#include "groth16/witness_parts.hpp"
 
 namespace cuzk::circuits::filecoin {
 
@@ -266,34 +267,14 @@ void StackedCircuit::synthesize_parts(ConstraintSystem& cs, const std::function<
 groth16::Witness StackedCircuit::generate_witness(ThreadPool& pool, groth16::WitnessShape shape,
                                                   groth16::Witness storage) const {
   groth16::WitnessCs global_cs(std::move(storage));
+  global_cs.reserve(shape.inputs, shape.aux);
   const Globals g = synthesize_global(global_cs);
-  const std::size_t global_aux = global_cs.num_aux();
-  const std::size_t part_aux =
-      shape.aux > global_aux && !proofs_.empty() ? (shape.aux - global_aux) / proofs_.size() : 0;
-  // A challenge only reads the global variables (never re-allocates them)
-  // and WitnessCs keeps no constraints, so challenge i can run in its own
-  // WitnessCs: its values are those the sequential synthesis would append
-  // after challenge i - 1's, in the same order.
-  std::vector<groth16::Witness> parts(proofs_.size());
-  pool.run_tasks(proofs_.size(), [&](std::size_t i) {
-    groth16::WitnessCs cs;
-    cs.reserve(1, part_aux);
-    synthesize_one(cs, i, g);
-    parts[i] = cs.take_witness();
-  });
   groth16::Witness w = global_cs.take_witness();
-  std::size_t n_inputs = w.inputs.size(), n_aux = w.aux.size();
-  for (const auto& p : parts) {
-    n_inputs += p.inputs.size() - 1;  // each part's inputs[0] is its own ONE
-    n_aux += p.aux.size();
-  }
-  w.inputs.reserve(n_inputs);
-  w.aux.reserve(n_aux);
-  for (auto& p : parts) {
-    w.inputs.insert(w.inputs.end(), p.inputs.begin() + 1, p.inputs.end());
-    w.aux.insert(w.aux.end(), p.aux.begin(), p.aux.end());
-    p = {};  // release as we go: peak memory ~ the witness + one part
-  }
+  // A challenge only reads the global variables (never re-allocates them)
+  // and allocates as many variables as any other: the challenges are the
+  // uniform parts of groth16::synthesize_uniform_parts.
+  groth16::synthesize_uniform_parts(pool, w, proofs_.size(),
+                                    [&](groth16::WitnessCs& cs, std::size_t i) { synthesize_one(cs, i, g); });
   return w;
 }
 

@@ -10,6 +10,7 @@
 #include "circuits/gadgets/por.hpp"
 #include "circuits/gadgets/poseidon.hpp"
 #include "circuits/gadgets/sha256.hpp"
+#include "groth16/witness_parts.hpp"
 
 namespace cuzk::circuits::filecoin {
 namespace {
@@ -265,27 +266,18 @@ void UpdateCircuit::synthesize_parts(ConstraintSystem& cs, const std::function<v
   }
 }
 
-groth16::Witness UpdateCircuit::generate_witness(ThreadPool& pool) const {
-  groth16::WitnessCs global_cs;
+groth16::Witness UpdateCircuit::generate_witness(ThreadPool& pool, groth16::WitnessShape shape,
+                                                 groth16::Witness storage) const {
+  groth16::WitnessCs global_cs(std::move(storage));
+  global_cs.reserve(shape.inputs, shape.aux);
   const Globals g = synthesize_global(global_cs);
-  // A challenge only reads the global variables and WitnessCs keeps no
-  // constraints, so challenge i runs in its own WitnessCs: its values are
-  // those the sequential synthesis appends after challenge i - 1's.
-  std::vector<groth16::Witness> parts(challenge_count());
-  pool.run_tasks(parts.size(), [&](std::size_t i) {
-    groth16::WitnessCs cs;
-    synthesize_one(cs, i, g);
-    parts[i] = cs.take_witness();
-  });
   groth16::Witness w = global_cs.take_witness();
-  std::size_t n_aux = w.aux.size();
-  for (const auto& p : parts) n_aux += p.aux.size();
-  w.aux.reserve(n_aux);
-  for (auto& p : parts) {
-    if (p.inputs.size() != 1) die("a challenge allocated a public input");
-    w.aux.insert(w.aux.end(), p.aux.begin(), p.aux.end());
-    p = {};
-  }
+  // A challenge only reads the global variables and allocates as many as any
+  // other: the challenges are the uniform parts of synthesize_uniform_parts.
+  groth16::synthesize_uniform_parts(pool, w, challenge_count(), [&](groth16::WitnessCs& cs, std::size_t i) {
+    synthesize_one(cs, i, g);
+    if (cs.num_inputs() != 1) die("a challenge allocated a public input");
+  });
   return w;
 }
 

@@ -79,9 +79,11 @@ class UpdateCircuit final : public groth16::Circuit {
                         std::size_t max_challenges = SIZE_MAX) const;
 
   // The witness WitnessCs collects over synthesize(), with the challenges
-  // synthesized in parallel on `pool` (independent given the global part).
+  // synthesized in parallel on `pool` (independent given the global part),
+  // in place in `storage`'s vectors (a proved witness's memory, or empty).
   // Throws SynthesisError kAssignmentMissing when a value is absent.
-  groth16::Witness generate_witness(ThreadPool& pool) const;
+  groth16::Witness generate_witness(ThreadPool& pool, groth16::WitnessShape shape = {},
+                                    groth16::Witness storage = {}) const;
 
  private:
   // Variables of the global part that the challenges read.

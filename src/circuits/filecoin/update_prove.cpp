@@ -46,7 +46,7 @@ groth16::Witness synthesize_update_partition(const UpdateInputs& in, std::size_t
                                              groth16::WitnessShape shape, groth16::Witness storage) {
   try {
     const UpdateCircuit circuit = update_circuit_from_proof(in, k);
-    if (pool != nullptr) return circuit.generate_witness(*pool);
+    if (pool != nullptr) return circuit.generate_witness(*pool, shape, std::move(storage));
     return groth16::generate_witness(circuit, shape, std::move(storage));
   } catch (const groth16::SynthesisError& e) {
     throw PorepC2Error(PorepC2ErrorKind::kSynthesis, "partition " + std::to_string(k) + ": " + e.what());
