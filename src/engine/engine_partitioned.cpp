@@ -92,6 +92,7 @@ struct Engine::PartitionedFinish {
   steady_clock::time_point pipeline_started;
   std::string description;
   FilecoinWork::FinalCheck final_check;
+  FilecoinWork::Explain explain_invalid;
   std::size_t batch_size = 1;
 };
 
@@ -288,9 +289,9 @@ PlanMember Engine::partitioned_plan_member(PartitionedMember& m, PartitionedBatc
   // job's paths) and job go with it, so a batch that keeps admitting joiners
   // holds only its live members'.
   pm.on_done = [this, member, batch](const Result<PipelineOutcome>& out) {
-    auto f = std::make_shared<PartitionedFinish>(
-        PartitionedFinish{std::move(member->job), batch->ready, out, member->t, member->pipeline_started,
-                          member->work->description, std::move(member->work->final_check), batch->members.size()});
+    auto f = std::make_shared<PartitionedFinish>(PartitionedFinish{
+        std::move(member->job), batch->ready, out, member->t, member->pipeline_started, member->work->description,
+        std::move(member->work->final_check), std::move(member->work->explain_invalid), batch->members.size()});
     member->work.reset();
     // The worker running the batch names a member still proving (status,
     // drain), not one already answered.
@@ -369,6 +370,14 @@ asio::awaitable<void> Engine::finish_partitioned(std::shared_ptr<PartitionedFini
   // The batch's own error path may have finished it (shutdown) meanwhile.
   if (is_finished(job.state)) co_return;
   try {
+    const bool input_suspect = !f->outcome && (f->outcome.error().kind == ErrorKind::kInvalidInput ||
+                                               f->outcome.error().kind == ErrorKind::kInternal);
+    if (input_suspect && f->explain_invalid && !job.cancel.requested()) {
+      set_stage(job, JobState::kRunning, "check");
+      const FilecoinWork::Explain& explain = f->explain_invalid;
+      if (std::optional<Error> named = co_await runtime::run_on(cpu_, [&explain] { return explain(); }))
+        f->outcome = std::move(*named);
+    }
     if (finish_unproved(job, f->outcome)) co_return;
     const PipelineOutcome& o = f->outcome.value();
     ProofOutput out = pipeline_output(o, f->ready->vk_bytes, f->t, job.submitted_at);

@@ -94,6 +94,14 @@ struct FilecoinWork {
   using FinalCheck = std::function<std::optional<Error>(const groth16::PreparedVerifyingKey& pvk,
                                                         const std::vector<std::uint8_t>& proof_bytes)>;
   FinalCheck final_check;
+  // Null, or a slower check of the request, run on a CPU worker when the
+  // member failed as invalid input or internal (a witness the prover found
+  // does not satisfy the circuit or, with that check off, a proof that does
+  // not verify): an error it returns, naming the culprit, replaces the
+  // pipeline's. PoSt: the native check of every inclusion path, left out of
+  // preparation (the circuit enforces each path).
+  using Explain = std::function<std::optional<Error>()>;
+  Explain explain_invalid;
   std::string description;  // "StackedDrgWindow2KiBV1_2, 2 sectors, partition 0"
 };
 

@@ -1,8 +1,9 @@
 // WindowPoSt and WinningPoSt jobs made ready for the partition pipeline
 // (engine/filecoin_work.hpp): the request decoded, every sector's vanilla
 // proof parsed (bincode FallbackPoStSectorProof) and checked natively
-// (challenged leaves derived from the randomness, Merkle paths, comm_r), one
-// partition circuit over its sectors.
+// (challenged leaves derived from the randomness, roots, comm_r; the Merkle
+// paths are left to the circuit and hashed natively only to name a bad one
+// when the partition fails), one partition circuit over its sectors.
 #include <algorithm>
 #include <memory>
 #include <utility>
@@ -67,7 +68,10 @@ Result<FilecoinWork> prepare_post(ProofKind kind, std::string_view input, Thread
   if (auto bad = input_errors("", [&] {
         *partition = fc::make_post_partition(*proof, randomness, fc::prover_id_from_actor(r.miner_id),
                                              r.partition_index, std::move(sectors));
-        fc::check_post_partition(*partition, &pool);
+        // The paths' ~235,000 Poseidon hashes (32 GiB WindowPoSt) are left
+        // to the circuit, which the prover checks: explain_invalid names a
+        // bad path if the partition then fails.
+        fc::check_post_partition(*partition, &pool, fc::PostPaths::kLeaveToCircuit);
       }))
     return *bad;
 
@@ -80,6 +84,9 @@ Result<FilecoinWork> prepare_post(ProofKind kind, std::string_view input, Thread
   w.description = std::string(info.name) + ", " + std::to_string(partition->sectors.size()) + " sector(s), partition " +
                   std::to_string(partition->partition_index);
   std::shared_ptr<const fc::PostPartition> p = std::move(partition);
+  w.explain_invalid = [p, pool = &pool]() -> std::optional<Error> {
+    return input_errors("", [&] { fc::check_post_partition(*p, pool); });
+  };
   w.synthesize = [p](std::uint32_t, ThreadPool* on, groth16::WitnessShape shape, groth16::Witness storage) {
     const fc::FallbackPostCircuit c = fc::post_partition_circuit(*p);
     return on != nullptr ? c.generate_witness(*on, std::move(storage))

@@ -152,7 +152,7 @@ std::vector<ff::Fr> post_public_inputs(const PostPartition& p) {
 namespace {
 
 // The checks of one slot (see check_post_partition).
-void check_slot(const PostPartition& p, const PostSlot& slot) {
+void check_slot(const PostPartition& p, const PostSlot& slot, PostPaths paths) {
   const native::PoseidonTreeHasher hasher;
   const FallbackPostSectorProof& sector = p.sectors[slot.sector];
   const PostSectorProof& sp = sector.sectors[0];
@@ -173,6 +173,7 @@ void check_slot(const PostPartition& p, const PostSlot& slot) {
           PostErrorKind::kChallengeMismatch, id, inclusion_field(i),
           "opens leaf " + std::to_string(m.leaf_index()) + ", the challenge is " + std::to_string(slot.challenges[n]));
     }
+    if (paths == PostPaths::kLeaveToCircuit) continue;
     native::MerklePath<ff::Fr> path;
     for (const PathElement& e : m.levels()) {
       native::MerklePath<ff::Fr>::Level l;
@@ -188,20 +189,20 @@ void check_slot(const PostPartition& p, const PostSlot& slot) {
 
 }  // namespace
 
-void check_post_partition(const PostPartition& p, ThreadPool* pool) {
+void check_post_partition(const PostPartition& p, ThreadPool* pool, PostPaths paths) {
   const PostProofInfo& info = p.info();
   // Padding slots repeat the last sector's: only the distinct ones are checked.
   const std::size_t distinct = info.kind == PostKind::kWinning ? info.circuit_sector_count : p.sectors.size();
   const std::vector<PostSlot> slots = post_slots(p);
   if (pool == nullptr) {
-    for (std::size_t i = 0; i < distinct; ++i) check_slot(p, slots[i]);
+    for (std::size_t i = 0; i < distinct; ++i) check_slot(p, slots[i], paths);
     return;
   }
   std::vector<std::optional<PostError>> errors(distinct);
   pool->parallel_for(distinct, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       try {
-        check_slot(p, slots[i]);
+        check_slot(p, slots[i], paths);
       } catch (const PostError& e) {
         errors[i] = e;
         return;  // later slots of this chunk cannot be reported first

@@ -93,7 +93,11 @@ std::vector<ff::Fr> post_public_inputs(const PostPartition& p);
 // comm_r_last, its path opens the derived challenge and hashes to the root.
 // Throws PostError (is_invalid_proof kinds) for the first failing sector
 // slot. With a pool the slots are checked in parallel (a 32 GiB partition
-// of 2349 sectors is ~235,000 Poseidon hashes).
-void check_post_partition(const PostPartition& p, ThreadPool* pool = nullptr);
+// of 2349 sectors is ~235,000 Poseidon hashes). PostPaths::kLeaveToCircuit
+// skips hashing the paths (all but ~2,400 of those hashes), for a caller
+// whose prover checks the circuit's satisfaction: the circuit enforces each
+// path, and the full check can still name a bad one afterwards.
+enum class PostPaths { kHash, kLeaveToCircuit };
+void check_post_partition(const PostPartition& p, ThreadPool* pool = nullptr, PostPaths paths = PostPaths::kHash);
 
 }  // namespace cuzk::circuits::filecoin

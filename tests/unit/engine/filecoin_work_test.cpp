@@ -113,17 +113,35 @@ TEST_F(PostWork, WrongCommRNamesTheSector) {
   EXPECT_TRUE(contains(m, "comm_r")) << m;
 }
 
-TEST_F(PostWork, SwappedPathElementNamesTheSector) {
-  const std::string m = refused(ProofKind::kWindowPost,
-                                window_with(0,
-                                            [](auto& s) {
-                                              auto& h = s.sectors.at(0).inclusion_proofs.at(4).base.at(1).hashes;
-                                              ASSERT_NE(h.at(0), h.at(1));
-                                              std::swap(h[0], h[1]);
-                                            }),
-                                pool_);
-  EXPECT_TRUE(contains(m, "sector 1")) << m;
-  EXPECT_TRUE(contains(m, "path")) << m;
+TEST_F(PostWork, SwappedPathElementIsLeftToTheCircuitThenNamedByTheFullCheck) {
+  const Result<FilecoinWork> w =
+      prepare_filecoin_work(ProofKind::kWindowPost,
+                            window_with(0,
+                                        [](auto& s) {
+                                          auto& h = s.sectors.at(0).inclusion_proofs.at(4).base.at(1).hashes;
+                                          ASSERT_NE(h.at(0), h.at(1));
+                                          std::swap(h[0], h[1]);
+                                        }),
+                            pool_);
+  ASSERT_TRUE(w) << w.error().message;
+  // The prover's satisfaction check is what catches it...
+  const groth16::R1cs r1cs = w.value().set.compile();
+  const groth16::Witness wit = w.value().synthesize(0, &pool_, {}, {});
+  EXPECT_FALSE(groth16::is_satisfied(r1cs, wit.inputs, wit.aux, pool_));
+  // ...and the engine's explanation of the failure names the sector.
+  ASSERT_TRUE(w.value().explain_invalid);
+  const std::optional<Error> named = w.value().explain_invalid();
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named->kind, ErrorKind::kInvalidInput);
+  EXPECT_TRUE(contains(named->message, "sector 1")) << named->message;
+  EXPECT_TRUE(contains(named->message, "path")) << named->message;
+}
+
+TEST_F(PostWork, TheFullCheckFindsNothingInGenuineProofs) {
+  const Result<FilecoinWork> w = prepare_filecoin_work(ProofKind::kWindowPost, window_with(0, [](auto&) {}), pool_);
+  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_TRUE(w.value().explain_invalid);
+  EXPECT_EQ(w.value().explain_invalid(), std::nullopt);
 }
 
 TEST_F(PostWork, WrongRandomnessIsAChallengeMismatch) {
