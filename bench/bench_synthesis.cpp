@@ -15,6 +15,11 @@
 //   bench_synthesis --post DIR [THREADS]
 // a WindowPoSt / WinningPoSt partition from a `cuzkctl post gen` directory
 // (the daemon synthesizes it on its math pool), with the witness's size.
+//   bench_synthesis --update SECTOR_BYTES SEED PARTITION [REPEAT] [INPUTS AUX]
+// a SnapDeals partition of a synthetic sparse update (`cuzkctl update gen`'s),
+// on one thread as the daemon's lanes run them: the first run on fresh
+// memory (sized once when the shape is given, e.g. 5 80978488 at 32 GiB),
+// the next ones each reusing the previous witness with its shape.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -34,6 +39,8 @@
 #include "circuits/filecoin/post_inputs.hpp"
 #include "circuits/filecoin/post_proof.hpp"
 #include "circuits/filecoin/porep_c2.hpp"
+#include "circuits/filecoin/update_gen.hpp"
+#include "circuits/filecoin/update_prove.hpp"
 #include "util/thread_pool.hpp"
 
 namespace {
@@ -81,8 +88,6 @@ int post_partition(const std::filesystem::path& dir, std::size_t threads) {
   return 0;
 }
 
-}  // namespace
-
 // User and kernel CPU seconds of the process so far.
 std::pair<double, double> cpu_seconds() {
   rusage u{};
@@ -90,6 +95,32 @@ std::pair<double, double> cpu_seconds() {
   auto sec = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
   return {sec(u.ru_utime), sec(u.ru_stime)};
 }
+
+int update_partition(std::uint64_t sector_bytes, std::uint64_t seed, std::size_t k, int repeat,
+                     cuzk::groth16::WitnessShape shape) {
+  using namespace cuzk;
+  namespace fc = circuits::filecoin;
+  const std::optional<fc::UpdateProof> proof = fc::update_proof_from_sector_bytes(sector_bytes);
+  if (!proof) return 2;
+  const fc::UpdateInputs in = fc::make_sparse_update(*proof, seed);
+  groth16::Witness previous;
+  for (int r = 0; r < repeat; ++r) {
+    const bool reused = previous.aux.capacity() > 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto [u0, k0] = cpu_seconds();
+    groth16::Witness w = fc::synthesize_update_partition(in, k, nullptr, shape, std::move(previous));
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto [u1, k1] = cpu_seconds();
+    std::printf("%s partition %zu (%s): %.3f s wall, %.3f s user, %.3f s kernel, %zu aux, %zu inputs\n",
+                std::string(fc::update_proof_info(*proof).name).c_str(), k, reused ? "memory reused" : "fresh memory",
+                s, u1 - u0, k1 - k0, w.aux.size(), w.inputs.size());
+    shape = {w.inputs.size(), w.aux.size()};
+    previous = std::move(w);
+  }
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace cuzk;
@@ -100,12 +131,19 @@ int main(int argc, char** argv) {
     --argc;
     ++argv;
   }
+  if (argc > 4 && std::string(argv[1]) == "--update")
+    return update_partition(
+        std::strtoull(argv[2], nullptr, 10), std::strtoull(argv[3], nullptr, 10), std::strtoul(argv[4], nullptr, 10),
+        argc > 5 ? std::atoi(argv[5]) : 2,
+        argc > 7 ? groth16::WitnessShape{std::strtoul(argv[6], nullptr, 10), std::strtoul(argv[7], nullptr, 10)}
+                 : groth16::WitnessShape{});
   if (argc > 2 && std::string(argv[1]) == "--post")
     return post_partition(argv[2], argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1);
   if (argc < 2 || std::string(argv[1]).starts_with("-")) {
     std::fprintf(stderr,
                  "usage: bench_synthesis [--reuse] C1_JSON [PARTITION] [THREADS] [REPEAT] [INPUTS AUX]\n"
-                 "       bench_synthesis --post DIR [THREADS]\n");
+                 "       bench_synthesis --post DIR [THREADS]\n"
+                 "       bench_synthesis --update SECTOR_BYTES SEED PARTITION [REPEAT] [INPUTS AUX]\n");
     return 2;
   }
   const std::size_t partition = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
