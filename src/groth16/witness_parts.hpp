@@ -19,14 +19,14 @@
 
 namespace cuzk::groth16 {
 
-// Appends parts 0..n_parts-1 to `w` (which holds what comes before them: ONE
-// and the circuit's global variables), exactly as a sequential synthesis
-// calling part(cs, 0), part(cs, 1), ... on one WitnessCs would. Parts may
-// read the variables allocated before them, never each other's, and each
-// allocates as many inputs and aux as part 0, which is synthesized first to
-// learn the counts; a part that allocates otherwise is a bug (abort).
+// Appends parts 0..n_parts-1 to what `cs` (owning mode) holds so far (ONE
+// and the circuit's global variables) and returns the witness, exactly as a
+// sequential synthesis calling part(cs, 0), part(cs, 1), ... would. Parts
+// may read the variables allocated before them, never each other's, and each
+// allocates as many inputs and aux as part 0, which runs first on `cs` itself
+// to learn the counts; a part that allocates otherwise is a bug (abort).
 // Synthesis errors thrown by a part propagate (ThreadPool: first one wins).
-void synthesize_uniform_parts(ThreadPool& pool, Witness& w, std::size_t n_parts,
-                              const std::function<void(WitnessCs&, std::size_t)>& part);
+Witness synthesize_uniform_parts(ThreadPool& pool, WitnessCs& cs, std::size_t n_parts,
+                                 const std::function<void(WitnessCs&, std::size_t)>& part);
 
 }  // namespace cuzk::groth16

@@ -114,12 +114,9 @@ void FallbackPostCircuit::synthesize_parts(ConstraintSystem& cs,
 groth16::Witness FallbackPostCircuit::generate_witness(ThreadPool& pool, groth16::Witness storage) const {
   // Slots only share ONE and each allocates the same variables: they are the
   // uniform parts of groth16::synthesize_uniform_parts.
-  groth16::Witness w = std::move(storage);
-  w.inputs.assign(1, Fr::one());
-  w.aux.clear();
-  groth16::synthesize_uniform_parts(pool, w, sectors_.size(),
-                                    [this](groth16::WitnessCs& cs, std::size_t i) { synthesize_sector(cs, i); });
-  return w;
+  groth16::WitnessCs cs(std::move(storage));
+  return groth16::synthesize_uniform_parts(
+      pool, cs, sectors_.size(), [this](groth16::WitnessCs& part, std::size_t i) { synthesize_sector(part, i); });
 }
 
 PostShape post_shape(PostProof proof) {

@@ -269,13 +269,11 @@ groth16::Witness StackedCircuit::generate_witness(ThreadPool& pool, groth16::Wit
   groth16::WitnessCs global_cs(std::move(storage));
   global_cs.reserve(shape.inputs, shape.aux);
   const Globals g = synthesize_global(global_cs);
-  groth16::Witness w = global_cs.take_witness();
   // A challenge only reads the global variables (never re-allocates them)
   // and allocates as many variables as any other: the challenges are the
   // uniform parts of groth16::synthesize_uniform_parts.
-  groth16::synthesize_uniform_parts(pool, w, proofs_.size(),
-                                    [&](groth16::WitnessCs& cs, std::size_t i) { synthesize_one(cs, i, g); });
-  return w;
+  return groth16::synthesize_uniform_parts(pool, global_cs, proofs_.size(),
+                                           [&](groth16::WitnessCs& cs, std::size_t i) { synthesize_one(cs, i, g); });
 }
 
 std::vector<Fr> StackedCircuit::public_inputs() const {

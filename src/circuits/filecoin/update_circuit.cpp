@@ -271,14 +271,14 @@ groth16::Witness UpdateCircuit::generate_witness(ThreadPool& pool, groth16::Witn
   groth16::WitnessCs global_cs(std::move(storage));
   global_cs.reserve(shape.inputs, shape.aux);
   const Globals g = synthesize_global(global_cs);
-  groth16::Witness w = global_cs.take_witness();
   // A challenge only reads the global variables and allocates as many as any
   // other: the challenges are the uniform parts of synthesize_uniform_parts.
-  groth16::synthesize_uniform_parts(pool, w, challenge_count(), [&](groth16::WitnessCs& cs, std::size_t i) {
-    synthesize_one(cs, i, g);
-    if (cs.num_inputs() != 1) die("a challenge allocated a public input");
-  });
-  return w;
+  return groth16::synthesize_uniform_parts(pool, global_cs, challenge_count(),
+                                           [&](groth16::WitnessCs& cs, std::size_t i) {
+                                             const std::size_t inputs = cs.num_inputs();
+                                             synthesize_one(cs, i, g);
+                                             if (cs.num_inputs() != inputs) die("a challenge allocated a public input");
+                                           });
 }
 
 UpdateCircuit::Globals UpdateCircuit::synthesize_global(ConstraintSystem& cs) const {

@@ -41,9 +41,7 @@ struct PartedCircuit {
   Witness in_parts(ThreadPool& pool, Witness storage = {}) const {
     WitnessCs head(std::move(storage));
     const Fr g = global(head);
-    Witness w = head.take_witness();
-    synthesize_uniform_parts(pool, w, parts, [&](WitnessCs& cs, std::size_t i) { part(cs, i, g); });
-    return w;
+    return synthesize_uniform_parts(pool, head, parts, [&](WitnessCs& cs, std::size_t i) { part(cs, i, g); });
   }
 };
 
