@@ -255,16 +255,9 @@ PlanMember Engine::partitioned_plan_member(PartitionedMember& m, PartitionedBatc
   pm.cancel = &m.job->cancel;
   pm.public_inputs = work->public_inputs;
   // The R1cs's counts: each witness is allocated once at its final size.
-  // The run's first partition spreads its parts over the math pool as a
-  // deadline-bound kind's do: the device has nothing before it (a 32 GiB
-  // PoRep partition on fresh memory took ~2.5 s on one lane, the largest
-  // wait of a lone job before its first device step); the next ones
-  // synthesize while it proves.
-  const bool opens_run = &b.members.front() == &m;
-  pm.synthesize = [this, work, shape, opens_run](std::uint32_t k, groth16::Witness storage) {
+  pm.synthesize = [this, work, shape](std::uint32_t k, groth16::Witness storage) {
     return porep_call<groth16::Witness>([&] {
-      if (work->parallel_synthesis || (opens_run && k == 0))
-        return work->synthesize(k, &math_, shape, std::move(storage));
+      if (work->parallel_synthesis) return work->synthesize(k, &math_, shape, std::move(storage));
       if (!challenge_pools_) return work->synthesize(k, nullptr, shape, std::move(storage));
       // One pool per lane thread: never waits.
       const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
