@@ -375,8 +375,9 @@ asio::awaitable<void> Engine::finish_partitioned(std::shared_ptr<PartitionedFini
     if (input_suspect && f->explain_invalid && !job.cancel.requested()) {
       set_stage(job, JobState::kRunning, "check");
       const FilecoinWork::Explain& explain = f->explain_invalid;
-      if (std::optional<Error> named = co_await runtime::run_on(cpu_, [&explain] { return explain(); }))
-        f->outcome = std::move(*named);
+      std::optional<Error> named = co_await runtime::run_on(cpu_, [&explain] { return explain(); });
+      if (is_finished(job.state)) co_return;  // finished meanwhile (shutdown)
+      if (named) f->outcome = std::move(*named);
     }
     if (finish_unproved(job, f->outcome)) co_return;
     const PipelineOutcome& o = f->outcome.value();
