@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <utility>
@@ -96,6 +97,30 @@ std::pair<double, double> cpu_seconds() {
   return {sec(u.ru_utime), sec(u.ru_stime)};
 }
 
+// REPEAT runs of synth(shape, storage), one line each: from the second run
+// on, the shape is the previous witness's and, with `reuse`, its memory too
+// (as the daemon's pipeline reuses a proved partition's).
+void repeat_synthesis(
+    const std::string& what, int repeat, bool reuse, cuzk::groth16::WitnessShape shape,
+    const std::function<cuzk::groth16::Witness(cuzk::groth16::WitnessShape, cuzk::groth16::Witness)>& synth) {
+  cuzk::groth16::Witness previous;
+  for (int r = 0; r < repeat; ++r) {
+    const bool reused = reuse && previous.aux.capacity() > 0;
+    cuzk::groth16::Witness storage = reuse ? std::move(previous) : cuzk::groth16::Witness{};
+    previous = {};  // freed before the next run when not reused
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto [u0, k0] = cpu_seconds();
+    cuzk::groth16::Witness w = synth(shape, std::move(storage));
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto [u1, k1] = cpu_seconds();
+    std::printf("%s (%s%s): %.3f s wall, %.3f s user, %.3f s kernel, %zu aux, %zu inputs\n", what.c_str(),
+                shape.aux ? "shape known" : "shape unknown", reused ? ", memory reused" : "", s, u1 - u0, k1 - k0,
+                w.aux.size(), w.inputs.size());
+    shape = {w.inputs.size(), w.aux.size()};
+    previous = std::move(w);
+  }
+}
+
 int update_partition(std::uint64_t sector_bytes, std::uint64_t seed, std::size_t k, int repeat,
                      cuzk::groth16::WitnessShape shape) {
   using namespace cuzk;
@@ -103,20 +128,10 @@ int update_partition(std::uint64_t sector_bytes, std::uint64_t seed, std::size_t
   const std::optional<fc::UpdateProof> proof = fc::update_proof_from_sector_bytes(sector_bytes);
   if (!proof) return 2;
   const fc::UpdateInputs in = fc::make_sparse_update(*proof, seed);
-  groth16::Witness previous;
-  for (int r = 0; r < repeat; ++r) {
-    const bool reused = previous.aux.capacity() > 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto [u0, k0] = cpu_seconds();
-    groth16::Witness w = fc::synthesize_update_partition(in, k, nullptr, shape, std::move(previous));
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto [u1, k1] = cpu_seconds();
-    std::printf("%s partition %zu (%s): %.3f s wall, %.3f s user, %.3f s kernel, %zu aux, %zu inputs\n",
-                std::string(fc::update_proof_info(*proof).name).c_str(), k, reused ? "memory reused" : "fresh memory",
-                s, u1 - u0, k1 - k0, w.aux.size(), w.inputs.size());
-    shape = {w.inputs.size(), w.aux.size()};
-    previous = std::move(w);
-  }
+  repeat_synthesis(std::string(fc::update_proof_info(*proof).name) + " partition " + std::to_string(k), repeat,
+                   /*reuse=*/true, shape, [&](groth16::WitnessShape sh, groth16::Witness storage) {
+                     return fc::synthesize_update_partition(in, k, nullptr, sh, std::move(storage));
+                   });
   return 0;
 }
 
@@ -124,7 +139,6 @@ int update_partition(std::uint64_t sector_bytes, std::uint64_t seed, std::size_t
 
 int main(int argc, char** argv) {
   using namespace cuzk;
-  using clock = std::chrono::steady_clock;
   bool reuse = false;
   if (argc > 1 && std::string(argv[1]) == "--reuse") {
     reuse = true;
@@ -165,22 +179,10 @@ int main(int argc, char** argv) {
   ThreadPool pool(threads);
   groth16::WitnessShape shape;
   if (argc > 6) shape = {std::strtoul(argv[5], nullptr, 10), std::strtoul(argv[6], nullptr, 10)};
-  groth16::Witness previous;
-  for (int r = 0; r < repeat; ++r) {
-    const bool reused = reuse && previous.aux.capacity() > 0;
-    groth16::Witness storage = reuse ? std::move(previous) : groth16::Witness{};
-    previous = {};  // freed before the next run when not reused
-    const auto t0 = clock::now();
-    const auto [u0, k0] = cpu_seconds();
-    groth16::Witness w = circuits::filecoin::synthesize_partition(c1, partition, threads > 1 ? &pool : nullptr, shape,
-                                                                  std::move(storage));
-    const double s = std::chrono::duration<double>(clock::now() - t0).count();
-    const auto [u1, k1] = cpu_seconds();
-    std::printf("partition %zu (%s%s): %.3f s wall, %.3f s user, %.3f s kernel on %zu thread(s), %zu aux, %zu inputs\n",
-                partition, shape.aux ? "shape known" : "shape unknown", reused ? ", memory reused" : "", s, u1 - u0,
-                k1 - k0, threads, w.aux.size(), w.inputs.size());
-    shape = {w.inputs.size(), w.aux.size()};
-    previous = std::move(w);
-  }
+  repeat_synthesis("partition " + std::to_string(partition) + " on " + std::to_string(threads) + " thread(s)", repeat,
+                   reuse, shape, [&](groth16::WitnessShape sh, groth16::Witness storage) {
+                     return circuits::filecoin::synthesize_partition(c1, partition, threads > 1 ? &pool : nullptr, sh,
+                                                                     std::move(storage));
+                   });
   return 0;
 }

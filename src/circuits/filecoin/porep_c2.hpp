@@ -147,9 +147,9 @@ std::vector<PartitionWitness> synthesize_partitions(const C1Output& c1, ThreadPo
 // One partition's witness (the per-partition pipeline of the daemon calls
 // this for each partition as memory allows). With a `challenge_pool`, the
 // partition's challenges (18 for 32 GiB) are synthesized in parallel on it
-// (StackedCircuit::generate_witness: same witness; transiently ~2x its
-// memory while the parts are joined), else sequentially on the calling
-// thread (~10.5 s for a 32 GiB partition on the H200 host). Throws
+// (StackedCircuit::generate_witness: the same witness, each challenge
+// written in place), else sequentially on the calling thread (1.1-1.8 s for
+// a 32 GiB partition on the GPU hosts' cores, bench/RESULTS.md). Throws
 // PorepC2Error kPartitionCount / kSynthesis.
 // `shape`: the partition R1cs's counts when the caller has them: the witness
 // is then allocated once instead of grown (a 32 GiB partition on one thread
