@@ -469,10 +469,12 @@ class GpuProver final : public groth16::Prover {
   // time this Parameters object is seen, as prove(params, ...) does; for
   // enqueue(). Device thread. A small SRS (at most 1/kSideSrsRatio of the
   // cached one's bytes: a WinningPoSt's 0.2 GB beside a PoRep's, WindowPoSt's
-  // or SnapDeals' tens of GB) that fits whole in the free device memory is
-  // kept beside the cached one instead of replacing it: the large job's next
-  // partition would otherwise upload its SRS again (a 32 GiB SnapDeals SRS:
-  // 6.7 s on an H100).
+  // or SnapDeals' tens of GB) is kept beside the cached one instead of
+  // replacing it, whole on the device when it fits in the free memory with
+  // kSideSrsMarginBytes to spare, else streamed from pinned host memory by
+  // every proof (device_bytes() 0): the large job's next partition would
+  // otherwise upload its SRS again (a 32 GiB SnapDeals SRS: 6.7 s on an
+  // H100; a 32 GiB PoRep's SRS and matrices: 18 s, after reading them back).
   static constexpr std::size_t kSideSrsRatio = 8;
   // Free device memory left beside a side SRS for its proofs' tables and the
   // large job's lazily grown scratch.

@@ -1219,19 +1219,27 @@ const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params, const
   if (cached_srs_ && cached_srs_->matches(params)) return *cached_srs_;
   if (side_srs_ && side_srs_->matches(params)) return *side_srs_;
   const std::size_t side_bytes = ResidentSrs::bytes_for(params);
-  if (cached_srs_ && side_bytes * kSideSrsRatio <= cached_srs_->bytes() &&
-      device_.free_memory_bytes() >= side_bytes + kSideSrsMarginBytes) {
-    // Beside the cached SRS, whole on the device or not at all; its proofs
-    // use the workspace as it is (grown where they need more).
+  if (cached_srs_ && side_bytes * kSideSrsRatio <= cached_srs_->bytes()) {
+    // Beside the cached SRS: whole on the device when it fits with the
+    // margin, else every base streamed from pinned host memory. Evicting the
+    // large set for it would cost the large job far more than streaming costs
+    // the small one: on an 80 GB H100, a WinningPoSt's 0.2 GB evicting a
+    // 32 GiB PoRep's SRS and matrices cost the next partition 33.7 s of reads
+    // and 18 s of uploads, while streaming the WinningPoSt's bases copies
+    // ~0.2 GB per proof. Its proofs use the workspace as it is (grown where
+    // they need more).
     side_srs_.reset();
-    try {
-      side_srs_ =
-          std::make_unique<ResidentSrs>(device_, params, std::numeric_limits<std::size_t>::max(), SrsOverflow::kFail);
-      ++srs_uploads_;
-      return *side_srs_;
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kOutOfDeviceMemory) throw;
+    if (device_.free_memory_bytes() >= side_bytes + kSideSrsMarginBytes) {
+      try {
+        side_srs_ = std::make_unique<ResidentSrs>(device_, params, std::numeric_limits<std::size_t>::max(),
+                                                  SrsOverflow::kFail);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kOutOfDeviceMemory) throw;
+      }
     }
+    if (!side_srs_) side_srs_ = std::make_unique<ResidentSrs>(device_, params, 0, SrsOverflow::kStreamFromHost);
+    ++srs_uploads_;
+    return *side_srs_;
   }
   {
     side_srs_.reset();

@@ -13,6 +13,7 @@
 
 #include "circuits/demo.hpp"
 #include "ec/curve.hpp"
+#include "gpu/cuda_rt.hpp"
 #include "gpu/groth16/gpu_prover.hpp"
 #include "gpu_test_util.hpp"
 #include "compiled_circuit.hpp"
@@ -341,6 +342,54 @@ TEST_F(Groth16Gpu, ASmallSrsIsKeptBesideALargeOne) {
   EXPECT_EQ(gpu.srs_uploads(), 3u);
   EXPECT_EQ(gpu.side_srs(), nullptr);
   EXPECT_EQ(verify(pb2, p5, big.w), groth16::VerifyResult::kValid);
+}
+
+// On a device too full for the small SRS with its margin (a WinningPoSt's
+// beside a 32 GiB PoRep's SRS, matrices and MSM arena on an 80 GB card), the
+// small SRS is streamed from pinned host memory instead of evicting the large
+// one: the large set's bases and matrices stay, nothing is uploaded again, and
+// both circuits' proofs equal the CPU prover's.
+TEST_F(Groth16Gpu, ASmallSrsIsStreamedBesideALargeOneOnAFullDevice) {
+  const Compiled big = compile_with_witness(circuits::DemoCircuit(1600, Fr::random(rng_)));
+  const Compiled small = compile_with_witness(circuits::DemoCircuit(100, Fr::random(rng_)));
+  const Parameters pb = groth16::generate_parameters(big.r1cs, toxic_waste(), pool_);
+  const Parameters ps = groth16::generate_parameters(small.r1cs, toxic_waste(), pool_);
+  const std::size_t small_bytes = ResidentSrs::bytes_for(ps);
+  ASSERT_GE(ResidentSrs::bytes_for(pb), GpuProver::kSideSrsRatio * small_bytes);
+  GpuProverOptions options;
+  options.abc_source = AbcSource::kDevice;
+  GpuProver gpu(*device_, pool_, options);
+  const Blinding b = blinding();
+  auto prove = [&](const Parameters& p, const Compiled& c) {
+    return gpu.prove(p, c.r1cs, std::vector<Witness>{c.w}, std::vector<Blinding>{b}).at(0);
+  };
+  const Proof p1 = prove(pb, big);
+  const std::size_t matrices_bytes = gpu.device_r1cs_bytes();
+  ASSERT_GT(matrices_bytes, 0u);
+  // Leave the small SRS's bytes plus half the margin free: too little to
+  // place it whole, enough for its proofs' tables and MSM staging slots.
+  const std::size_t keep_free = small_bytes + GpuProver::kSideSrsMarginBytes / 2;
+  const std::size_t free_now = device_->free_memory_bytes();
+  ASSERT_GT(free_now, keep_free);
+  detail::DeviceBuffer<unsigned char> filler(free_now - keep_free, "test filler");
+  ASSERT_LT(device_->free_memory_bytes(), small_bytes + GpuProver::kSideSrsMarginBytes);
+
+  const Proof p2 = prove(ps, small);
+  ASSERT_NE(gpu.side_srs(), nullptr);
+  EXPECT_TRUE(gpu.side_srs()->matches(ps));
+  EXPECT_EQ(gpu.side_srs()->device_bytes(), 0u);
+  EXPECT_EQ(gpu.side_srs()->pinned_bytes(), small_bytes);
+  ASSERT_NE(gpu.cached_srs(), nullptr);
+  EXPECT_TRUE(gpu.cached_srs()->matches(pb));
+  EXPECT_EQ(gpu.device_r1cs_bytes(), matrices_bytes);
+  const Proof p3 = prove(pb, big);
+  const Proof p4 = prove(ps, small);
+  EXPECT_EQ(gpu.srs_uploads(), 2u);
+  filler.reset();
+  EXPECT_EQ(groth16::encode_proof(p2), groth16::encode_proof(cpu_proof(ps, small, b)));
+  EXPECT_EQ(p3, p1);
+  EXPECT_EQ(p4, p2);
+  EXPECT_EQ(verify(ps, p2, small.w), groth16::VerifyResult::kValid);
 }
 
 TEST_F(Groth16Gpu, RequestsThatDoNotFitFailWithTypedErrors) {
