@@ -1231,8 +1231,8 @@ const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params, const
     side_srs_.reset();
     if (device_.free_memory_bytes() >= side_bytes + kSideSrsMarginBytes) {
       try {
-        side_srs_ = std::make_unique<ResidentSrs>(device_, params, std::numeric_limits<std::size_t>::max(),
-                                                  SrsOverflow::kFail);
+        side_srs_ =
+            std::make_unique<ResidentSrs>(device_, params, std::numeric_limits<std::size_t>::max(), SrsOverflow::kFail);
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::kOutOfDeviceMemory) throw;
       }
