@@ -26,6 +26,16 @@ inline constexpr std::size_t kHugePagesMinBytes = std::size_t{64} << 20;
 
 bool prefault_huge_pages(void* data, std::size_t bytes);
 
+// Advice alone (MADV_HUGEPAGE, the same range rules): the pages still fault
+// in as they are written, 2 MiB at a time instead of 4 KiB, so that a buffer
+// filled piece by piece over a long read (a .params vector) costs no
+// up-front stall to populate.
+void advise_huge_pages(void* data, std::size_t bytes);
+template <class T>
+void advise_huge_pages_for(std::vector<T>& v) {
+  advise_huge_pages(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T));
+}
+
 // The capacity of `v` beyond its size (call it right after a reserve that
 // allocated): the part the caller is about to fill.
 template <class T>
