@@ -192,7 +192,7 @@ warm)
   cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   ticks=$(getconf CLK_TCK)
   failed=$(awk '$1 != 0' "$work"/prove.warm*.rc | wc -l)
-  params=$(find "$work/state/params" -name "*.params" | head -n 1)
+  params=$(ls -S "$work"/state/params/*.params 2>/dev/null | head -n 1)  # the largest: the PoRep set
   dd_mib_s=""
   # E2E_WARM_DD=0 leaves the dd out (a 47 GB read: ~30-50 s of a device lease;
   # the reload phase measures it beside the cold load).
@@ -241,7 +241,7 @@ reload)
   CUZK_ADDR="unix://$sock" "$bin/cuzkctl" preload --srs "porep-$size" >"$work/preload.out" 2>&1
   rc=$?
   t1=$(date +%s.%N)
-  params=$(find "$work/state/params" -name "*.params" | head -n 1)
+  params=$(ls -S "$work"/state/params/*.params 2>/dev/null | head -n 1)  # the largest: the PoRep set
   {
     echo "reload: cuzkctl preload --srs porep-$size rc=$rc wall_s $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
     grep -o 'msg="parameter file read".*' "$work/cuzkd.log" | grep -o 'path=[^ ]*\|bytes=[0-9]*\|mib_per_s=[0-9.]*\|wall_s=[0-9.]*' |
