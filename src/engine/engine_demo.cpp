@@ -90,10 +90,13 @@ PlanMember Engine::demo_plan_member(DemoMember& m, const CircuitParams& cp) {
   pm.cancel = &m.job->cancel;
   const std::uint32_t log_domain = m.job->request.demo_log_domain;
   const std::uint64_t seed = m.job->request.demo_seed;
-  pm.synthesize = [log_domain, seed](std::uint32_t, groth16::Witness storage) -> Result<groth16::Witness> {
+  // Sized from the R1CS up front: the pipeline reserves one witness.
+  const groth16::WitnessShape shape{cp.r1cs.num_inputs(), cp.r1cs.num_aux()};
+  pm.synthesize = [log_domain, seed, shape](std::uint32_t, groth16::Witness storage) -> Result<groth16::Witness> {
     try {
       const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(log_domain);
-      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)), {}, std::move(storage));
+      return groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(seed)), shape,
+                                       std::move(storage));
     } catch (const std::exception& e) {
       return Error{ErrorKind::kInternal, std::string("demo synthesis: ") + e.what()};
     }

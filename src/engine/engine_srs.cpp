@@ -48,7 +48,7 @@ ParamsAdmit Engine::params_admit(bool proving) {
   const DeviceSet* devices = devices_.get();
   return [total, devices, proving](const groth16::R1cs& r1cs) -> std::optional<Error> {
     const std::uint64_t set_bytes = expected_params_host_bytes(r1cs) + r1cs.memory_bytes();
-    const std::uint64_t work_bytes = proving ? devices->host_bytes_per_prove(r1cs) + 2 * witness_bytes(r1cs) : 0;
+    const std::uint64_t work_bytes = proving ? devices->host_bytes_per_prove(r1cs) + witness_bytes(r1cs) : 0;
     if (set_bytes + work_bytes <= total) return std::nullopt;
     return Error{ErrorKind::kInvalidInput,
                  "the parameter set needs " + std::to_string(set_bytes) + " B" +

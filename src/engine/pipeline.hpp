@@ -2,8 +2,8 @@
 // partition by partition, on the loop:
 //
 //   lanes (<= synthesis_lanes, on the synthesis pool)     per ready partition, a prove task:
-//   reserve 2 x witness --> synthesize k --> check k -->  a prover working set --> prepare k
-//   (shrink to 1 x witness once synthesized)                --> device wait (any GPU, by priority)
+//   reserve 1 x witness --> synthesize k --> check k -->  a prover working set --> prepare k
+//   (written in place)                                      --> device wait (any GPU, by priority)
 //                                                           --> prove k (that back end's thread)
 //                                                           --> verify k (retry once elsewhere)
 //                                                           --> free k's reservation

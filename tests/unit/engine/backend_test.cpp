@@ -472,10 +472,10 @@ TEST(PartitionPipeline, InFlightBoundHoldsWithManyLanes) {
 }
 
 TEST(PartitionPipeline, MemoryBudgetBoundsPartitionsInMemory) {
-  // Witness W: synthesis holds 2W, a synthesized partition W. A budget of 3W
-  // admits one synthesis at a time, plus one finished partition.
+  // Witness W, held from synthesis until proved: a budget of 2W admits two
+  // partitions in memory at once, so the third lane waits.
   constexpr std::uint64_t kW = 1 << 20;
-  PipelineRig rig(3 * kW);
+  PipelineRig rig(2 * kW);
   rig.fake->delay_ms = 60;
   PartitionPlan plan = rig.plan(5, 30ms, kW);
   plan.synthesis_lanes = 3;
@@ -484,16 +484,16 @@ TEST(PartitionPipeline, MemoryBudgetBoundsPartitionsInMemory) {
   auto out = rig.run(plan, cancel);
   ASSERT_TRUE(out.ok()) << out.error().message;
   expect_valid(rig, out.value(), 5);
-  EXPECT_EQ(rig.max_synthesizing, 1);
+  EXPECT_LE(rig.max_synthesizing, 2);
   policy::BudgetStats s = rig.memory.stats();
-  EXPECT_LE(s.peak_reserved_bytes, 3 * kW);
+  EXPECT_LE(s.peak_reserved_bytes, 2 * kW);
   EXPECT_GT(s.waited_total, 0u);  // lanes did wait for memory
   EXPECT_EQ(s.reserved_bytes, 0u);
 }
 
 TEST(PartitionPipeline, PartitionLargerThanTheBudgetFails) {
   PipelineRig rig(1 << 20);
-  PartitionPlan plan = rig.plan(2, 0ms, 1 << 20);  // needs 2 MiB while synthesizing
+  PartitionPlan plan = rig.plan(2, 0ms, 2 << 20);  // a 2 MiB witness
   runtime::CancelFlag cancel;
   auto out = rig.run(plan, cancel);
   ASSERT_FALSE(out.ok());

@@ -500,8 +500,8 @@ TEST(BatchPipeline, MembersShareOnePipelineAndTheFirstIsAnsweredFirst) {
   EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
   // Prover working sets are the pipeline's (at most one per staging slot),
   // not one per member; beside them at most max_in_flight (6) partitions of
-  // 2 x 1 MiB while synthesizing.
-  const std::uint64_t bound = staging_slots(*rig.devices) * kWorkSet + 6 * 2 * kMiB;
+  // a 1 MiB witness.
+  const std::uint64_t bound = staging_slots(*rig.devices) * kWorkSet + 6 * kMiB;
   EXPECT_LT(bound, sizes.size() * kWorkSet);
   EXPECT_LE(rig.memory.stats().peak_reserved_bytes, bound);
 }
