@@ -110,8 +110,10 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
   const std::size_t lane_threads = synthesis_lanes_ * config_.max_concurrent_jobs;
   if (threads > 1) challenge_pools_ = std::make_unique<ThreadPoolSet>(lane_threads, threads);
   synthesis_ = std::make_unique<runtime::WorkerPool>(lane_threads);
-  if (config_.critical_workers > 0)
+  if (config_.critical_workers > 0) {
     critical_synthesis_ = std::make_unique<runtime::WorkerPool>(config_.critical_workers);
+    critical_math_ = std::make_unique<ThreadPool>(math_.size());
+  }
   set_dev_params_generator({});
 }
 
@@ -159,6 +161,24 @@ PipelineDeps Engine::pipeline_deps(Priority priority) {
   runtime::WorkerPool& synthesis =
       priority == Priority::kCritical && critical_synthesis_ ? *critical_synthesis_ : *synthesis_;
   return PipelineDeps{synthesis, cpu_, *devices_, *memory_, log_, stagings_.get()};
+}
+
+namespace {
+
+// FilecoinWork::critical_synthesis_pool's kinds: a CRITICAL PoRep job keeps
+// to the shared pools.
+bool critical_pools_for(ProofKind kind, Priority priority) {
+  return priority == Priority::kCritical && kind != ProofKind::kPoRepC2;
+}
+
+}  // namespace
+
+runtime::WorkerPool& Engine::prepare_pool(ProofKind kind, Priority priority) {
+  return critical_pools_for(kind, priority) && critical_synthesis_ ? *critical_synthesis_ : cpu_;
+}
+
+ThreadPool& Engine::math_for(ProofKind kind, Priority priority) {
+  return critical_pools_for(kind, priority) && critical_math_ ? *critical_math_ : math_;
 }
 
 Engine::~Engine() = default;

@@ -11,7 +11,7 @@
 //   params    the set's shape and parameters (ParamSets: cached, read, or
 //             development-generated), checked against the memory budget,
 //             once for the batch
-//   partition k of member m: synthesis (on a lane, or on `math_` for one
+//   partition k of member m: synthesis (on a lane, or on `math_for` for one
 //             deadline-bound partition) -> checks (shape, public inputs) ->
 //             prove on the first suitable device (by priority) -> verify
 //   finish    member m answered (its final check first, if its kind has one)
@@ -123,8 +123,9 @@ asio::awaitable<void> Engine::run_partitioned_batch(std::vector<JobPtr> batch) {
       runtime::TaskSet tasks(co_await asio::this_coro::executor);
       for (std::size_t i = 0; i < members.size(); ++i) {
         // synthesis_ms: the parse and checks; partition synthesis adds to it below.
-        tasks.spawn(prepare_into(&cpu_, &math_, kind, &members[i].job->request.input, &prepared[i],
-                                 &members[i].t.synthesis_ms));
+        const Priority p = members[i].job->priority;
+        tasks.spawn(prepare_into(&prepare_pool(kind, p), &math_for(kind, p), kind, &members[i].job->request.input,
+                                 &prepared[i], &members[i].t.synthesis_ms));
       }
       co_await tasks.join();
     }
@@ -255,9 +256,10 @@ PlanMember Engine::partitioned_plan_member(PartitionedMember& m, PartitionedBatc
   pm.cancel = &m.job->cancel;
   pm.public_inputs = work->public_inputs;
   // The R1cs's counts: each witness is allocated once at its final size.
-  pm.synthesize = [this, work, shape](std::uint32_t k, groth16::Witness storage) {
+  ThreadPool* math = &math_for(m.job->request.kind, m.job->priority);
+  pm.synthesize = [this, work, shape, math](std::uint32_t k, groth16::Witness storage) {
     return porep_call<groth16::Witness>([&] {
-      if (work->parallel_synthesis) return work->synthesize(k, &math_, shape, std::move(storage));
+      if (work->parallel_synthesis) return work->synthesize(k, math, shape, std::move(storage));
       if (!challenge_pools_) return work->synthesize(k, nullptr, shape, std::move(storage));
       // One pool per lane thread: never waits.
       const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
@@ -270,9 +272,9 @@ PlanMember Engine::partitioned_plan_member(PartitionedMember& m, PartitionedBatc
   // (H200 host, 16 cores), as much as the evaluation itself, on a CPU-bound
   // pipeline. The lane keeps the cheap checks (shape, public inputs).
   const groth16::R1cs* r1cs = r.r1cs.get();
-  pm.check = [this, r1cs, work](std::uint32_t k, const groth16::Witness& w) -> std::optional<Error> {
+  pm.check = [r1cs, work, math](std::uint32_t k, const groth16::Witness& w) -> std::optional<Error> {
     Result<bool> ok = porep_call<bool>([&] {
-      fc::check_partition_witness(*r1cs, w, work->public_inputs.at(k), k, math_, /*check_satisfaction=*/false);
+      fc::check_partition_witness(*r1cs, w, work->public_inputs.at(k), k, *math, /*check_satisfaction=*/false);
       return true;
     });
     if (!ok) return ok.error();
@@ -331,7 +333,9 @@ asio::awaitable<void> Engine::join_partitioned(PartitionedBatch* batch, BatchDoo
   const auto started = job->started_at;
   try {
     set_stage(*job, JobState::kRunning, prepare_stage(job->request.kind));
-    Result<FilecoinWork> prepared = co_await prepare_on(cpu_, math_, job->request.kind, &job->request.input);
+    Result<FilecoinWork> prepared =
+        co_await prepare_on(prepare_pool(job->request.kind, job->priority), math_for(job->request.kind, job->priority),
+                            job->request.kind, &job->request.input);
     m.t.synthesis_ms = ms_between(started, steady_clock::now());
     if (!prepared) {
       finish(*job, JobState::kFailed, prepared.error());

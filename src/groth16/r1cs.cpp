@@ -1,4 +1,6 @@
 #include "groth16/r1cs.hpp"
+
+#include "groth16/sha256_behind.hpp"
 #include "util/huge_pages.hpp"
 
 #include <openssl/evp.h>
@@ -368,24 +370,27 @@ class PayloadWriter {
   std::uint64_t count_ = 0;
 };
 
-// Reads payload bytes, hashing them; refuses to read past the declared size
-// so a corrupt count cannot trigger a huge allocation.
+// Reads payload bytes, hashing them behind the reads (Sha256Behind); refuses
+// to read past the declared size so a corrupt count cannot trigger a huge
+// allocation.
 class PayloadReader {
  public:
+  // Pieces an array is read and handed to the hasher in: the hash trails the
+  // copy by at most this much.
+  static constexpr std::size_t kPieceBytes = std::size_t{64} << 20;
+
   PayloadReader(ByteSource& src, std::uint64_t payload_bytes) : src_(src), left_(payload_bytes) {}
   void bytes(void* p, std::size_t n) {
-    need(n);
-    if (n != 0 && src_.read(p, n) != n) {
-      throw R1csError(R1csErrorKind::kTruncated, "file ends inside the payload");
-    }
-    sha_.update(p, n);
-    left_ -= n;
+    read(p, n);
+    sha_.update_copied(p, n);
   }
   std::uint64_t u64() {
     std::uint64_t x = 0;
     bytes(&x, 8);
     return x;
   }
+  // The array's buffer moves with the vector, so its pieces are hashed where
+  // they were read; the caller keeps the vector alive until digest().
   template <class T>
   std::vector<T> array(std::uint64_t count) {
     if (count > left_ / sizeof(T)) malformed("array extends past the declared payload size");
@@ -396,7 +401,18 @@ class PayloadReader {
     v.reserve(count);
     prefault_huge_pages_for(v);
     v.resize(count);
-    bytes(v.data(), count * sizeof(T));
+    auto* dst = reinterpret_cast<std::uint8_t*>(v.data());
+    const std::size_t total = count * sizeof(T);
+    try {
+      for (std::size_t at = 0; at < total; at += kPieceBytes) {
+        const std::size_t n = std::min(kPieceBytes, total - at);
+        read(dst + at, n);
+        sha_.update_borrowed(dst + at, n);
+      }
+    } catch (...) {
+      sha_.abandon();  // v goes with this exception
+      throw;
+    }
     return v;
   }
   void need(std::uint64_t n) const {
@@ -408,12 +424,20 @@ class PayloadReader {
     std::vector<std::uint8_t> buf(1 << 16);
     while (left_ != 0) bytes(buf.data(), std::min<std::uint64_t>(left_, buf.size()));
   }
-  std::array<std::uint8_t, 32> digest() { return sha_.finish(); }
+  std::array<std::uint8_t, 32> digest() { return sha_.digest(); }
 
  private:
+  void read(void* p, std::size_t n) {
+    need(n);
+    if (n != 0 && src_.read(p, n) != n) {
+      throw R1csError(R1csErrorKind::kTruncated, "file ends inside the payload");
+    }
+    left_ -= n;
+  }
+
   ByteSource& src_;
   std::uint64_t left_;
-  Sha256 sha_;
+  Sha256Behind sha_;
 };
 
 // stdio's reads (offline tools).
@@ -515,10 +539,12 @@ R1cs load_r1cs_from(ByteSource& src, const std::string& path) {
   // Every byte is hashed as it is read; structure is only trusted once the
   // checksum matched, but the reader's bound keeps allocations within the
   // file size even before that.
-  PayloadReader r(src, payload_bytes);
-  std::uint64_t n_inputs = 0, n_aux = 0, n_rows = 0;
+  // The arrays before the reader: its hasher reads them until it is done or
+  // destroyed (first, on an exception).
   std::vector<std::array<std::uint8_t, kFrBytes>> raw_coeffs;
   CsrMatrix mats[3];
+  PayloadReader r(src, payload_bytes);
+  std::uint64_t n_inputs = 0, n_aux = 0, n_rows = 0;
   try {
     n_inputs = r.u64();
     n_aux = r.u64();
