@@ -96,7 +96,7 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
           : 0);
   devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_),
                                          std::vector<std::shared_ptr<DeviceBackend>>{});
-  stagings_ = std::make_unique<StagingPool>(loop_, staging_slots(*devices_));
+  make_stagings();
   policy::SrsConfig srs_config;
   srs_config.eviction_min_idle = config_.srs_min_idle;
   srs_config.reload_bytes_per_s = config_.srs_reload_bytes_per_s;
@@ -123,7 +123,12 @@ std::size_t Engine::pipeline_lanes() const {
 
 void Engine::set_gpu_backends(std::vector<std::shared_ptr<DeviceBackend>> gpus) {
   devices_ = std::make_unique<DeviceSet>(loop_, std::make_shared<CpuBackend>(cpu_, math_), std::move(gpus));
+  make_stagings();
+}
+
+void Engine::make_stagings() {
   stagings_ = std::make_unique<StagingPool>(loop_, staging_slots(*devices_));
+  critical_stagings_ = std::make_unique<StagingPool>(loop_, staging_slots(*devices_));
 }
 
 void Engine::set_dev_params_generator(DevParamsGenerator generator) {
@@ -158,9 +163,13 @@ void Engine::set_dev_params_generator(DevParamsGenerator generator) {
 }
 
 PipelineDeps Engine::pipeline_deps(Priority priority) {
-  runtime::WorkerPool& synthesis =
-      priority == Priority::kCritical && critical_synthesis_ ? *critical_synthesis_ : *synthesis_;
-  return PipelineDeps{synthesis, cpu_, *devices_, *memory_, log_, stagings_.get()};
+  // CRITICAL runs keep off the shared pools: synthesis, the staged prove's
+  // host steps and verification on the critical thread, their own stagings.
+  if (priority == Priority::kCritical && critical_synthesis_) {
+    return PipelineDeps{*critical_synthesis_,    *critical_synthesis_, *devices_, *memory_, log_,
+                        critical_stagings_.get()};
+  }
+  return PipelineDeps{*synthesis_, cpu_, *devices_, *memory_, log_, stagings_.get()};
 }
 
 namespace {
@@ -661,6 +670,7 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
 asio::awaitable<void> Engine::release_idle_stagings() {
   if (!stagings_) co_return;
   std::vector<std::unique_ptr<InstanceStaging>> idle = stagings_->take_idle();
+  for (std::unique_ptr<InstanceStaging>& s : critical_stagings_->take_idle()) idle.push_back(std::move(s));
   if (idle.empty()) co_return;
   co_await runtime::run_on(cpu_, [&idle] { idle.clear(); });  // cudaFreeHost off the loop
   changed_.emit();

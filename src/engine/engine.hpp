@@ -434,6 +434,10 @@ class Engine {
   // Staging slots of the staged prove (staging_slots(*devices_)), shared by
   // every job: their page-locked buffers stay for the next instance.
   std::unique_ptr<StagingPool> stagings_;
+  // The same for CRITICAL PoSt and SnapDeals runs (pinned only when used): a
+  // WinningPoSt submitted into a warm SnapDeals job on an H100 waited ~1.7 s
+  // in the shared pool for a slot the SnapDeals partitions held.
+  std::unique_ptr<StagingPool> critical_stagings_;
   // One small pool per synthesis lane thread for a partition's challenges
   // (null: sequential synthesis). Declared before synthesis_: the lanes
   // running there use it until synthesis_ is joined.
@@ -473,6 +477,8 @@ class Engine {
   // The data-parallel pool for such a job: critical_math_, else math_.
   ThreadPool& math_for(ProofKind kind, Priority priority);
   PipelineDeps pipeline_deps(Priority priority = Priority::kNormal);
+  // stagings_ and critical_stagings_ for the back ends there are.
+  void make_stagings();
 
   // Filecoin circuits (PoRep C2, PoSt, SnapDeals): compiled partition
   // shapes and parameters per set id, loaded (or dev-generated) on first use
