@@ -174,10 +174,8 @@ PipelineDeps Engine::pipeline_deps(Priority priority) {
 
 namespace {
 
-// FilecoinWork::critical_synthesis_pool's kinds: a CRITICAL PoRep job keeps
-// to the shared pools.
 bool critical_pools_for(ProofKind kind, Priority priority) {
-  return priority == Priority::kCritical && kind != ProofKind::kPoRepC2;
+  return priority == Priority::kCritical && critical_pool_kind(kind);
 }
 
 }  // namespace

@@ -68,6 +68,11 @@ std::string snap_set_id(circuits::filecoin::UpdateProof proof);
 // as above; demo sets are not Filecoin sets).
 std::optional<CircuitSetSpec> circuit_set_spec(std::string_view id);
 
+// The deadline-bound kinds (PoSt, SnapDeals), whose CRITICAL jobs run on the
+// engine's critical thread and pools (FilecoinWork::critical_synthesis_pool,
+// Engine::prepare_pool): the critical thread is not for PoRep's minutes.
+inline bool critical_pool_kind(ProofKind kind) { return kind != ProofKind::kPoRepC2; }
+
 struct FilecoinWork {
   CircuitSetSpec set;
   std::uint32_t partitions = 1;
@@ -85,9 +90,8 @@ struct FilecoinWork {
   // (one deadline-bound partition: worth the threads) or with a lane's
   // challenge pool, if any (several partitions in lanes).
   bool parallel_synthesis = false;
-  // Whether a CRITICAL job synthesizes on the critical pool (PoSt and
-  // SnapDeals); a CRITICAL PoRep job keeps to the shared pool: the critical
-  // pool's thread is for the deadline-bound kinds.
+  // Whether a CRITICAL job synthesizes on the critical pool
+  // (critical_pool_kind); a CRITICAL PoRep job keeps to the shared pool.
   bool critical_synthesis_pool = false;
   // Null, or a check of the member's encoded proofs once all are proved
   // (each partition's proof is verified by the pipeline already).

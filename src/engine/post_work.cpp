@@ -80,7 +80,7 @@ Result<FilecoinWork> prepare_post(ProofKind kind, std::string_view input, Thread
   w.partitions = 1;
   w.public_inputs.push_back(fc::post_public_inputs(*partition));
   w.parallel_synthesis = true;
-  w.critical_synthesis_pool = true;
+  w.critical_synthesis_pool = critical_pool_kind(kind);
   w.description = std::string(info.name) + ", " + std::to_string(partition->sectors.size()) + " sector(s), partition " +
                   std::to_string(partition->partition_index);
   std::shared_ptr<const fc::PostPartition> p = std::move(partition);

@@ -51,7 +51,7 @@ Result<FilecoinWork> prepare_snap(std::string_view input) {
   w.partitions = static_cast<std::uint32_t>(in->partitions.size());
   w.public_inputs = fc::update_public_inputs_all(*in);
   w.parallel_synthesis = w.partitions == 1;
-  w.critical_synthesis_pool = true;
+  w.critical_synthesis_pool = critical_pool_kind(ProofKind::kSnapDeals);
   w.description = "EmptySectorUpdate " + std::string(fc::update_proof_info(*proof).name) + ", " +
                   std::to_string(w.partitions) + " partition(s)";
   std::shared_ptr<const fc::UpdateInputs> shared = std::move(in);

@@ -3,8 +3,6 @@
 #include "groth16/sha256_behind.hpp"
 #include "util/huge_pages.hpp"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -325,25 +323,6 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
-struct Sha256 {
-  Sha256() : ctx(EVP_MD_CTX_new()) {
-    if (ctx == nullptr || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) die("SHA-256 init");
-  }
-  ~Sha256() { EVP_MD_CTX_free(ctx); }
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
-  void update(const void* p, std::size_t n) {
-    if (n != 0 && EVP_DigestUpdate(ctx, p, n) != 1) die("SHA-256 update");
-  }
-  std::array<std::uint8_t, 32> finish() {
-    std::array<std::uint8_t, 32> md{};
-    unsigned len = 0;
-    if (EVP_DigestFinal_ex(ctx, md.data(), &len) != 1 || len != 32) die("SHA-256 final");
-    return md;
-  }
-  EVP_MD_CTX* ctx;
-};
-
 // Writes payload bytes, hashing and counting them.
 class PayloadWriter {
  public:
@@ -352,21 +331,27 @@ class PayloadWriter {
     if (n != 0 && std::fwrite(p, 1, n, f_) != n) {
       throw R1csError(R1csErrorKind::kIo, "write failed: " + path_.string());
     }
-    sha_.update(p, n);
+    sha_.update_copied(p, n);
     count_ += n;
   }
   void u64(std::uint64_t x) { bytes(&x, 8); }
+  // Hashed in place, behind the write: `v` outlives digest().
   template <class T>
   void array(const std::vector<T>& v) {
-    bytes(v.data(), v.size() * sizeof(T));
+    const std::size_t n = v.size() * sizeof(T);
+    if (n != 0 && std::fwrite(v.data(), 1, n, f_) != n) {
+      throw R1csError(R1csErrorKind::kIo, "write failed: " + path_.string());
+    }
+    sha_.update_borrowed(v.data(), n);
+    count_ += n;
   }
   std::uint64_t count() const { return count_; }
-  std::array<std::uint8_t, 32> digest() { return sha_.finish(); }
+  std::array<std::uint8_t, 32> digest() { return sha_.digest(); }
 
  private:
   std::FILE* f_;
   const std::filesystem::path& path_;
-  Sha256 sha_;
+  Sha256Behind sha_;
   std::uint64_t count_ = 0;
 };
 
