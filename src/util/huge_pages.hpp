@@ -24,7 +24,11 @@ namespace cuzk {
 
 inline constexpr std::size_t kHugePagesMinBytes = std::size_t{64} << 20;
 
-bool prefault_huge_pages(void* data, std::size_t bytes);
+// `threads` > 1 populates that many slices of the range at once (the calling
+// thread takes one): the kernel clears fresh pages at a few GB/s per core,
+// which on one thread paced the R1CS cache file's load (clear_page 31% of
+// its profile, bench/RESULTS.md "Parameter loading").
+bool prefault_huge_pages(void* data, std::size_t bytes, std::size_t threads = 1);
 
 // Advice alone (MADV_HUGEPAGE, the same range rules): the pages still fault
 // in as they are written, 2 MiB at a time instead of 4 KiB, so that a buffer
@@ -39,8 +43,8 @@ void advise_huge_pages_for(std::vector<T>& v) {
 // The capacity of `v` beyond its size (call it right after a reserve that
 // allocated): the part the caller is about to fill.
 template <class T>
-bool prefault_huge_pages_for(std::vector<T>& v) {
-  return prefault_huge_pages(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T));
+bool prefault_huge_pages_for(std::vector<T>& v, std::size_t threads = 1) {
+  return prefault_huge_pages(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T), threads);
 }
 
 }  // namespace cuzk

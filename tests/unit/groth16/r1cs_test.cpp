@@ -203,6 +203,79 @@ TEST(RecordingCs, ShapeOnlyNeverComputesValues) {
 
 using test::SquareChain;
 
+// Matrices large enough to be checked on three threads (2^22 entries and
+// more): the densities are those of the entries, and of several malformed
+// matrices the first in A, B, C order is reported.
+struct LargeMatrices {
+  static constexpr std::size_t kRows = std::size_t{1} << 20, kVars = kRows + 7;
+  CsrMatrix m[3];
+  LargeMatrices() {
+    for (int i = 0; i < 3; ++i) {
+      CsrMatrix& x = m[i];
+      x.row_start.resize(kRows + 1);
+      for (std::size_t r = 0; r < kRows; ++r) {
+        x.row_start[r] = x.col.size();
+        if (i == 0 && r + 1 == kRows) {  // the input constraint: ONE * 0 = 0
+          x.col.push_back(0);
+          x.coeff_id.push_back(R1cs::kCoeffOne);
+          continue;
+        }
+        if (r + 1 == kRows) continue;
+        // Aux columns 1 + (r mod 3) and the next one, B also the ONE input.
+        if (i == 1 && r % 5 == 0) {
+          x.col.push_back(0);
+          x.coeff_id.push_back(R1cs::kCoeffOne);
+        }
+        x.col.push_back(1 + 2 * (r % 3) + std::uint32_t(i));
+        x.coeff_id.push_back(R1cs::kCoeffMinusOne);
+        x.col.push_back(std::uint32_t(kVars - 1 - r % 2));
+        x.coeff_id.push_back(R1cs::kCoeffOne);
+      }
+      x.row_start[kRows] = x.col.size();
+    }
+  }
+  R1cs build() const { return R1cs(1, kVars - 1, {Fr::one(), -Fr::one()}, m[0], m[1], m[2]); }
+  static std::string error_of(const LargeMatrices& lm) {
+    try {
+      lm.build();
+    } catch (const R1csError& e) {
+      EXPECT_EQ(e.kind(), R1csErrorKind::kMalformed);
+      return e.what();
+    }
+    return "no error";
+  }
+};
+
+TEST(R1cs, LargeMatricesAreCheckedWholeAndTheFirstFailureIsReported) {
+  LargeMatrices lm;
+  ASSERT_GE(lm.m[0].nnz() + lm.m[1].nnz() + lm.m[2].nnz(), std::size_t{1} << 22);
+  const R1cs r = lm.build();
+  // A: aux columns 1, 3, 5 (variables 1..) and the last two; B the same
+  // shifted by one, and input 0.
+  const std::vector<std::size_t> a_aux = {0, 2, 4, LargeMatrices::kVars - 3, LargeMatrices::kVars - 2};
+  const std::vector<std::size_t> b_aux = {1, 3, 5, LargeMatrices::kVars - 3, LargeMatrices::kVars - 2};
+  EXPECT_EQ(r.a_aux_density().popcount(), a_aux.size());
+  EXPECT_EQ(r.b_aux_density().popcount(), b_aux.size());
+  for (std::size_t i : a_aux) EXPECT_TRUE(r.a_aux_density().get(i)) << i;
+  for (std::size_t i : b_aux) EXPECT_TRUE(r.b_aux_density().get(i)) << i;
+  EXPECT_EQ(r.b_input_density().popcount(), 1u);
+
+  LargeMatrices bad_bc;
+  bad_bc.m[1].col[bad_bc.m[1].col.size() / 2 + 1] = std::uint32_t(LargeMatrices::kVars);  // out of range
+  std::swap(bad_bc.m[2].col[100], bad_bc.m[2].col[101]);                                 // decreasing in a row
+  EXPECT_NE(LargeMatrices::error_of(bad_bc).find("B: column out of range"), std::string::npos)
+      << LargeMatrices::error_of(bad_bc);
+  LargeMatrices bad_ac;
+  bad_ac.m[0].coeff_id[7] = 9;  // no such coefficient
+  std::swap(bad_ac.m[2].col[100], bad_ac.m[2].col[101]);
+  EXPECT_NE(LargeMatrices::error_of(bad_ac).find("A: coefficient id"), std::string::npos)
+      << LargeMatrices::error_of(bad_ac);
+  LargeMatrices bad_c;
+  std::swap(bad_c.m[2].col[100], bad_c.m[2].col[101]);
+  EXPECT_NE(LargeMatrices::error_of(bad_c).find("C: columns not strictly increasing"), std::string::npos)
+      << LargeMatrices::error_of(bad_c);
+}
+
 TEST(R1cs, SatisfiedAndCorruptedWitness) {
   ThreadPool pool(2);
   SquareChain circuit{50, Fr::from_u64(3)};

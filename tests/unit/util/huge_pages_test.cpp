@@ -49,6 +49,19 @@ TEST(HugePages, ALargeFreshRangeIsResidentAndZeroBeforeItIsWritten) {
   EXPECT_EQ(m.data()[m.bytes() - 1], 9u);
 }
 
+TEST(HugePages, SlicesPopulatedOnSeveralThreadsCoverTheWholeRange) {
+  // 200 MiB + 12 KiB in 4 slices: the last slice takes the rest.
+  Mapping m((std::size_t{200} << 20) + 3 * 4096);
+  if (!prefault_huge_pages(m.data() + 8, m.bytes() - 16, 4)) {
+    GTEST_SKIP() << "this kernel refused MADV_POPULATE_WRITE (before Linux 5.14?): ranges fault in as written";
+  }
+  const std::size_t pages = m.bytes() / 4096;
+  EXPECT_GE(resident_pages(m.data(), m.bytes()), pages - 2);
+  for (std::size_t at = 4096; at < m.bytes() - 4096; at += std::size_t{1} << 20) EXPECT_EQ(m.data()[at], 0u) << at;
+  m.data()[m.bytes() - 4097] = 3;
+  EXPECT_EQ(m.data()[m.bytes() - 4097], 3u);
+}
+
 TEST(HugePages, RangesUnder64MiBAreLeftToFaultIn) {
   Mapping m(kHugePagesMinBytes - 4096);
   EXPECT_FALSE(prefault_huge_pages(m.data(), m.bytes()));
