@@ -262,7 +262,7 @@ TEST(R1cs, LargeMatricesAreCheckedWholeAndTheFirstFailureIsReported) {
 
   LargeMatrices bad_bc;
   bad_bc.m[1].col[bad_bc.m[1].col.size() / 2 + 1] = std::uint32_t(LargeMatrices::kVars);  // out of range
-  std::swap(bad_bc.m[2].col[100], bad_bc.m[2].col[101]);                                 // decreasing in a row
+  std::swap(bad_bc.m[2].col[100], bad_bc.m[2].col[101]);                                  // decreasing in a row
   EXPECT_NE(LargeMatrices::error_of(bad_bc).find("B: column out of range"), std::string::npos)
       << LargeMatrices::error_of(bad_bc);
   LargeMatrices bad_ac;
