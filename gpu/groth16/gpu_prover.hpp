@@ -475,6 +475,9 @@ class GpuProver final : public groth16::Prover {
   // every proof (device_bytes() 0): the large job's next partition would
   // otherwise upload its SRS again (a 32 GiB SnapDeals SRS: 6.7 s on an
   // H100; a 32 GiB PoRep's SRS and matrices: 18 s, after reading them back).
+  // The other way round, a small cached SRS (whole on the device) that a
+  // large one replaces stays as the side SRS while the large one still fits
+  // whole beside it.
   static constexpr std::size_t kSideSrsRatio = 8;
   // Free device memory left beside a side SRS for its proofs' tables and the
   // large job's lazily grown scratch.

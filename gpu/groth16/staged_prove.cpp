@@ -1242,8 +1242,16 @@ const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params, const
     return *side_srs_;
   }
   {
+    // A small cached SRS replaced by a large one stays as the side SRS when
+    // the large one still fits whole beside it: a WinningPoSt proved before
+    // a SnapDeals job otherwise uploaded its 0.24 GB again during it (622 ms
+    // on an H100, bench/RESULTS.md).
+    std::unique_ptr<ResidentSrs> kept;
+    if (cached_srs_ && cached_srs_->pinned_bytes() == 0 && cached_srs_->bytes() * kSideSrsRatio <= side_bytes) {
+      kept = std::move(cached_srs_);
+    }
     side_srs_.reset();
-    if (cached_srs_) {
+    if (cached_srs_ || kept) {
       // The workspace was sized for the old circuit: give the device all of
       // its memory for the new bases.
       cached_srs_.reset();
@@ -1251,9 +1259,13 @@ const ResidentSrs& GpuProver::cache_srs(const groth16::Parameters& params, const
     }
     const std::size_t abc_bytes =
         r1cs != nullptr && abc_source_for(*r1cs) == AbcSource::kDevice ? device_abc_working_bytes(*r1cs) : 0;
-    cached_srs_ = std::make_unique<ResidentSrs>(
-        device_, params, srs_device_budget_for(device_, params, options_.srs_device_budget_bytes, abc_bytes),
-        SrsOverflow::kStreamFromHost);
+    std::size_t budget = srs_device_budget_for(device_, params, options_.srs_device_budget_bytes, abc_bytes);
+    if (kept && budget < side_bytes) {
+      kept.reset();  // the large set would be streamed in part: it gets the room
+      budget = srs_device_budget_for(device_, params, options_.srs_device_budget_bytes, abc_bytes);
+    }
+    cached_srs_ = std::make_unique<ResidentSrs>(device_, params, budget, SrsOverflow::kStreamFromHost);
+    side_srs_ = std::move(kept);
     ++srs_uploads_;
   }
   return *cached_srs_;

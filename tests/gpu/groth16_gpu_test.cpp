@@ -344,6 +344,44 @@ TEST_F(Groth16Gpu, ASmallSrsIsKeptBesideALargeOne) {
   EXPECT_EQ(verify(pb2, p5, big.w), groth16::VerifyResult::kValid);
 }
 
+// A small SRS cached first and then replaced by a large one (a WinningPoSt
+// proved before a SnapDeals job) stays as the side SRS: proving the small
+// circuit again uploads nothing, and both circuits' proofs equal the CPU's.
+TEST_F(Groth16Gpu, ASmallCachedSrsStaysBesideTheLargeOneReplacingIt) {
+  const Compiled big = compile_with_witness(circuits::DemoCircuit(1600, Fr::random(rng_)));
+  const Compiled small = compile_with_witness(circuits::DemoCircuit(100, Fr::random(rng_)));
+  const Parameters pb = groth16::generate_parameters(big.r1cs, toxic_waste(), pool_);
+  const Parameters ps = groth16::generate_parameters(small.r1cs, toxic_waste(), pool_);
+  ASSERT_GE(ResidentSrs::bytes_for(pb), GpuProver::kSideSrsRatio * ResidentSrs::bytes_for(ps));
+  GpuProverOptions options;
+  options.abc_source = AbcSource::kDevice;
+  GpuProver gpu(*device_, pool_, options);
+  const Blinding b = blinding();
+  auto prove = [&](const Parameters& p, const Compiled& c) {
+    return gpu.prove(p, c.r1cs, std::vector<Witness>{c.w}, std::vector<Blinding>{b}).at(0);
+  };
+  const Proof s1 = prove(ps, small);
+  ASSERT_NE(gpu.cached_srs(), nullptr);
+  EXPECT_TRUE(gpu.cached_srs()->matches(ps));
+  EXPECT_EQ(gpu.side_srs(), nullptr);
+  const Proof b1 = prove(pb, big);
+  EXPECT_TRUE(gpu.cached_srs()->matches(pb));
+  EXPECT_EQ(gpu.cached_srs()->pinned_bytes(), 0u);  // the large set whole on the device
+  ASSERT_NE(gpu.side_srs(), nullptr);
+  EXPECT_TRUE(gpu.side_srs()->matches(ps));
+  EXPECT_EQ(gpu.abc_source_for(big.r1cs), AbcSource::kDevice);
+  const Proof s2 = prove(ps, small);
+  const Proof b2 = prove(pb, big);
+  EXPECT_EQ(gpu.srs_uploads(), 2u);
+  EXPECT_EQ(groth16::encode_proof(s1), groth16::encode_proof(cpu_proof(ps, small, b)));
+  EXPECT_EQ(groth16::encode_proof(b1), groth16::encode_proof(cpu_proof(pb, big, b)));
+  EXPECT_EQ(s2, s1);
+  EXPECT_EQ(b2, b1);
+  // Released with the cached set (the engine evicts it).
+  gpu.release_cached_srs();
+  EXPECT_EQ(gpu.side_srs(), nullptr);
+}
+
 // On a device too full for the small SRS with its margin (a WinningPoSt's
 // beside a 32 GiB PoRep's SRS, matrices and MSM arena on an 80 GB card), the
 // small SRS is streamed from pinned host memory instead of evicting the large
