@@ -269,7 +269,9 @@ engine::Result<engine::ParamsInfo> Client::preload(const std::string& circuit_id
     auto resp = call.send().wait(impl_->ws());
     auto r = resp.getResponse();
     if (r.isError()) return read(r.getError());
-    return engine::ParamsInfo{r.getOk().getAlreadyLoaded(), r.getOk().getLoadMs(), r.getOk().getGenerated()};
+    auto ok = r.getOk();
+    return engine::ParamsInfo{ok.getAlreadyLoaded(), ok.getLoadMs(), ok.getGenerated(), ok.getGpus(),
+                              ok.getGpusHolding()};
   });
 }
 

@@ -260,6 +260,8 @@ class Server::Service final : public wire::ProvingV1::Server {
           ok.setAlreadyLoaded(r.value().already_loaded);
           ok.setLoadMs(r.value().load_ms);
           ok.setGenerated(r.value().generated);
+          ok.setGpus(r.value().gpus);
+          ok.setGpusHolding(r.value().gpus_holding);
         })
         .attach(kj::mv(slot));
   }

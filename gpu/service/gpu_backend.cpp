@@ -111,6 +111,22 @@ void GpuBackend::release_resident_srs() {
   clean_free_bytes_ = free_bytes_.load();
 }
 
+bool GpuBackend::make_srs_resident(const groth16::Parameters& params, const groth16::R1cs& r1cs) {
+  try {
+    state_->prover.cache_srs(params, &r1cs);
+  } catch (...) {
+    // A failed upload may have dropped the SRS cached before: holds_srs must
+    // not report it.
+    note_resident_srs();
+    throw;
+  }
+  note_resident_srs();
+  note_abc_matrices();
+  note_msm_scratch();
+  free_bytes_ = state_->device.free_memory_bytes();
+  return true;
+}
+
 void GpuBackend::note_resident_srs() {
   const gpu::ResidentSrs* srs = state_->prover.cached_srs();
   std::lock_guard lock(srs_mu_);

@@ -98,6 +98,12 @@ class GpuBackend final : public engine::DeviceBackend {
                                     engine::ProveBreakdown* breakdown) override;
   // Drops the prover's resident SRS (runner thread, device lock held).
   void release_resident_srs() override;
+  // The prover's cache_srs(params, &r1cs), as start() and prove() do before
+  // their first instance of a set, then the same bookkeeping (runner thread,
+  // device lock held). The R1CS's matrices (abc_on_device) go up with the
+  // first instance: the upload leaves room for them. Throws what cache_srs
+  // throws.
+  bool make_srs_resident(const groth16::Parameters& params, const groth16::R1cs& r1cs) override;
   runtime::WorkerPool& runner() override { return *runner_; }
   // The prover's stage while prove() runs (its stage observer), else none.
   std::optional<engine::ProverStage> prover_stage() const override;

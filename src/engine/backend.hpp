@@ -140,6 +140,15 @@ class DeviceBackend {
   // tier "device"). Blocking; call only on runner(), holding the device
   // lock. The default keeps nothing, so there is nothing to free.
   virtual void release_resident_srs() {}
+  // Makes the SRS of `params` resident as the first prove of it would (a
+  // GPU: uploaded and kept, with room left for r1cs's device evaluation of
+  // a, b, c), without proving: the engine's preload, so that the set's
+  // first job uploads nothing and its host copy may go at once. True when
+  // the back end keeps it (holds_srs(params) then reports it); false when
+  // it keeps nothing (the default, and the CPU's). Throws when the upload
+  // fails (the SRS cached before may be gone too). Blocking; call only on
+  // runner(), holding the device lock.
+  virtual bool make_srs_resident(const groth16::Parameters& /*params*/, const groth16::R1cs& /*r1cs*/) { return false; }
 
   // Where prove() runs.
   virtual runtime::WorkerPool& runner() = 0;

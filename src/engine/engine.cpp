@@ -85,7 +85,7 @@ Engine::Engine(asio::any_io_executor loop, runtime::WorkerPool& cpu, ThreadPool&
             params.read_params_into(path, pool, into);
           },
           [&params](const std::filesystem::path& path) { return params.read_r1cs_file(path); }, math,
-          config.srs_release_host_copy)),
+          config.srs_release_host_copy, config.srs_host_copy_min_bytes)),
       tasks_(loop) {
   if (config_.max_concurrent_jobs == 0) config_.max_concurrent_jobs = 1;
   memory_ = std::make_unique<MemoryGate>(

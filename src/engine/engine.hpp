@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "engine/host_srs.hpp"
 #include "engine/param_store.hpp"
 #include "engine/pipeline.hpp"
 #include "engine/staged_prove.hpp"
@@ -123,6 +124,10 @@ struct EngineConfig {
   // 32 GiB PoRep daemon holds 51 GB less. False: always kept (a host whose
   // GPUs alternate large sets would read them back at every switch).
   bool srs_release_host_copy = true;
+  // The least bytes of bases a set read from a file needs for its host copy
+  // to be released (HostSrsCopy::kMinBytes; tests lower it to release the
+  // copies of 2 KiB sets).
+  std::uint64_t srs_host_copy_min_bytes = HostSrsCopy::kMinBytes;
   std::chrono::milliseconds srs_sweep_period{std::chrono::seconds(5)};
   // The clock of every decision in time (await and drain deadlines, batch
   // windows, result expiry, SRS idle time and sweeps); tests inject a
@@ -206,8 +211,11 @@ class Engine {
   EngineStatus status() const;
   std::string metrics() const;  // Prometheus text exposition
   // Parameter sets by id: "demo-<log2 domain>" or "porep-<sector size>"
-  // ("porep-2KiB" .. "porep-64GiB"). preload loads (or generates) the set and
-  // leaves it resident, idle from now (srs_min_idle applies). evict drops the
+  // ("porep-2KiB" .. "porep-64GiB"). preload loads (or generates) the set,
+  // makes its SRS resident on every GPU (then releasing the set's host copy
+  // of the bases, engine/host_srs.hpp) and leaves it resident, idle from now
+  // (srs_min_idle applies); a failed upload is logged and fails nothing
+  // (ParamsInfo::gpus_holding counts the GPUs that hold it). evict drops the
   // host copy, its budget charge and any device copy; refused with
   // kOverloaded while a job holds the set (not deferred), kNotFound when not
   // resident.
@@ -320,6 +328,13 @@ class Engine {
   void sweep_idle_srs();  // LRU eviction of sets idle long enough (SrsManager)
   asio::awaitable<void> release_idle_stagings();
   asio::awaitable<void> release_device_srs(DeviceSet::Slot& slot, std::string srs_id);
+  // Preload (engine_srs.cpp): the loaded set's SRS made resident on every GPU
+  // that does not hold it, one task per device; the GPUs that hold it then.
+  struct Preload;
+  asio::awaitable<std::uint32_t> make_resident_on_gpus(std::shared_ptr<Preload> p);
+  asio::awaitable<void> upload_on_device(std::vector<DeviceSet::Slot*> slots, std::shared_ptr<Preload> p);
+  // The set's host copy released once every GPU holds it.
+  asio::awaitable<void> release_held_host_copy(std::shared_ptr<Preload> p);
   asio::awaitable<void> srs_sweep_loop();
   JobPtr find(const JobKey& key) const;
   JobView view(const Job& job) const;

@@ -192,19 +192,22 @@ Result<T> porep_call(F&& f) {
 // across a load) lets the loop drop a set at once.
 struct Engine::ParamSets {
   // `read_back_pool` decodes a released set read back (HostSrsCopy);
-  // `release_host_copies`: [srs] release_host_copy.
+  // `release_host_copies`: [srs] release_host_copy, for sets of at least
+  // `host_copy_min_bytes` of bases (EngineConfig::srs_host_copy_min_bytes).
   // Decodes a .params file into existing vectors (ParamStore::read_params_into).
   using ParamsIntoReader =
       std::function<void(const std::filesystem::path& path, ThreadPool& pool, groth16::Parameters& into)>;
 
   ParamSets(std::filesystem::path params_dir, fc::ParamsReader reader, ParamsIntoReader into_reader,
-            fc::R1csReader r1cs_reader, ThreadPool& read_back_pool, bool release_host_copies)
+            fc::R1csReader r1cs_reader, ThreadPool& read_back_pool, bool release_host_copies,
+            std::uint64_t host_copy_min_bytes)
       : dir(params_dir),
         read(std::move(reader)),
         read_into(std::move(into_reader)),
         read_r1cs(r1cs_reader),
         read_pool(read_back_pool),
         release_host(release_host_copies),
+        release_min_bytes(host_copy_min_bytes),
         shapes(std::move(params_dir), r1cs_reader) {}
 
   struct Ready {
@@ -274,8 +277,7 @@ struct Engine::ParamSets {
       if (std::optional<Error> refused = admit(*r->r1cs)) throw ParamsRefused(std::move(*refused));
     }
     r->loaded = ensure(*r->r1cs);
-    if (release_host && r->loaded.persisted &&
-        HostSrsCopy::bases_bytes_of(r->loaded.params) >= HostSrsCopy::kMinBytes) {
+    if (release_host && r->loaded.persisted && HostSrsCopy::bases_bytes_of(r->loaded.params) >= release_min_bytes) {
       r->host_copy = std::make_unique<HostSrsCopy>(
           r->loaded.params, r->loaded.params_path,
           [read_into = read_into, &pool = read_pool](const std::filesystem::path& file, groth16::Parameters& into) {
@@ -295,6 +297,7 @@ struct Engine::ParamSets {
   fc::R1csReader read_r1cs;                                     // the same reads for the compiled shapes' cache files
   ThreadPool& read_pool;                                        // decodes a released set read back (the math pool)
   bool release_host = true;                                     // large sets get a HostSrsCopy
+  std::uint64_t release_min_bytes = HostSrsCopy::kMinBytes;     // "large": this many bytes of bases
   fc::PorepC2 shapes;                                           // thread-safe (its own lock across a compile)
   std::mutex ready_mu;                                          // guards ready and load_mus; never held across a load
   std::map<std::string, std::shared_ptr<const Ready>> ready;    // by set id

@@ -1,8 +1,10 @@
 // Parameter-set residency of the engine: budget admission of a set from its
 // circuit's shape, SRS leases and evictions (policy::SrsManager decides, the
-// engine performs), preload and evict.
+// engine performs), preload (host memory and every GPU) and evict.
 #include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "engine/engine_internal.hpp"
 
@@ -140,6 +142,123 @@ asio::awaitable<void> Engine::srs_sweep_loop() {
   }
 }
 
+// Preload
+//
+// A preload leaves the set ready to prove: loaded into host memory, then its
+// SRS made resident on every GPU that does not hold it yet, as the first
+// partition of its first job would (DeviceBackend::make_srs_resident under
+// the device lock), then its host copy of the bases released once every GPU
+// holds them, as after that partition (pipeline.cpp release_host_copy).
+// Measured with a 32 GiB PoRep set: after a restart and a preload that only
+// loaded the set, the daemon held 58.8 GB and a 4-job run then peaked at
+// 106 GB RSS (the 51 GB host copy plus 9 partitions' witnesses synthesized
+// before the first upload ended), against 55.6 GB for a daemon that had
+// already proved once.
+//
+// Demo sets too: "ready to prove" means the same for every set, and their SRS
+// is small (2^16 constraints by default: milliseconds of upload). They have
+// no host copy to release (ParamStore keeps them whole).
+//
+// A failed upload fails nothing: the set is loaded on the host, which is
+// what the preload promised before GPUs were part of it, and the set's first
+// job on that GPU uploads it as it always did (a failure there is retried on
+// another device). An error would tell the client the set is not loaded and
+// invite a retry; the reply counts the GPUs that hold it and the log says
+// why the others do not.
+
+// The preload's set, shared by the preload and its upload tasks (a task
+// outlives a cancelled preload and keeps the set alive).
+struct Engine::Preload {
+  explicit Preload(asio::any_io_executor loop) : ended(std::move(loop)) {}
+  std::string srs_id;
+  std::uint64_t host_bytes = 0;      // the set's budget charge (lease_srs)
+  std::shared_ptr<const void> keep;  // the loaded set (ParamStore's or ParamSets' entry)
+  const groth16::Parameters* params = nullptr;
+  const groth16::R1cs* r1cs = nullptr;
+  HostSrsCopy* host_copy = nullptr;  // ParamSets::Ready::host_copy; null: kept whole
+  std::size_t uploads = 0;           // device tasks not yet ended
+  runtime::Notifier ended;           // one ended
+};
+
+asio::awaitable<std::uint32_t> Engine::make_resident_on_gpus(std::shared_ptr<Preload> p) {
+  // One task per device, its workers (back ends sharing the device's memory)
+  // one after the other: two uploads sized from one device's free memory at
+  // once could both place the whole SRS. Devices in parallel: each has its
+  // own link.
+  std::map<std::uint32_t, std::vector<DeviceSet::Slot*>> by_device;
+  for (std::size_t i = 0; i < devices_->gpu_count(); ++i) {
+    DeviceSet::Slot& slot = devices_->gpu(i);
+    if (slot.backend->holds_srs(*p->params)) continue;
+    by_device[slot.backend->ordinal().value_or(slot.index)].push_back(&slot);
+  }
+  for (auto& entry : by_device) {
+    ++p->uploads;
+    if (!tasks_.spawn(upload_on_device(std::move(entry.second), p))) --p->uploads;  // stopping
+  }
+  while (p->uploads > 0) co_await p->ended.wait();
+  std::uint32_t holding = 0;
+  for (std::size_t i = 0; i < devices_->gpu_count(); ++i) {
+    if (devices_->gpu(i).backend->holds_srs(*p->params)) ++holding;
+  }
+  co_return holding;
+}
+
+asio::awaitable<void> Engine::upload_on_device(std::vector<DeviceSet::Slot*> slots, std::shared_ptr<Preload> p) {
+  struct Ended {  // also when cancelled
+    Preload& p;
+    ~Ended() {
+      --p.uploads;
+      p.ended.notify_all();
+    }
+  } ended{*p};
+  for (DeviceSet::Slot* slot : slots) {
+    DeviceSet::Lock lock = co_await devices_->lock(*slot);
+    DeviceBackend& backend = *slot->backend;
+    if (backend.holds_srs(*p->params)) continue;  // a job of the set uploaded it meanwhile
+    struct Stage {                                // for status while the device uploads
+      DeviceSet::Slot& slot;
+      explicit Stage(DeviceSet::Slot& s) : slot(s) { slot.stage = "srs upload"; }
+      ~Stage() { slot.stage = "idle"; }
+    } stage{*slot};
+    const auto t0 = steady_clock::now();
+    const Result<bool> kept = co_await runtime::run_on(backend.runner(), [&backend, &set = *p]() -> Result<bool> {
+      try {
+        return backend.make_srs_resident(*set.params, *set.r1cs);
+      } catch (const std::exception& e) {
+        return Error{ErrorKind::kInternal, e.what()};
+      }
+    });
+    if (!kept.ok()) {
+      log_.warn("parameters not made resident on device (its first job of the set uploads them)",
+                {{"srs", p->srs_id}, {"device", backend.name()}, {"error", kept.error().message}});
+      continue;
+    }
+    if (!kept.value()) continue;  // the back end keeps nothing
+    note_resident_srs(*slot, p->srs_id, *p->params, *memory_);
+    log_.info("parameters resident on device", {{"srs", p->srs_id},
+                                                {"device", backend.name()},
+                                                {"bytes", slot->resident_srs_bytes},
+                                                {"ms", ms_between(t0, steady_clock::now())}});
+    changed_.emit();
+  }
+}
+
+asio::awaitable<void> Engine::release_held_host_copy(std::shared_ptr<Preload> p) {
+  HostSrsCopy* copy = p->host_copy;
+  if (copy == nullptr || copy->released() || !devices_->has_gpu()) co_return;
+  for (std::size_t i = 0; i < devices_->gpu_count(); ++i) {
+    if (!devices_->gpu(i).backend->holds_srs(*p->params)) co_return;
+  }
+  const auto t0 = steady_clock::now();
+  // 0 when a back end reads the copy now (a CPU retry of a job): kept.
+  const std::uint64_t bytes = co_await runtime::run_on(cpu_, [copy] { return copy->release_if_unused(); });
+  if (bytes == 0) co_return;
+  host_copy_books(p->srs_id, p->host_bytes)(bytes);
+  log_.info("host copy of parameters released (held by every GPU)",
+            {{"srs", p->srs_id}, {"bytes", bytes}, {"ms", ms_between(t0, steady_clock::now())}});
+  changed_.emit();
+}
+
 asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
   const auto log_domain = parse_demo_circuit_id(srs_id);
   const auto spec = circuit_set_spec(srs_id);
@@ -150,17 +269,18 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
                        policy::Residency::kResident;
   auto t0 = steady_clock::now();
   const ParamsAdmit admit = params_admit(/*proving=*/false);
+  auto p = std::make_shared<Preload>(loop_);
+  p->srs_id = srs_id;
   try {
-    std::uint64_t host_bytes = 0;
-    // Kept until the lease below is taken (an eviction meanwhile only drops the cache's reference).
-    std::shared_ptr<const void> keep;
     bool generated = false;
     if (log_domain) {
       ParamStore::Loaded l =
           co_await runtime::run_on(cpu_, [this, k = *log_domain, &admit] { return params_.get_demo(k, admit); });
-      host_bytes = params_host_bytes(l.params->params) + l.params->r1cs.memory_bytes();
+      p->host_bytes = params_host_bytes(l.params->params) + l.params->r1cs.memory_bytes();
+      p->params = &l.params->params;
+      p->r1cs = &l.params->r1cs;
       generated = l.generated && !l.already_loaded;
-      keep = l.params;
+      p->keep = l.params;
     } else {
       const fc::ParamsGenerator& generate = porep_generator_;
       const CircuitSetSpec& set = *spec;
@@ -170,15 +290,24 @@ asio::awaitable<Result<ParamsInfo>> Engine::preload(std::string srs_id) {
                 [&] { return sets_->get(set, math_, generate, admit); });
           });
       if (!ready) co_return ready.error();
-      host_bytes = params_host_bytes(ready.value()->loaded.params) + ready.value()->r1cs->memory_bytes();
+      const ParamSets::Ready& r = *ready.value();
+      p->host_bytes = params_host_bytes(r.loaded.params) + r.r1cs->memory_bytes();
+      p->params = &r.loaded.params;
+      p->r1cs = r.r1cs.get();
+      p->host_copy = r.host_copy.get();
       // ParamSets keeps how the set came (a set still cached from an earlier
       // generation was not generated by this call).
-      generated = !already && ready.value()->loaded.origin == fc::ParamsOrigin::kDevelopmentGenerated;
-      keep = ready.value();
+      generated = !already && r.loaded.origin == fc::ParamsOrigin::kDevelopmentGenerated;
+      p->keep = ready.value();
     }
-    // Resident without a holder: idle from now (evictable after srs_min_idle).
-    lease_srs(srs_id, host_bytes, Priority::kNormal);  // the lease ends here
-    co_return ParamsInfo{already, ms_between(t0, steady_clock::now()), generated};
+    // Held while the GPUs upload (the set is not evicted under them), then
+    // resident without a holder: idle from now (evictable after srs_min_idle).
+    policy::SrsLease lease = lease_srs(srs_id, p->host_bytes, Priority::kNormal);
+    ParamsInfo info{already, ms_between(t0, steady_clock::now()), generated};
+    info.gpus = static_cast<std::uint32_t>(devices_->gpu_count());
+    info.gpus_holding = co_await make_resident_on_gpus(p);
+    co_await release_held_host_copy(p);
+    co_return info;
   } catch (const ParamsRefused& e) {
     co_return e.error();
   } catch (const std::system_error& e) {

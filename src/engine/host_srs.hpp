@@ -14,8 +14,10 @@
 // The engine decides when (pipeline.cpp prove_on): a back end that does not
 // hold the set (DeviceBackend::holds_srs) acquires the copy before its device
 // step and lets it go after; once every GPU holds the set and nobody uses the
-// copy, it is released. Only sets persisted to a file of at least
-// kMinBytes of bases get one (a WinningPoSt's 0.2 GB stay: the CPU races it).
+// copy, it is released (after a job's device step, or after a preload's
+// uploads: engine_srs.cpp). Only sets persisted to a file of at least
+// kMinBytes of bases get one (a WinningPoSt's 0.2 GB stay: the CPU races it;
+// EngineConfig::srs_host_copy_min_bytes).
 //
 // Thread-safety: every method may be called from any thread; acquire() and
 // release_if_unused() block (a reload reads the whole file) and belong on

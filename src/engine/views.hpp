@@ -84,7 +84,7 @@ struct DeviceWorkerView {
   std::int32_t ordinal = -1;  // CUDA ordinal; -1 for the CPU
   std::optional<JobId> job;   // the job proving there now
   std::optional<std::uint32_t> partition;
-  std::string stage;  // "idle", "prove", "setup"
+  std::string stage;  // "idle", "prove", "setup", "srs upload" (a preload's)
   std::uint32_t jobs_placed = 0;
   std::uint64_t proofs_done = 0;
   std::uint64_t verify_failures = 0;  // proofs that failed verification (retried on the CPU)
@@ -148,6 +148,12 @@ struct ParamsInfo {
   // This call generated DEVELOPMENT parameters (no file was found); false:
   // resident already, or read from a file.
   bool generated = false;
+  // GPU back ends (one per device and worker, as status lists them) and how
+  // many of them hold the set's SRS once the preload returns; fewer than
+  // `gpus` when an upload failed (logged): those upload it with their first
+  // job. Both 0 without GPUs.
+  std::uint32_t gpus = 0;
+  std::uint32_t gpus_holding = 0;
 };
 
 }  // namespace cuzk::engine

@@ -1,7 +1,8 @@
 // A fake device back end for engine tests: the CPU prover behind the
 // DeviceBackend interface, on its own one-thread runner like a GPU, with an
 // injectable delay, corrupted proofs and failures, and a record of every
-// prove() call (start/end times, for overlap assertions).
+// prove() call (start/end times, for overlap assertions) and of every SRS
+// upload a preload asks for (make_srs_resident).
 //
 // Staged proofs (engine/backend.hpp) behave like a GPU's: prepare() sleeps
 // prepare_delay_ms on the caller's (host) thread and copies nothing; start()
@@ -90,6 +91,19 @@ class FakeBackend final : public DeviceBackend {
   bool holds_srs(const groth16::Parameters& params) const override {
     std::lock_guard lock(mu_);
     return models_device_srs.load() && device_srs_for_ == &params;
+  }
+  // make_srs_resident(): calls so far (a preload's uploads), and this many
+  // next calls throw (a failed upload). It "uploads" as a device step does
+  // (counted in srs_uploads with models_device_srs; holds_srs then reports
+  // the set) and leaves the set resident.
+  std::atomic<int> srs_preloads{0};
+  std::atomic<int> preload_throw_next{0};
+  bool make_srs_resident(const groth16::Parameters& params, const groth16::R1cs&) override {
+    ++srs_preloads;
+    if (take(preload_throw_next)) throw std::runtime_error("fake upload failure");
+    device_params(params);
+    note_resident(params);
+    return true;
   }
   // The part of each SRS it keeps that lies in "pinned host memory" (as a GPU
   // back end's streamed SRS), reported by resident_srs_split after a prove

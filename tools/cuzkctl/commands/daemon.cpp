@@ -595,22 +595,28 @@ void preload(Context& ctx, const DaemonArgs& a) {
     info = unwrap(client.preload(a.circuit_id));
   }
   if (ctx.json) {
-    std::cout << json{{"circuit_id", a.circuit_id},
-                      {"already_loaded", info.already_loaded},
-                      {"generated", info.generated},
-                      {"load_ms", info.load_ms}}
+    std::cout << json{{"circuit_id", a.circuit_id},  {"already_loaded", info.already_loaded},
+                      {"generated", info.generated}, {"load_ms", info.load_ms},
+                      {"gpus", info.gpus},           {"gpus_holding", info.gpus_holding}}
                      .dump()
               << '\n';
     return;
   }
   const double s = static_cast<double>(info.load_ms) / 1000.0;
   if (info.already_loaded)
-    std::printf("%s: already resident\n", a.circuit_id.c_str());
+    std::printf("%s: already resident", a.circuit_id.c_str());
   else if (info.generated)
-    std::printf("%s: DEVELOPMENT parameters generated in %.1f s (no parameter file was found), now resident\n",
+    std::printf("%s: DEVELOPMENT parameters generated in %.1f s (no parameter file was found), now resident",
                 a.circuit_id.c_str(), s);
   else
-    std::printf("%s: read from its parameter file in %.1f s, now resident\n", a.circuit_id.c_str(), s);
+    std::printf("%s: read from its parameter file in %.1f s, now resident", a.circuit_id.c_str(), s);
+  // No GPUs (or a daemon that does not report them): nothing more to say.
+  if (info.gpus != 0) {
+    std::printf(", on %u of %u GPUs", info.gpus_holding, info.gpus);
+    if (info.gpus_holding < info.gpus)
+      std::printf(" (the others upload it with their first job; see the daemon's log)");
+  }
+  std::printf("\n");
 }
 
 // The daemon's parameter-set id for a parameter file: "demo-<n>" for the
@@ -791,7 +797,9 @@ void register_daemon(CLI::App& app, Context& ctx) {
   app.add_subcommand("status", "daemon: queues, jobs, workers, parameters, memory")->callback(run(status));
   app.add_subcommand("metrics", "daemon: Prometheus metrics text")->callback(run(metrics));
 
-  auto* pl = app.add_subcommand("preload", "daemon: load (or generate) a parameter set: --params FILE or --srs ID");
+  auto* pl = app.add_subcommand(
+      "preload",
+      "daemon: load (or generate) a parameter set and make it resident on every GPU: --params FILE or --srs ID");
   pl->add_option("--params", args->params_file, "parameter file (demo-N.params, PoRep official or -dev name)");
   pl->add_option("--srs", args->circuit_id, "parameter-set id (demo-14, porep-32GiB, window-post-2KiB, ...)");
   pl->callback(run([](Context& c, const DaemonArgs& a) { preload(c, with_srs_id(a)); }));
