@@ -214,6 +214,10 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     else
       c.engine.memory_critical_overdraft_bytes = b.value();
   }
+  if (auto v = r.get<std::uint64_t>("memory", "staging_keep_idle_s")) {
+    if (*v > 24 * 3600) r.fail("memory.staging_keep_idle_s", "must be in [0, 86400]");
+    c.engine.staging_keep_idle = std::chrono::seconds(*v);
+  }
   if (auto v = r.get<std::string>("memory", "auto_margin")) {
     auto b = policy::parse_size_bytes(*v);
     if (!b) r.fail("memory.auto_margin", b.error().message);

@@ -638,6 +638,7 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
     }
     JobPtr job = jobs_.at(*id);
     workers_[index].job = job->id;  // before collecting: a drain waits for this worker
+    stagings_idle_since_.reset();
     changed_.emit();
     std::vector<JobPtr> batch{job};
     if (config_.batch_max_size > 1 && job->request.kind == ProofKind::kGroth16Demo)
@@ -655,16 +656,27 @@ asio::awaitable<void> Engine::worker(std::uint32_t index) {
     job_finished_.notify_all();
     changed_.emit();
     if (queue_.empty() && std::none_of(workers_.begin(), workers_.end(), [](const WorkerView& w) { return w.job; })) {
-      co_await release_idle_stagings();
+      if (config_.staging_keep_idle.count() <= 0) {
+        co_await release_idle_stagings();
+      } else {
+        stagings_idle_since_ = clock_->now();  // the sweep gives them back (sweep_idle_stagings)
+      }
     }
   }
 }
 
-// The engine went idle. The staging pool's page-locked buffers (a 32 GiB
-// PoRep staging is ~24 GB) are counted by the memory budget only while a job
-// holds a working set, so they are given back now rather than kept
-// uncounted; the next job pins again (7-9 s on its first partition, H200
-// host: hidden behind the synthesis of the next partitions).
+asio::awaitable<void> Engine::sweep_idle_stagings() {
+  if (!stagings_idle_since_) co_return;
+  const bool pressure = memory_->budget().waiting() > 0;
+  if (!pressure && clock_->now() - *stagings_idle_since_ < config_.staging_keep_idle) co_return;
+  stagings_idle_since_.reset();
+  co_await release_idle_stagings();
+}
+
+// The engine went idle staging_keep_idle ago (or at once, see EngineConfig).
+// The staging pool's page-locked buffers (a 32 GiB PoRep staging: its 4.2 GB
+// witness) are counted by the memory budget only while a job holds a working
+// set, so they are not kept uncounted for long; the next job pins again.
 asio::awaitable<void> Engine::release_idle_stagings() {
   if (!stagings_) co_return;
   std::vector<std::unique_ptr<InstanceStaging>> idle = stagings_->take_idle();

@@ -129,6 +129,14 @@ struct EngineConfig {
   // copies of 2 KiB sets).
   std::uint64_t srs_host_copy_min_bytes = HostSrsCopy::kMinBytes;
   std::chrono::milliseconds srs_sweep_period{std::chrono::seconds(5)};
+  // The staging slots' page-locked buffers (a 32 GiB PoRep's: the 4.2 GB
+  // witness, two slots per GPU) are kept this long once the engine is idle,
+  // for the next job's first partitions, and given back at the first sweep
+  // after it, or at once while host-memory requests wait. Pinning them again
+  // took a lone warm job's partition 2.6 s and stalled the device step beside
+  // it (its H stage 3.3 s against 0.33-0.40; H100 host, bench/RESULTS.md).
+  // Idle stagings are outside the memory budget. 0: given back at once.
+  std::chrono::milliseconds staging_keep_idle{std::chrono::minutes(2)};
   // The clock of every decision in time (await and drain deadlines, batch
   // windows, result expiry, SRS idle time and sweeps); tests inject a
   // runtime::ManualLoopClock. Null: a steady clock owned by the engine.
@@ -327,6 +335,9 @@ class Engine {
   void apply_srs_actions(const std::vector<policy::SrsAction>& actions);
   void sweep_idle_srs();  // LRU eviction of sets idle long enough (SrsManager)
   asio::awaitable<void> release_idle_stagings();
+  // The sweep's part (srs_sweep_loop): idle stagings kept past
+  // staging_keep_idle, or while memory requests wait, are given back.
+  asio::awaitable<void> sweep_idle_stagings();
   asio::awaitable<void> release_device_srs(DeviceSet::Slot& slot, std::string srs_id);
   // Preload (engine_srs.cpp): the loaded set's SRS made resident on every GPU
   // that does not hold it, one task per device; the GPUs that hold it then.
@@ -453,6 +464,9 @@ class Engine {
   // WinningPoSt submitted into a warm SnapDeals job on an H100 waited ~1.7 s
   // in the shared pool for a slot the SnapDeals partitions held.
   std::unique_ptr<StagingPool> critical_stagings_;
+  // Since when the engine is idle with its stagings kept (staging_keep_idle);
+  // reset when a worker takes a job. Loop thread.
+  std::optional<runtime::LoopClock::time_point> stagings_idle_since_;
   // One small pool per synthesis lane thread for a partition's challenges
   // (null: sequential synthesis). Declared before synthesis_: the lanes
   // running there use it until synthesis_ is joined.

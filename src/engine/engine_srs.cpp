@@ -137,6 +137,7 @@ void Engine::sweep_idle_srs() {
 asio::awaitable<void> Engine::srs_sweep_loop() {
   while (!stopping_) {
     sweep_idle_srs();
+    co_await sweep_idle_stagings();
     changed_.emit();
     co_await stop_.wait_until(clock_->after(config_.srs_sweep_period));
   }

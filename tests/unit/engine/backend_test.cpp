@@ -36,6 +36,7 @@ struct Rig : testing::EngineRig {
     cfg.max_demo_log_domain = 10;
     cfg.max_concurrent_jobs = concurrent_jobs;
     cfg.drain_timeout = 10s;
+    cfg.staging_keep_idle = 0ms;  // stagings given back as soon as the engine is idle
     make_engine(cfg);
     std::vector<std::shared_ptr<DeviceBackend>> backends;
     for (std::size_t i = 0; i < gpus; ++i) {

@@ -185,9 +185,13 @@ class FakeBackend final : public DeviceBackend {
     std::optional<groth16::Proof> proof;
     const groth16::R1cs* reserved_for = nullptr;  // reserve_staging's shape
   };
-  std::unique_ptr<InstanceStaging> make_staging() const override { return std::make_unique<Staging>(live_stagings); }
-  // Stagings of this back end alive now (an idle engine gives them back).
+  std::unique_ptr<InstanceStaging> make_staging() const override {
+    ++*stagings_made;
+    return std::make_unique<Staging>(live_stagings);
+  }
+  // Stagings of this back end alive now (an idle engine gives them back), and made so far.
   std::shared_ptr<std::atomic<int>> live_stagings = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<std::atomic<std::size_t>> stagings_made = std::make_shared<std::atomic<std::size_t>>(0);
   bool can_use(const InstanceStaging& s) const override { return dynamic_cast<const Staging*>(&s) != nullptr; }
 
   // reserve_staging(): calls so far, and the host time each takes (a GPU pins).

@@ -17,6 +17,7 @@ TEST(GpuConfig, Defaults) {
   EXPECT_EQ(c.memory_total_budget, "auto");
   EXPECT_EQ(c.memory_auto_margin_bytes, 12ull << 30);
   EXPECT_EQ(c.engine.memory_critical_overdraft_bytes, 1ull << 30);
+  EXPECT_EQ(c.engine.staging_keep_idle, std::chrono::minutes(2));
   EXPECT_EQ(c.engine.porep_synthesis_threads, 1u);
   EXPECT_EQ(c.engine.porep_synthesis_lanes, 0u);
   EXPECT_EQ(c.engine.porep_max_partitions_in_flight, 0u);
@@ -35,6 +36,7 @@ srs_device_budget = "20GiB"
 total_budget = "96GiB"
 auto_margin = "4GiB"
 critical_overdraft = "2GiB"
+staging_keep_idle_s = 0
 [porep]
 synthesis_threads = 6
 synthesis_concurrency = 3
@@ -56,6 +58,7 @@ check_satisfaction = false
   EXPECT_TRUE(parse_config("[gpu]\nabc_on_device = true\n", "t").gpu_abc_on_device);
   EXPECT_EQ(c.memory_auto_margin_bytes, 4ull << 30);
   EXPECT_EQ(c.engine.memory_critical_overdraft_bytes, 2ull << 30);
+  EXPECT_EQ(c.engine.staging_keep_idle.count(), 0);
   EXPECT_EQ(c.engine.porep_synthesis_threads, 6u);
   EXPECT_EQ(c.engine.porep_synthesis_lanes, 3u);
   EXPECT_EQ(c.engine.porep_max_partitions_in_flight, 5u);
@@ -84,6 +87,7 @@ TEST(GpuConfig, ErrorsNameTheKey) {
   fails_with("[gpu]\nmsm_scratch = 8\n", "gpu.msm_scratch");
   fails_with("[gpu]\nsrs_device_budget = \"most\"\n", "gpu.srs_device_budget");
   fails_with("[gpu]\nsrs_device_budget = 0\n", "gpu.srs_device_budget");
+  fails_with("[memory]\nstaging_keep_idle_s = 86401\n", "memory.staging_keep_idle_s");
   fails_with("[memory]\ntotal_budget = \"lots\"\n", "memory.total_budget");
   fails_with("[memory]\nauto_margin = \"-1GiB\"\n", "memory.auto_margin");
   fails_with("[memory]\ncritical_overdraft = \"some\"\n", "memory.critical_overdraft");

@@ -6,6 +6,7 @@
 // and the sweep runs only when the test says so.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "daemon/config.hpp"
@@ -240,6 +241,41 @@ asio::awaitable<void> pinned_scenario(Rig& rig, bool& finished) {
 TEST(EngineSrs, PinnedHostPartListedChargedReleased) {
   Rig rig;
   testing::run_on_loop(rig, [&rig](bool& finished) { return pinned_scenario(rig, finished); });
+}
+
+// The staging slots' pinned buffers outlive a job by staging_keep_idle
+// (2 minutes by default): the next job reuses them, and the first sweep past
+// that time gives them back.
+TEST(EngineSrs, IdleStagingsAreKeptForTheNextJobThenGivenBack) {
+  Rig rig;
+  run_scenario(rig, [&rig](Engine& e) -> asio::awaitable<void> {
+    // A proof, then its worker done with it (the engine idle from then on).
+    auto prove = [&e]() -> asio::awaitable<bool> {
+      auto a = e.submit(demo(5, 3));
+      if (!a.ok()) co_return false;
+      auto out = co_await e.await(a.value().id, 0ms);
+      const bool idle = co_await testing::eventually(e, [&e] {
+        const auto workers = e.status().workers;
+        return std::none_of(workers.begin(), workers.end(), [](const WorkerView& w) { return w.job.has_value(); });
+      });
+      co_return out.ok() && idle;
+    };
+    EXPECT_TRUE(co_await prove());
+    const int kept = rig.fake->live_stagings->load();
+    EXPECT_GE(kept, 1);
+    rig.clock.advance(119s);
+    co_await testing::run_ready();  // the sweep it fired
+    EXPECT_EQ(rig.fake->live_stagings->load(), kept);
+    // The next job takes them: nothing new is made, and its idle time starts over.
+    const std::size_t made = rig.fake->stagings_made->load();
+    EXPECT_TRUE(co_await prove());
+    EXPECT_EQ(rig.fake->stagings_made->load(), made);
+    rig.clock.advance(119s);
+    co_await testing::run_ready();
+    EXPECT_EQ(rig.fake->live_stagings->load(), kept);
+    rig.clock.advance(2s);
+    EXPECT_TRUE(co_await testing::eventually(e, [&rig] { return rig.fake->live_stagings->load() == 0; }));
+  });
 }
 
 TEST(EngineSrs, ConfigKeys) {
