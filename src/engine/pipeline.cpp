@@ -376,7 +376,16 @@ asio::awaitable<void> race_leg(Ctx c, std::uint32_t m, std::shared_ptr<Race> rac
   };
   try {
     const auto t0 = steady_clock::now();
-    DeviceSet::Lock lock = gpu ? co_await devices.acquire(*gpu) : co_await devices.lock(devices.cpu(), c.plan.priority);
+    // Not `gpu ? co_await ... : co_await ...`: g++ 12 destroys the chosen
+    // operand's result twice there, and this Lock's second destruction
+    // unlocked the device under its next holder (two partitions then ran on
+    // one GPU at once; DeviceSet::Lock::unlock now aborts on it).
+    DeviceSet::Lock lock;
+    if (gpu) {
+      lock = co_await devices.acquire(*gpu);
+    } else {
+      lock = co_await devices.lock(devices.cpu(), c.plan.priority);
+    }
     item.timing.device_wait_ms += ms_since(t0);
     if (!race->dispatched) {
       race->dispatched = true;

@@ -123,6 +123,7 @@ class DeviceSet {
     std::shared_ptr<DeviceBackend> backend;
     std::uint32_t index;
     bool busy = false;        // a prove (or GPU setup, or an SRS release) holds the device
+    std::uint64_t grants = 0;  // times granted: the holder's Lock carries the number of its grant
     std::string proving_srs;  // the SRS of the prove holding it ("" none): resident once it ends
     std::uint32_t jobs = 0;   // jobs with a partition proved here that are still running (load)
     // Activity, for status.
@@ -147,8 +148,8 @@ class DeviceSet {
   class Lock {
    public:
     Lock() = default;
-    Lock(DeviceSet* set, Slot* s) : set_(set), slot_(s) {}
-    Lock(Lock&& o) noexcept : set_(o.set_), slot_(std::exchange(o.slot_, nullptr)) {}
+    Lock(DeviceSet* set, Slot* s) : set_(set), slot_(s), grant_(s->grants) {}
+    Lock(Lock&& o) noexcept : set_(o.set_), slot_(std::exchange(o.slot_, nullptr)), grant_(o.grant_) {}
     Lock& operator=(Lock&& o) noexcept;
     ~Lock() { unlock(); }
     void unlock();
@@ -158,6 +159,7 @@ class DeviceSet {
    private:
     DeviceSet* set_ = nullptr;
     Slot* slot_ = nullptr;
+    std::uint64_t grant_ = 0;  // unlock() aborts unless the slot is still held under this grant
   };
 
   // A job counted on a slot (Slot::jobs) while it runs there; RAII.

@@ -91,12 +91,21 @@ DeviceSet::Lock& DeviceSet::Lock::operator=(Lock&& o) noexcept {
     unlock();
     set_ = o.set_;
     slot_ = std::exchange(o.slot_, nullptr);
+    grant_ = o.grant_;
   }
   return *this;
 }
 
 void DeviceSet::Lock::unlock() {
   if (!slot_) return;
+  if (!slot_->busy || slot_->grants != grant_) {
+    // Two holders of one device: the second would queue work beside the
+    // first's on the same prover (a GPU's staged enqueue aborts on it).
+    std::fprintf(stderr, "cuzk: device %u unlocked by a lock of grant %llu (busy %d, grant %llu)\n", slot_->index,
+                 static_cast<unsigned long long>(grant_), slot_->busy ? 1 : 0,
+                 static_cast<unsigned long long>(slot_->grants));
+    std::abort();
+  }
   slot_->busy = false;
   slot_->proving_srs.clear();
   slot_ = nullptr;
@@ -199,6 +208,7 @@ DeviceSet::Slot* DeviceSet::choose_for(const Waiter& w) {
 
 void DeviceSet::grant(Waiter& w, Slot* slot) {
   slot->busy = true;
+  ++slot->grants;
   // A GPU proving a set counts as holding it from now on (its upload is under way).
   if (!w.pinned && slot != cpu_.get()) slot->proving_srs = w.request.srs_key;
   w.granted = slot;
