@@ -122,10 +122,10 @@ class DeviceSet {
     Slot(std::shared_ptr<DeviceBackend> b, std::uint32_t i) : backend(std::move(b)), index(i) {}
     std::shared_ptr<DeviceBackend> backend;
     std::uint32_t index;
-    bool busy = false;        // a prove (or GPU setup, or an SRS release) holds the device
+    bool busy = false;         // a prove (or GPU setup, or an SRS release) holds the device
     std::uint64_t grants = 0;  // times granted: the holder's Lock carries the number of its grant
-    std::string proving_srs;  // the SRS of the prove holding it ("" none): resident once it ends
-    std::uint32_t jobs = 0;   // jobs with a partition proved here that are still running (load)
+    std::string proving_srs;   // the SRS of the prove holding it ("" none): resident once it ends
+    std::uint32_t jobs = 0;    // jobs with a partition proved here that are still running (load)
     // Activity, for status.
     std::optional<JobId> job;
     std::optional<std::uint32_t> partition;
