@@ -87,6 +87,36 @@ class Groth16Gpu : public ::testing::Test {
     return cpu.prove(params, c.r1cs, ws, bs).at(0);
   }
 
+  // A large demo circuit and a small one whose SRS is at most 1/kSideSrsRatio
+  // of the large one's (a WinningPoSt's beside a PoRep's or SnapDeals'), with
+  // parameters, a blinding, and a prover evaluating a, b, c on the device
+  // (the daemon's setting).
+  struct SideSrsCase {
+    Compiled big, small;
+    Parameters pb, ps;
+    Blinding b;
+    std::unique_ptr<GpuProver> gpu;
+    Proof prove(const Parameters& p, const Compiled& c) {
+      return gpu->prove(p, c.r1cs, std::vector<Witness>{c.w}, std::vector<Blinding>{b}).at(0);
+    }
+  };
+  SideSrsCase side_srs_case() {
+    SideSrsCase t{compile_with_witness(circuits::DemoCircuit(1600, Fr::random(rng_))),
+                  compile_with_witness(circuits::DemoCircuit(100, Fr::random(rng_))),
+                  {},
+                  {},
+                  {},
+                  nullptr};
+    t.pb = groth16::generate_parameters(t.big.r1cs, toxic_waste(), pool_);
+    t.ps = groth16::generate_parameters(t.small.r1cs, toxic_waste(), pool_);
+    EXPECT_GE(ResidentSrs::bytes_for(t.pb), GpuProver::kSideSrsRatio * ResidentSrs::bytes_for(t.ps));
+    t.b = blinding();
+    GpuProverOptions options;
+    options.abc_source = AbcSource::kDevice;
+    t.gpu = std::make_unique<GpuProver>(*device_, pool_, options);
+    return t;
+  }
+
   groth16::VerifyResult verify(const Parameters& params, const Proof& proof, const Witness& w) {
     const groth16::PreparedVerifyingKey pvk = groth16::prepare_verifying_key(params.vk);
     const std::vector<Fr> pub(w.inputs.begin() + 1, w.inputs.end());
@@ -309,18 +339,11 @@ TEST_F(Groth16Gpu, ResidentSrsIsUploadedOnceAndReusedAcrossProofs) {
 // device, and every proof equals the CPU prover's. Another large set replaces
 // both.
 TEST_F(Groth16Gpu, ASmallSrsIsKeptBesideALargeOne) {
-  const Compiled big = compile_with_witness(circuits::DemoCircuit(1600, Fr::random(rng_)));
-  const Compiled small = compile_with_witness(circuits::DemoCircuit(100, Fr::random(rng_)));
-  const Parameters pb = groth16::generate_parameters(big.r1cs, toxic_waste(), pool_);
-  const Parameters ps = groth16::generate_parameters(small.r1cs, toxic_waste(), pool_);
-  ASSERT_GE(ResidentSrs::bytes_for(pb), GpuProver::kSideSrsRatio * ResidentSrs::bytes_for(ps));
-  GpuProverOptions options;
-  options.abc_source = AbcSource::kDevice;  // the daemon's setting
-  GpuProver gpu(*device_, pool_, options);
-  const Blinding b = blinding();
-  auto prove = [&](const Parameters& p, const Compiled& c) {
-    return gpu.prove(p, c.r1cs, std::vector<Witness>{c.w}, std::vector<Blinding>{b}).at(0);
-  };
+  SideSrsCase t = side_srs_case();
+  const Compiled &big = t.big, &small = t.small;
+  const Parameters &pb = t.pb, &ps = t.ps;
+  GpuProver& gpu = *t.gpu;
+  auto prove = [&t](const Parameters& p, const Compiled& c) { return t.prove(p, c); };
   const Proof p1 = prove(pb, big);
   const Proof p2 = prove(ps, small);
   ASSERT_NE(gpu.side_srs(), nullptr);
@@ -332,8 +355,8 @@ TEST_F(Groth16Gpu, ASmallSrsIsKeptBesideALargeOne) {
   const Proof p3 = prove(pb, big);
   const Proof p4 = prove(ps, small);
   EXPECT_EQ(gpu.srs_uploads(), 2u);
-  EXPECT_EQ(groth16::encode_proof(p1), groth16::encode_proof(cpu_proof(pb, big, b)));
-  EXPECT_EQ(groth16::encode_proof(p2), groth16::encode_proof(cpu_proof(ps, small, b)));
+  EXPECT_EQ(groth16::encode_proof(p1), groth16::encode_proof(cpu_proof(pb, big, t.b)));
+  EXPECT_EQ(groth16::encode_proof(p2), groth16::encode_proof(cpu_proof(ps, small, t.b)));
   EXPECT_EQ(p3, p1);
   EXPECT_EQ(p4, p2);
 
@@ -348,18 +371,11 @@ TEST_F(Groth16Gpu, ASmallSrsIsKeptBesideALargeOne) {
 // proved before a SnapDeals job) stays as the side SRS: proving the small
 // circuit again uploads nothing, and both circuits' proofs equal the CPU's.
 TEST_F(Groth16Gpu, ASmallCachedSrsStaysBesideTheLargeOneReplacingIt) {
-  const Compiled big = compile_with_witness(circuits::DemoCircuit(1600, Fr::random(rng_)));
-  const Compiled small = compile_with_witness(circuits::DemoCircuit(100, Fr::random(rng_)));
-  const Parameters pb = groth16::generate_parameters(big.r1cs, toxic_waste(), pool_);
-  const Parameters ps = groth16::generate_parameters(small.r1cs, toxic_waste(), pool_);
-  ASSERT_GE(ResidentSrs::bytes_for(pb), GpuProver::kSideSrsRatio * ResidentSrs::bytes_for(ps));
-  GpuProverOptions options;
-  options.abc_source = AbcSource::kDevice;
-  GpuProver gpu(*device_, pool_, options);
-  const Blinding b = blinding();
-  auto prove = [&](const Parameters& p, const Compiled& c) {
-    return gpu.prove(p, c.r1cs, std::vector<Witness>{c.w}, std::vector<Blinding>{b}).at(0);
-  };
+  SideSrsCase t = side_srs_case();
+  const Compiled &big = t.big, &small = t.small;
+  const Parameters &pb = t.pb, &ps = t.ps;
+  GpuProver& gpu = *t.gpu;
+  auto prove = [&t](const Parameters& p, const Compiled& c) { return t.prove(p, c); };
   const Proof s1 = prove(ps, small);
   ASSERT_NE(gpu.cached_srs(), nullptr);
   EXPECT_TRUE(gpu.cached_srs()->matches(ps));
@@ -373,8 +389,8 @@ TEST_F(Groth16Gpu, ASmallCachedSrsStaysBesideTheLargeOneReplacingIt) {
   const Proof s2 = prove(ps, small);
   const Proof b2 = prove(pb, big);
   EXPECT_EQ(gpu.srs_uploads(), 2u);
-  EXPECT_EQ(groth16::encode_proof(s1), groth16::encode_proof(cpu_proof(ps, small, b)));
-  EXPECT_EQ(groth16::encode_proof(b1), groth16::encode_proof(cpu_proof(pb, big, b)));
+  EXPECT_EQ(groth16::encode_proof(s1), groth16::encode_proof(cpu_proof(ps, small, t.b)));
+  EXPECT_EQ(groth16::encode_proof(b1), groth16::encode_proof(cpu_proof(pb, big, t.b)));
   EXPECT_EQ(s2, s1);
   EXPECT_EQ(b2, b1);
   // Released with the cached set (the engine evicts it).
@@ -388,19 +404,12 @@ TEST_F(Groth16Gpu, ASmallCachedSrsStaysBesideTheLargeOneReplacingIt) {
 // one: the large set's bases and matrices stay, nothing is uploaded again, and
 // both circuits' proofs equal the CPU prover's.
 TEST_F(Groth16Gpu, ASmallSrsIsStreamedBesideALargeOneOnAFullDevice) {
-  const Compiled big = compile_with_witness(circuits::DemoCircuit(1600, Fr::random(rng_)));
-  const Compiled small = compile_with_witness(circuits::DemoCircuit(100, Fr::random(rng_)));
-  const Parameters pb = groth16::generate_parameters(big.r1cs, toxic_waste(), pool_);
-  const Parameters ps = groth16::generate_parameters(small.r1cs, toxic_waste(), pool_);
+  SideSrsCase t = side_srs_case();
+  const Compiled &big = t.big, &small = t.small;
+  const Parameters &pb = t.pb, &ps = t.ps;
+  GpuProver& gpu = *t.gpu;
+  auto prove = [&t](const Parameters& p, const Compiled& c) { return t.prove(p, c); };
   const std::size_t small_bytes = ResidentSrs::bytes_for(ps);
-  ASSERT_GE(ResidentSrs::bytes_for(pb), GpuProver::kSideSrsRatio * small_bytes);
-  GpuProverOptions options;
-  options.abc_source = AbcSource::kDevice;
-  GpuProver gpu(*device_, pool_, options);
-  const Blinding b = blinding();
-  auto prove = [&](const Parameters& p, const Compiled& c) {
-    return gpu.prove(p, c.r1cs, std::vector<Witness>{c.w}, std::vector<Blinding>{b}).at(0);
-  };
   const Proof p1 = prove(pb, big);
   const std::size_t matrices_bytes = gpu.device_r1cs_bytes();
   ASSERT_GT(matrices_bytes, 0u);
@@ -425,7 +434,7 @@ TEST_F(Groth16Gpu, ASmallSrsIsStreamedBesideALargeOneOnAFullDevice) {
   const Proof p4 = prove(ps, small);
   EXPECT_EQ(gpu.srs_uploads(), 2u);
   filler.reset();
-  EXPECT_EQ(groth16::encode_proof(p2), groth16::encode_proof(cpu_proof(ps, small, b)));
+  EXPECT_EQ(groth16::encode_proof(p2), groth16::encode_proof(cpu_proof(ps, small, t.b)));
   EXPECT_EQ(p3, p1);
   EXPECT_EQ(p4, p2);
   EXPECT_EQ(verify(ps, p2, small.w), groth16::VerifyResult::kValid);
