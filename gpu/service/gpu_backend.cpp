@@ -111,16 +111,21 @@ void GpuBackend::release_resident_srs() {
   clean_free_bytes_ = free_bytes_.load();
 }
 
-bool GpuBackend::make_srs_resident(const groth16::Parameters& params, const groth16::R1cs& r1cs) {
+const gpu::ResidentSrs& GpuBackend::cache_srs(const groth16::Parameters& params, const groth16::R1cs* r1cs) {
   try {
-    state_->prover.cache_srs(params, &r1cs);
+    const gpu::ResidentSrs& srs = state_->prover.cache_srs(params, r1cs);
+    note_resident_srs();
+    return srs;
   } catch (...) {
     // A failed upload may have dropped the SRS cached before: holds_srs must
-    // not report it.
+    // not report it (the engine then keeps or reads back the host copy).
     note_resident_srs();
     throw;
   }
-  note_resident_srs();
+}
+
+bool GpuBackend::make_srs_resident(const groth16::Parameters& params, const groth16::R1cs& r1cs) {
+  cache_srs(params, &r1cs);
   note_abc_matrices();
   note_msm_scratch();
   free_bytes_ = state_->device.free_memory_bytes();
@@ -228,18 +233,8 @@ void GpuBackend::start(engine::InstanceStaging& staging, std::function<void(std:
   GpuStaging& g = as_gpu(staging);
   if (g.params == nullptr) std::abort();  // not prepared
   const std::size_t uploads_before = state_->prover.srs_uploads();
-  const gpu::ResidentSrs* cached = nullptr;
-  try {
-    cached = &state_->prover.cache_srs(*g.params, g.r1cs);
-  } catch (...) {
-    // A failed upload may have dropped the SRS cached before: holds_srs must
-    // not report it (the engine then keeps or reads back the host copy).
-    note_resident_srs();
-    throw;
-  }
-  const gpu::ResidentSrs& srs = *cached;
+  const gpu::ResidentSrs& srs = cache_srs(*g.params, g.r1cs);
   g.srs_uploaded = state_->prover.srs_uploads() != uploads_before;
-  note_resident_srs();
   gpu::GpuProver::EnqueueStep step;
   try {
     step = state_->prover.enqueue_start(srs, g.staging);

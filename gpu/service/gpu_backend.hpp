@@ -31,6 +31,10 @@
 #include "runtime/log.hpp"
 #include "util/thread_pool.hpp"
 
+namespace cuzk::gpu {
+class ResidentSrs;
+}  // namespace cuzk::gpu
+
 namespace cuzk::gpu_service {
 
 struct GpuBackendOptions {
@@ -152,6 +156,9 @@ class GpuBackend final : public engine::DeviceBackend {
   // for the loop's queries: its split, and the Parameters object it came
   // from (compared by address and size only, never dereferenced).
   void note_resident_srs();
+  // The prover's cache_srs on this thread, then note_resident_srs (also when
+  // the upload throws: it may have dropped the SRS cached before).
+  const gpu::ResidentSrs& cache_srs(const groth16::Parameters& params, const groth16::R1cs* r1cs);
   mutable std::mutex srs_mu_;
   engine::ResidentSrsSplit srs_split_;                    // guarded by srs_mu_
   const groth16::Parameters* srs_params_ = nullptr;       // guarded by srs_mu_

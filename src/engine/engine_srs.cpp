@@ -149,7 +149,7 @@ asio::awaitable<void> Engine::srs_sweep_loop() {
 // SRS made resident on every GPU that does not hold it yet, as the first
 // partition of its first job would (DeviceBackend::make_srs_resident under
 // the device lock), then its host copy of the bases released once every GPU
-// holds them, as after that partition (pipeline.cpp release_host_copy).
+// holds them, as after that partition (release_host_copy, engine/pipeline.hpp).
 // Measured with a 32 GiB PoRep set: after a restart and a preload that only
 // loaded the set, the daemon held 58.8 GB and a 4-job run then peaked at
 // 106 GB RSS (the 51 GB host copy plus 9 partitions' witnesses synthesized
@@ -245,18 +245,8 @@ asio::awaitable<void> Engine::upload_on_device(std::vector<DeviceSet::Slot*> slo
 }
 
 asio::awaitable<void> Engine::release_held_host_copy(std::shared_ptr<Preload> p) {
-  HostSrsCopy* copy = p->host_copy;
-  if (copy == nullptr || copy->released() || !devices_->has_gpu()) co_return;
-  for (std::size_t i = 0; i < devices_->gpu_count(); ++i) {
-    if (!devices_->gpu(i).backend->holds_srs(*p->params)) co_return;
-  }
-  const auto t0 = steady_clock::now();
-  // 0 when a back end reads the copy now (a CPU retry of a job): kept.
-  const std::uint64_t bytes = co_await runtime::run_on(cpu_, [copy] { return copy->release_if_unused(); });
-  if (bytes == 0) co_return;
-  host_copy_books(p->srs_id, p->host_bytes)(bytes);
-  log_.info("host copy of parameters released (held by every GPU)",
-            {{"srs", p->srs_id}, {"bytes", bytes}, {"ms", ms_between(t0, steady_clock::now())}});
+  if (!host_copy_releasable(*devices_, p->host_copy, *p->params)) co_return;
+  co_await release_host_copy(p->host_copy, cpu_, host_copy_books(p->srs_id, p->host_bytes), log_, p->srs_id);
   changed_.emit();
 }
 

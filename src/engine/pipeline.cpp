@@ -70,26 +70,11 @@ asio::awaitable<std::optional<Error>> use_host_copy(Ctx c, std::uint32_t k, Devi
   co_return e;
 }
 
-asio::awaitable<void> release_host_copy(Ctx c, HostSrsCopy* copy) {
-  const auto t0 = steady_clock::now();
-  const std::uint64_t bytes = co_await runtime::run_on(c.deps.cpu, [copy] { return copy->release_if_unused(); });
-  if (bytes != 0) {
-    if (c.plan.on_host_copy) c.plan.on_host_copy(bytes);
-    c.deps.log.info("host copy of parameters released (held by every GPU)",
-                    {{"srs", c.plan.srs_key}, {"bytes", bytes}, {"ms", ms_since(t0)}});
-  }
-}
-
 // Once every GPU holds the set's bases and no back end reads the host copy,
-// its pages go (a task of the pipeline: releasing 51 GB takes a moment).
+// its pages go (a task of the pipeline).
 void maybe_release_host_copy(Ctx c) {
-  HostSrsCopy* copy = c.plan.host_copy;
-  DeviceSet& devices = c.deps.devices;
-  if (copy == nullptr || copy->released() || !devices.has_gpu()) return;
-  for (std::size_t i = 0; i < devices.gpu_count(); ++i) {
-    if (!devices.gpu(i).backend->holds_srs(*c.plan.params)) return;
-  }
-  c.tasks.spawn(release_host_copy(c, copy));
+  if (!host_copy_releasable(c.deps.devices, c.plan.host_copy, *c.plan.params)) return;
+  c.tasks.spawn(release_host_copy(c.plan.host_copy, c.deps.cpu, c.plan.on_host_copy, c.deps.log, c.plan.srs_key));
 }
 
 // Proves item on the locked device and verifies the proof; nullopt (and

@@ -321,6 +321,15 @@ void note_resident_srs(DeviceSet::Slot& slot, const std::string& srs_id, const g
 // The back end has released the resident SRS.
 void clear_resident_srs(DeviceSet::Slot& slot);
 
+// A set's host copy of its bases may go once every GPU holds them
+// (DeviceBackend::holds_srs); false without GPUs or when already released.
+bool host_copy_releasable(DeviceSet& devices, const HostSrsCopy* copy, const groth16::Parameters& params);
+// Releases `copy` on a `cpu` worker unless a back end reads it now (51 GB
+// take a moment); `books(bytes)` and a log line when it went.
+asio::awaitable<void> release_host_copy(HostSrsCopy* copy, runtime::WorkerPool& cpu,
+                                        std::function<void(std::uint64_t)> books, runtime::Logger& log,
+                                        std::string srs_id);
+
 class StagingPool;  // engine/staged_prove.hpp
 // Staging slots (and prover working sets) a pipeline uses at most: two per
 // GPU (one instance on the device, the next preparing), one without GPUs.

@@ -247,6 +247,27 @@ void note_resident_srs(DeviceSet::Slot& slot, const std::string& srs_id, const g
   if (pinned_bytes != 0) slot.resident_srs_pinned_charge = memory.charge_evictable(pinned_bytes);
 }
 
+bool host_copy_releasable(DeviceSet& devices, const HostSrsCopy* copy, const groth16::Parameters& params) {
+  if (copy == nullptr || copy->released() || !devices.has_gpu()) return false;
+  for (std::size_t i = 0; i < devices.gpu_count(); ++i) {
+    if (!devices.gpu(i).backend->holds_srs(params)) return false;
+  }
+  return true;
+}
+
+asio::awaitable<void> release_host_copy(HostSrsCopy* copy, runtime::WorkerPool& cpu,
+                                        std::function<void(std::uint64_t)> books, runtime::Logger& log,
+                                        std::string srs_id) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t bytes = co_await runtime::run_on(cpu, [copy] { return copy->release_if_unused(); });
+  if (bytes == 0) co_return;
+  if (books) books(bytes);
+  log.info("host copy of parameters released (held by every GPU)",
+           {{"srs", srs_id},
+            {"bytes", bytes},
+            {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}});
+}
+
 void clear_resident_srs(DeviceSet::Slot& slot) {
   slot.resident_srs.clear();
   slot.resident_srs_bytes = 0;
