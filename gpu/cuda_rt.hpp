@@ -139,6 +139,14 @@ class PinnedBuffer {
 class Stream {
  public:
   Stream() { CUZK_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  // highest: the device's greatest stream priority, whose pending thread
+  // blocks the scheduler starts before those of lower-priority streams (a
+  // kernel already running keeps its blocks: no preemption).
+  explicit Stream(bool highest) {
+    int least = 0, greatest = 0;
+    CUZK_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CUZK_CUDA_CHECK(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, highest ? greatest : least));
+  }
   ~Stream() {
     if (s_ != nullptr) CUZK_CUDA_CHECK(cudaStreamDestroy(s_));
   }

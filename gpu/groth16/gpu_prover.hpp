@@ -172,6 +172,12 @@ struct GpuProverOptions {
   // groth16::UnsatisfiedError: from prepare() on the host, before anything
   // reaches the device; from finish() when a, b, c came from the device.
   groth16::SatisfactionCheck satisfaction = groth16::SatisfactionCheck::kSkip;
+  // The prover's streams at the device's greatest priority: a second prover
+  // on the same card (its own Device object, so its own MSM arena and NTT
+  // tables) proves a small circuit while this card's main prover runs a
+  // long partition, its kernels' blocks started ahead of the partition's
+  // pending ones (the service's critical lane, gpu_service::GpuBackend).
+  bool high_priority_streams = false;
 };
 
 // How a witness MSM's scalars were split (all tail when the split is off).

@@ -132,6 +132,7 @@ struct ProveStaging::Impl {
 };
 
 struct GpuProver::Impl {
+  explicit Impl(bool high_priority) : compute(high_priority), copy(high_priority) {}
   int ordinal = 0;
   detail::Stream compute;
   detail::Stream copy;  // uploads of a, b, c and the splits, overlapping the NTTs

@@ -487,7 +487,7 @@ const GpuProveStats& ProveStaging::stats() const { return impl_->stats; }
 GpuProver::GpuProver(Device& device, ThreadPool& pool, GpuProverOptions options)
     : device_(device), pool_(pool), options_(options) {
   DeviceGuard guard(device.info().ordinal);
-  impl_ = std::make_unique<Impl>();
+  impl_ = std::make_unique<Impl>(options.high_priority_streams);
   impl_->ordinal = device.info().ordinal;
 }
 

@@ -41,21 +41,26 @@ engine::ProveBreakdown breakdown_of(const gpu::GpuProveStats& s, bool srs_upload
 
 static gpu::GpuProverOptions prover_options(const GpuBackendOptions& o) {
   gpu::GpuProverOptions p;
-  p.abc_source = o.abc_on_device ? gpu::AbcSource::kDevice : gpu::AbcSource::kHost;
+  p.abc_source = o.abc_on_device && !o.critical_lane ? gpu::AbcSource::kDevice : gpu::AbcSource::kHost;
+  p.high_priority_streams = o.critical_lane;
   if (o.srs_device_budget_bytes) p.srs_device_budget_bytes = std::size_t(*o.srs_device_budget_bytes);
   return p;
 }
 
 struct GpuBackend::State {
   State(int ordinal, ThreadPool& math, const GpuBackendOptions& o)
-      : options(prover_options(o)), device(ordinal), prover(device, math, options) {
+      : options(prover_options(o)),
+        lane_pool(o.critical_lane ? std::make_unique<ThreadPool>(kLaneThreads) : nullptr),
+        device(ordinal),
+        prover(device, lane_pool ? *lane_pool : math, options) {
     if (o.msm_scratch_bytes != 0) {  // the prover reads the tuning per call: set before the first
       gpu::Device::MsmTuning t = device.msm_tuning();
       t.scratch_limit_bytes = o.msm_scratch_bytes;
       device.set_msm_tuning(t);
     }
   }
-  gpu::GpuProverOptions options;  // also read by srs_device_bytes' estimate
+  gpu::GpuProverOptions options;          // also read by srs_device_bytes' estimate
+  std::unique_ptr<ThreadPool> lane_pool;  // a critical lane's host steps
   gpu::Device device;
   gpu::GpuProver prover;
 };
@@ -75,7 +80,7 @@ GpuBackend::GpuBackend(int ordinal, ThreadPool& math, GpuBackendOptions options)
   state_ = on_device([this] { return std::make_unique<State>(ordinal_, math_, options_); });
   const gpu::DeviceInfo& info = state_->device.info();
   std::ostringstream n;
-  n << "cuda:" << ordinal_ << ' ' << info.name;
+  n << "cuda:" << ordinal_ << ' ' << info.name << (options_.critical_lane ? " (critical lane)" : "");
   name_ = n.str();
   total_bytes_ = info.global_memory_bytes;
   free_bytes_ = on_device([this] { return static_cast<std::uint64_t>(state_->device.free_memory_bytes()); });
@@ -402,19 +407,23 @@ std::vector<int> select_devices(const std::string& setting) {
 
 std::vector<std::shared_ptr<engine::DeviceBackend>> make_gpu_backends(const std::string& setting,
                                                                       std::uint32_t workers_per_device,
-                                                                      GpuBackendOptions options, ThreadPool& math,
-                                                                      runtime::Logger& log) {
+                                                                      bool critical_lane, GpuBackendOptions options,
+                                                                      ThreadPool& math, runtime::Logger& log) {
   options.log = &log;
   std::vector<std::shared_ptr<engine::DeviceBackend>> out;
   for (int ordinal : select_devices(setting)) {
-    for (std::uint32_t w = 0; w < std::max<std::uint32_t>(1, workers_per_device); ++w) {
+    const std::uint32_t workers = std::max<std::uint32_t>(1, workers_per_device);
+    for (std::uint32_t w = 0; w < workers + (critical_lane ? 1 : 0); ++w) {
       try {
-        auto b = std::make_shared<GpuBackend>(ordinal, math, options);
+        GpuBackendOptions o = options;
+        o.critical_lane = w == workers;
+        auto b = std::make_shared<GpuBackend>(ordinal, math, o);
         log.info("gpu back end", {{"device", b->name()},
                                   {"memory_bytes", b->memory().total_bytes},
                                   {"free_bytes", b->memory().free_bytes},
                                   {"worker", w},
-                                  {"abc_on_device", options.abc_on_device ? "yes" : "no"},
+                                  {"critical_lane", o.critical_lane ? "yes" : "no"},
+                                  {"abc_on_device", o.abc_on_device && !o.critical_lane ? "yes" : "no"},
                                   {"msm_scratch_bytes", b->msm_scratch_limit_bytes()},
                                   {"srs_device_budget", options.srs_device_budget_bytes
                                                             ? std::to_string(*options.srs_device_budget_bytes)

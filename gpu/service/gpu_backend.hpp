@@ -55,6 +55,16 @@ struct GpuBackendOptions {
   // srs_device_budget_bytes; 0 streams it all). Empty: auto, the whole SRS
   // when it fits beside the working set (an H200 holds the 32 GiB PoRep SRS).
   std::optional<std::uint64_t> srs_device_budget_bytes = std::nullopt;
+  // This back end is its card's critical lane ([gpu] critical_lane; made by
+  // make_gpu_backends beside the card's workers, for the engine's
+  // DeviceSet::lane): a second gpu::Device object on the card (its own MSM
+  // arena and NTT tables) whose prover's streams run at the device's
+  // greatest priority, a, b, c evaluated on the host (small circuits), and
+  // host steps on a pool of its own (kLaneThreads: the math pool runs one
+  // parallel_for at a time, a partition's among them). So a WinningPoSt
+  // proves while the card's worker runs a PoRep partition, instead of
+  // waiting up to that partition's device time (~1.0-1.4 s).
+  bool critical_lane = false;
   // Where the back end logs (the matrices' upload, host fallbacks); null: nowhere.
   runtime::Logger* log = nullptr;
 };
@@ -69,8 +79,13 @@ class GpuBackend final : public engine::DeviceBackend {
   GpuBackend(const GpuBackend&) = delete;
   GpuBackend& operator=(const GpuBackend&) = delete;
 
+  // Host threads of a critical lane's prover (a, b, c of a 2^19 domain and
+  // the witness MSMs' selection).
+  static constexpr std::size_t kLaneThreads = 4;
+
   std::string name() const override { return name_; }
   std::optional<std::uint32_t> ordinal() const override { return static_cast<std::uint32_t>(ordinal_); }
+  bool critical_lane() const override { return options_.critical_lane; }
   engine::BackendMemory memory() const override;
   bool keeps_srs_resident() const override { return true; }
   // The resident SRS's device part when `params` is the set resident now,
@@ -177,13 +192,14 @@ class GpuBackend final : public engine::DeviceBackend {
 // a malformed list.
 std::vector<int> select_devices(const std::string& setting);
 
-// One back end per selected device and per worker; devices that fail to open
-// are logged and skipped. Empty when there is no usable GPU.
-// `options` for each (their log set to `log`).
+// One back end per selected device and per worker, plus with
+// `critical_lane` one lane per device (GpuBackendOptions::critical_lane);
+// devices that fail to open are logged and skipped. Empty when there is no
+// usable GPU. `options` for each (their log set to `log`).
 std::vector<std::shared_ptr<engine::DeviceBackend>> make_gpu_backends(const std::string& setting,
                                                                       std::uint32_t workers_per_device,
-                                                                      GpuBackendOptions options, ThreadPool& math,
-                                                                      runtime::Logger& log);
+                                                                      bool critical_lane, GpuBackendOptions options,
+                                                                      ThreadPool& math, runtime::Logger& log);
 
 // A generator of development parameters running on `backend`'s device.
 engine::DevParamsGenerator gpu_dev_params_generator(std::shared_ptr<engine::DeviceBackend> backend);

@@ -180,6 +180,7 @@ Config parse_config(const std::string& toml_text, const std::string& origin) {
     c.gpu_workers_per_device = *v;
   }
   if (auto v = r.get<bool>("gpu", "abc_on_device")) c.gpu_abc_on_device = *v;
+  if (auto v = r.get<bool>("gpu", "critical_lane")) c.gpu_critical_lane = *v;
   if (auto v = r.get<std::string>("gpu", "msm_scratch")) {
     if (*v == "auto") {
       c.gpu_msm_scratch_bytes = 0;

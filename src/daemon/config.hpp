@@ -49,6 +49,9 @@ struct Config {
   // R1CS matrices kept there, instead of on the host pool
   // (gpu_service::GpuBackendOptions::abc_on_device).
   bool gpu_abc_on_device = true;
+  // One more prover per device for small critical partitions, on streams of
+  // the device's greatest priority (gpu_service::GpuBackendOptions::critical_lane).
+  bool gpu_critical_lane = true;
   // Device memory one prover's MSMs may use as scratch (gpu.msm_scratch:
   // "auto" or a size); 0: the device's default (a quarter of its memory
   // within 8..32 GiB; 5/12 up to 64 GiB from 128 GiB on). Less makes large

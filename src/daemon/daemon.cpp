@@ -299,7 +299,10 @@ int run(const Config& config, runtime::Logger& log, ConfigReloader reload, std::
                                                                                 : "no usable GPU"},
                                       {"math_threads", math.size()}});
     } else {
-      log.info("proving on GPUs", {{"devices", gpus.size()}, {"first", gpus.front()->name()}});
+      const auto lanes = static_cast<std::size_t>(
+          std::count_if(gpus.begin(), gpus.end(), [](const auto& b) { return b->critical_lane(); }));
+      log.info("proving on GPUs",
+               {{"workers", gpus.size() - lanes}, {"critical_lanes", lanes}, {"first", gpus.front()->name()}});
       if (backends.dev_params) engine.set_dev_params_generator(backends.dev_params(gpus.front()));
       engine.set_gpu_backends(std::move(gpus));
     }

@@ -46,7 +46,7 @@ using ConfigReloader = std::function<LoadedConfig()>;
 // CUDA is built; tests and CPU-only builds leave it empty: CPU proving).
 struct BackendFactory {
   // GPU back ends for the [gpu] section: devices ("auto", "none", "0,1"),
-  // workers_per_device, abc_on_device, msm_scratch, srs_device_budget
+  // workers_per_device, critical_lane, abc_on_device, msm_scratch, srs_device_budget
   // (Config's gpu_* fields).
   std::function<std::vector<std::shared_ptr<engine::DeviceBackend>>(const Config& config, ThreadPool& math,
                                                                     runtime::Logger& log)>

@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
       options.abc_on_device = c.gpu_abc_on_device;
       options.msm_scratch_bytes = c.gpu_msm_scratch_bytes;
       options.srs_device_budget_bytes = c.gpu_srs_device_budget_bytes;
-      return cuzk::gpu_service::make_gpu_backends(c.gpu_devices, c.gpu_workers_per_device, options, math, log);
+      return cuzk::gpu_service::make_gpu_backends(c.gpu_devices, c.gpu_workers_per_device, c.gpu_critical_lane, options,
+                                                  math, log);
     };
     backends.dev_params = cuzk::gpu_service::gpu_dev_params_generator;
 #endif

@@ -92,6 +92,11 @@ class DeviceBackend {
   virtual std::string name() const = 0;
   // The GPU ordinal; nullopt for the CPU back end.
   virtual std::optional<std::uint32_t> ordinal() const = 0;
+  // A card's critical lane (a GPU back end beside the card's workers, with
+  // streams of the greatest priority): the engine proves only small
+  // critical partitions there (a WinningPoSt racing a busy GPU), never a
+  // job's partitions by the dispatch rule (DeviceSet::lane). Default: false.
+  virtual bool critical_lane() const { return false; }
   // Thread-safe (a cached value: the device thread may be busy).
   virtual BackendMemory memory() const = 0;
   // Whether the SRS of the last Parameters object proved with stays on the

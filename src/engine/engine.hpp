@@ -71,7 +71,8 @@ struct EngineConfig {
   // the device queue (both by priority). 0: critical jobs wait for a worker.
   std::size_t critical_workers = 1;
   // A WinningPoSt that finds no GPU free (a long partition or an SRS upload
-  // holds them) is also proved on the CPU; the first verified proof answers.
+  // holds them) is also proved on a free critical lane (DeviceSet::lane),
+  // else on the CPU; the first verified proof answers.
   bool winning_post_cpu_race = true;
   AdmissionPolicy admission;
   std::chrono::milliseconds result_ttl{std::chrono::minutes(10)};

@@ -100,6 +100,10 @@ void Engine::apply_srs_actions(const std::vector<policy::SrsAction>& actions) {
       DeviceSet::Slot& slot = devices_->gpu(i);
       if (slot.resident_srs == id) tasks_.spawn(release_device_srs(slot, id));
     }
+    for (std::size_t i = 0; i < devices_->lane_count(); ++i) {
+      DeviceSet::Slot& slot = devices_->lane(i);
+      if (slot.resident_srs == id) tasks_.spawn(release_device_srs(slot, id));
+    }
     log_.info("parameters evicted", {{"srs", id}, {"bytes", a.bytes}, {"dropped", dropped}});
   }
   changed_.emit();
@@ -186,11 +190,16 @@ asio::awaitable<std::uint32_t> Engine::make_resident_on_gpus(std::shared_ptr<Pre
   // one after the other: two uploads sized from one device's free memory at
   // once could both place the whole SRS. Devices in parallel: each has its
   // own link.
+  // A set small enough for the critical lanes goes up there too (after the
+  // device's workers), so that a lane's first proof of it uploads nothing.
   std::map<std::uint32_t, std::vector<DeviceSet::Slot*>> by_device;
-  for (std::size_t i = 0; i < devices_->gpu_count(); ++i) {
-    DeviceSet::Slot& slot = devices_->gpu(i);
-    if (slot.backend->holds_srs(*p->params)) continue;
+  auto add = [&by_device, &p](DeviceSet::Slot& slot) {
+    if (slot.backend->holds_srs(*p->params)) return;
     by_device[slot.backend->ordinal().value_or(slot.index)].push_back(&slot);
+  };
+  for (std::size_t i = 0; i < devices_->gpu_count(); ++i) add(devices_->gpu(i));
+  if (params_host_bytes(*p->params) <= DeviceSet::kLaneSrsMaxBytes) {
+    for (std::size_t i = 0; i < devices_->lane_count(); ++i) add(devices_->lane(i));
   }
   for (auto& entry : by_device) {
     ++p->uploads;

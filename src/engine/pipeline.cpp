@@ -1,6 +1,7 @@
 #include "engine/pipeline.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -336,25 +337,33 @@ void record_proof(Ctx c, std::uint32_t m, Item& item, const groth16::Proof& proo
   ++mb.proved;
 }
 
-// A partition raced on a GPU and on the CPU (PartitionPlan::race_on_cpu):
-// the partition itself waits for a GPU, the CPU proves a copy.
+// A partition raced on a GPU and on a second prover (PartitionPlan::race_on_cpu):
+// leg 0 waits for a GPU by the dispatch rule; leg 1 takes a card's free
+// critical lane (DeviceSet::lane: streams of the greatest priority beside the
+// card's partition) or else the CPU. The partition's own item (its prepared
+// staging and reservation; left where it is, since a staging may refer to
+// its witness) goes to the leg likelier to answer first: the lane, else the
+// GPU; the other leg proves a copy of the witness.
 struct Race {
-  Item gpu, cpu;
+  Item copy;
+  std::array<Item*, 2> legs{};
   bool dispatched = false;  // a leg got a device (the member's dispatch count)
   bool won = false;         // a leg's proof is recorded
   int running = 2;
-  std::string gpu_why, cpu_why;
-  bool gpu_threw = false, cpu_threw = false;
+  std::array<std::string, 2> why;
+  std::array<bool, 2> threw{false, false};
 };
 
 // One leg: its device, then its prove unless the other leg has answered.
+// `gpu`: leg 0's request; else leg 1 on `pinned`.
 asio::awaitable<void> race_leg(Ctx c, std::uint32_t m, std::shared_ptr<Race> race,
-                               std::optional<DeviceSet::Request> gpu) {
+                               std::optional<DeviceSet::Request> gpu, DeviceSet::Slot* pinned) {
   State& st = c.st;
   DeviceSet& devices = c.deps.devices;
-  Item& item = gpu ? race->gpu : race->cpu;
-  std::string& why = gpu ? race->gpu_why : race->cpu_why;
-  bool& threw = gpu ? race->gpu_threw : race->cpu_threw;
+  const std::size_t leg = gpu ? 0 : 1;
+  Item& item = *race->legs[leg];
+  std::string& why = race->why[leg];
+  bool& threw = race->threw[leg];
   auto leave = [&] {
     --race->running;
     st.changed.notify_all();
@@ -369,7 +378,7 @@ asio::awaitable<void> race_leg(Ctx c, std::uint32_t m, std::shared_ptr<Race> rac
     if (gpu) {
       lock = co_await devices.acquire(*gpu);
     } else {
-      lock = co_await devices.lock(devices.cpu(), c.plan.priority);
+      lock = co_await devices.lock(*pinned, c.plan.priority);
     }
     item.timing.device_wait_ms += ms_since(t0);
     if (!race->dispatched) {
@@ -402,27 +411,34 @@ asio::awaitable<void> race_leg(Ctx c, std::uint32_t m, std::shared_ptr<Race> rac
   leave();
 }
 
-// No GPU is free for a racing partition: the CPU proves a copy of it while
-// it waits for a GPU (both legs are tasks of the run, waited for here). True
-// when a leg's proof was recorded; else `why` names both legs' failures.
-// `item` is handed back for done() (its reservation and witness).
+// No GPU is free for a racing partition: a critical lane or the CPU proves it
+// too while it waits for a GPU (both legs are tasks of the run, waited for
+// here). True when a leg's proof was recorded; else `why` names both legs'
+// failures. `item` is handed back for done() (its reservation and witness).
 asio::awaitable<bool> race_item(Ctx c, Item& item, DeviceSet::Request request, std::string& why) {
   State& st = c.st;
+  DeviceSet& devices = c.deps.devices;
   const std::uint32_t m = st.member_of(item.k);
+  DeviceSet::Slot* lane =
+      params_host_bytes(*c.plan.params) <= DeviceSet::kLaneSrsMaxBytes ? devices.free_lane() : nullptr;
+  DeviceSet::Slot& second = lane != nullptr ? *lane : devices.cpu();
+  const std::size_t own = lane != nullptr ? 1 : 0;  // the leg proving the partition's own item
   auto race = std::make_shared<Race>();
-  race->cpu.k = item.k;
-  race->cpu.timing = item.timing;
-  race->cpu.witness = item.witness;  // the CPU's own copy: small circuits only
-  race->gpu = std::move(item);
-  c.deps.log.info("no GPU free: the CPU races for the partition",
-                  {{"job", st.members[m].job}, {"partition", race->gpu.timing.partition}});
-  c.tasks.spawn(race_leg(c, m, race, std::move(request)));
-  c.tasks.spawn(race_leg(c, m, race, std::nullopt));
+  race->copy.k = item.k;
+  race->copy.timing = item.timing;
+  race->copy.witness = item.witness;  // the other leg's own copy: small circuits only
+  race->legs[own] = &item;            // outlives both legs: waited for below
+  race->legs[1 - own] = &race->copy;
+  c.deps.log.info(
+      lane != nullptr ? "no GPU free: the critical lane races for the partition"
+                      : "no GPU free: the CPU races for the partition",
+      {{"job", st.members[m].job}, {"partition", item.timing.partition}, {"device", second.backend->name()}});
+  c.tasks.spawn(race_leg(c, m, race, std::move(request), nullptr));
+  c.tasks.spawn(race_leg(c, m, race, std::nullopt, &second));
   while (race->running > 0) co_await changed(st);
-  item = std::move(race->gpu);
   if (race->won) co_return true;
-  if (!item.input_fault) item.input_fault = race->cpu.input_fault;
-  why = "gpu: " + race->gpu_why + "; cpu: " + race->cpu_why;
+  if (!item.input_fault) item.input_fault = race->copy.input_fault;
+  why = "gpu: " + race->why[0] + "; " + (lane != nullptr ? "lane: " : "cpu: ") + race->why[1];
   co_return false;
 }
 

@@ -190,6 +190,13 @@ class DeviceSet {
     const Slot* exclude = nullptr;  // a GPU that just failed this partition
   };
 
+  // Parameter sets a critical lane proves: bases of at most this many bytes
+  // (a 32 GiB WinningPoSt's 0.24 GB, 2 KiB and demo sets).
+  static constexpr std::uint64_t kLaneSrsMaxBytes = std::uint64_t{1} << 30;
+
+  // `gpus` whose back end is a critical lane (DeviceBackend::critical_lane)
+  // become lanes, the others the GPUs of the dispatch rule. Slot indices:
+  // the GPUs, the CPU, then the lanes.
   DeviceSet(asio::any_io_executor loop, std::shared_ptr<DeviceBackend> cpu,
             std::vector<std::shared_ptr<DeviceBackend>> gpus);
   ~DeviceSet();  // no waiter may be left
@@ -199,6 +206,11 @@ class DeviceSet {
   Slot& gpu(std::size_t i) { return *gpus_.at(i); }
   Slot& cpu() { return *cpu_; }
   bool is_cpu(const Slot& s) const { return &s == cpu_.get(); }
+  // The critical lanes: taken only by lock(), never by acquire()'s rule.
+  std::size_t lane_count() const { return lanes_.size(); }
+  Slot& lane(std::size_t i) { return *lanes_.at(i); }
+  // A lane no prove holds and no waiter has asked for, or null.
+  Slot* free_lane();
   // A device for one partition: a GPU by the dispatch rule (the CPU when
   // there is no GPU), waited for by priority.
   asio::awaitable<Lock> acquire(Request request);
@@ -237,6 +249,7 @@ class DeviceSet {
 
   std::vector<std::unique_ptr<Slot>> gpus_;
   std::unique_ptr<Slot> cpu_;
+  std::vector<std::unique_ptr<Slot>> lanes_;
   std::uint64_t cpu_retries_ = 0;
   std::list<Waiter> waiters_;  // service order
   std::uint64_t next_seq_ = 0;

@@ -116,10 +116,29 @@ void DeviceSet::Lock::unlock() {
 DeviceSet::DeviceSet(asio::any_io_executor loop, std::shared_ptr<DeviceBackend> cpu,
                      std::vector<std::shared_ptr<DeviceBackend>> gpus)
     : granted_(loop) {
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    gpus_.push_back(std::make_unique<Slot>(std::move(gpus[i]), static_cast<std::uint32_t>(i)));
+  std::vector<std::shared_ptr<DeviceBackend>> lanes;
+  for (std::shared_ptr<DeviceBackend>& b : gpus) {
+    if (b->critical_lane()) {
+      lanes.push_back(std::move(b));
+    } else {
+      gpus_.push_back(std::make_unique<Slot>(std::move(b), static_cast<std::uint32_t>(gpus_.size())));
+    }
   }
   cpu_ = std::make_unique<Slot>(std::move(cpu), static_cast<std::uint32_t>(gpus_.size()));
+  for (std::shared_ptr<DeviceBackend>& b : lanes) {
+    const auto index = static_cast<std::uint32_t>(gpus_.size() + 1 + lanes_.size());
+    lanes_.push_back(std::make_unique<Slot>(std::move(b), index));
+  }
+}
+
+DeviceSet::Slot* DeviceSet::free_lane() {
+  for (const auto& s : lanes_) {
+    if (s->busy) continue;
+    const bool asked = std::any_of(waiters_.begin(), waiters_.end(),
+                                   [&s](const Waiter& w) { return w.pinned == s.get() && !w.granted; });
+    if (!asked) return s.get();
+  }
+  return nullptr;
 }
 
 DeviceSet::~DeviceSet() {
@@ -317,6 +336,7 @@ std::vector<DeviceWorkerView> DeviceSet::views() const {
   };
   for (const auto& s : gpus_) add(*s);
   add(*cpu_);
+  for (const auto& s : lanes_) add(*s);
   return out;
 }
 

@@ -440,6 +440,50 @@ TEST_F(Groth16Gpu, ASmallSrsIsStreamedBesideALargeOneOnAFullDevice) {
   EXPECT_EQ(verify(ps, p2, small.w), groth16::VerifyResult::kValid);
 }
 
+// The service's critical lane (gpu_service::GpuBackend): a second Device
+// object on the same card with a high-priority prover proves a small circuit
+// while the main prover's instance of a larger one is queued on the card.
+// Both proofs equal the CPU's. How long the small proof took beside the
+// large one is printed, not asserted (the daemon's benchmark measures it).
+TEST_F(Groth16Gpu, AHighPriorityProverOnTheSameCardProvesBesideAnInstanceInFlight) {
+  const Compiled big =
+      compile_with_witness(circuits::DemoCircuit(circuits::DemoCircuit::rounds_for_log_domain(18), Fr::random(rng_)));
+  const Compiled small = compile_with_witness(circuits::DemoCircuit(100, Fr::random(rng_)));
+  const Parameters pb = groth16::generate_parameters(big.r1cs, toxic_waste(), pool_);
+  const Parameters ps = groth16::generate_parameters(small.r1cs, toxic_waste(), pool_);
+  const Blinding b = blinding();
+  const std::vector<Witness> small_ws{small.w};
+  const std::vector<Blinding> bs{b};
+
+  GpuProver main(*device_, pool_);
+  Device lane_device(device_->info().ordinal);
+  ThreadPool lane_pool{2};
+  GpuProverOptions lane_options;
+  lane_options.high_priority_streams = true;
+  GpuProver lane(lane_device, lane_pool, lane_options);
+  const Proof first = lane.prove(ps, small.r1cs, small_ws, bs).at(0);  // the lane's SRS and tables
+
+  const ResidentSrs& srs = main.cache_srs(pb);
+  ProveStaging staging;
+  main.prepare(big.r1cs, big.w, staging);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Fence fence = main.enqueue(srs, staging);
+  const Proof beside = lane.prove(ps, small.r1cs, small_ws, bs).at(0);
+  const double lane_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const bool main_done_first = fence.ready();
+  const Proof big_proof = main.finish(srs, staging, b);
+  const double both_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf(
+      "[ lane: small proof %.1f ms from the large instance's enqueue, large done %.1f ms; large done first: %s ]\n",
+      lane_ms, both_ms, main_done_first ? "yes" : "no");
+
+  EXPECT_EQ(lane.srs_uploads(), 1u);
+  EXPECT_EQ(beside, first);
+  EXPECT_EQ(groth16::encode_proof(beside), groth16::encode_proof(cpu_proof(ps, small, b)));
+  EXPECT_EQ(groth16::encode_proof(big_proof), groth16::encode_proof(cpu_proof(pb, big, b)));
+  EXPECT_EQ(verify(pb, big_proof, big.w), groth16::VerifyResult::kValid);
+}
+
 TEST_F(Groth16Gpu, RequestsThatDoNotFitFailWithTypedErrors) {
   const Compiled c = compile_with_witness(SquareChain{Fr::random(rng_), Fr::random(rng_), 20});
   const Parameters params = groth16::generate_parameters(c.r1cs, toxic_waste(), pool_);

@@ -229,14 +229,20 @@ TEST(EngineBackends, ThrowingDeviceFailsTheJobAndServesTheNext) {
 // The pipeline on its own, with demo witnesses as partitions.
 
 struct PipelineRig {
-  PipelineRig(std::uint64_t budget_bytes)
+  // with_lane: the GPU's card has a critical lane (lane_fake).
+  explicit PipelineRig(std::uint64_t budget_bytes, bool with_lane = false)
       : log(runtime::LogLevel::kWarn), math(2), cpu(2), synthesis(4), memory(loop.executor(), budget_bytes) {
     dir = testing::make_temp_dir("cuzk-pipeline-test");
     params = std::make_unique<ParamStore>(dir, math, log);
     demo = params->get_demo(5).params;
     fake = std::make_shared<FakeBackend>("fake:0", 0, math);
-    devices = std::make_unique<DeviceSet>(loop.executor(), std::make_shared<CpuBackend>(cpu, math),
-                                          std::vector<std::shared_ptr<DeviceBackend>>{fake});
+    std::vector<std::shared_ptr<DeviceBackend>> gpus{fake};
+    if (with_lane) {
+      lane_fake = std::make_shared<FakeBackend>("fake:0 lane", 0, math);
+      lane_fake->lane = true;
+      gpus.push_back(lane_fake);
+    }
+    devices = std::make_unique<DeviceSet>(loop.executor(), std::make_shared<CpuBackend>(cpu, math), std::move(gpus));
   }
   ~PipelineRig() {
     devices.reset();
@@ -305,6 +311,7 @@ struct PipelineRig {
   std::unique_ptr<ParamStore> params;
   std::shared_ptr<const CircuitParams> demo;
   std::shared_ptr<FakeBackend> fake;
+  std::shared_ptr<FakeBackend> lane_fake;  // with_lane
   std::unique_ptr<DeviceSet> devices;
   std::mutex mu;
   std::vector<Clock::time_point> synth_start, synth_end;
@@ -383,67 +390,118 @@ TEST(PartitionPipeline, ProvedWitnessMemoryIsReusedByALaterSynthesis) {
   EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
 }
 
-// A racing partition (PartitionPlan::race_on_cpu: WinningPoSt) that finds
-// the only GPU held by another job's partition is proved on the CPU and
-// answered while the GPU is still held; the GPU, once free, proves only the
-// other job's partition.
-TEST(PartitionPipeline, RacingPartitionIsAnsweredByTheCpuWhileTheGpuIsHeld) {
-  constexpr std::uint64_t kW = 1 << 20;
-  PipelineRig rig(1ull << 40);
+// Job 1's partition holds the only GPU (the fake held) while job 2's racing
+// partition (PartitionPlan::race_on_cpu: WinningPoSt, critical) arrives; the
+// GPU is let go once job 2 is answered. Should the race not answer, the GPU
+// is let go after 120 s so that the test ends (and fails) instead of hanging.
+struct RaceWhileHeld {
+  std::optional<Result<PipelineOutcome>> held, racing;
+  bool guard_fired = false;
+};
+RaceWhileHeld race_while_the_gpu_is_held(PipelineRig& rig) {
+  RaceWhileHeld r;
   rig.fake->hold();
-  const PartitionPlan a = rig.plan(1, 0ms, kW);
+  const PartitionPlan a = rig.plan(1, 0ms, 1 << 20);
   PartitionPlan b = a;
   b.job = 2;
   b.priority = Priority::kCritical;
   b.race_on_cpu = true;
   runtime::CancelFlag cancel_a, cancel_b;
-  std::optional<Result<PipelineOutcome>> out_a, answered_b;
-  // Should the race not answer, the GPU is let go after 120 s so that the
-  // test ends (and fails below) instead of hanging.
   asio::steady_timer guard(rig.loop.executor(), 120s);
-  bool guard_fired = false;
   guard.async_wait([&](asio::error_code ec) {
     if (ec) return;
-    guard_fired = true;
+    r.guard_fired = true;
     rig.fake->release();
   });
   runtime::TaskSet tasks(rig.loop.executor());
-  tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
+  tasks.spawn([](PipelineRig& rg, const PartitionPlan& plan, runtime::CancelFlag& c,
                  std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
     out.emplace(
-        co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan, c));
-  }(rig, a, cancel_a, out_a));
-  tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
+        co_await run_partition_pipeline(PipelineDeps{rg.synthesis, rg.cpu, *rg.devices, rg.memory, rg.log}, plan, c));
+  }(rig, a, cancel_a, r.held));
+  tasks.spawn([](PipelineRig& rg, const PartitionPlan& plan, runtime::CancelFlag& c,
                  std::optional<Result<PipelineOutcome>>& answered, asio::steady_timer& g) -> asio::awaitable<void> {
-    EXPECT_TRUE(co_await testing::eventually(*r.devices,
-                                             [&r] { return r.devices->gpu(0).busy; }));  // a's partition holds the GPU
+    EXPECT_TRUE(co_await testing::eventually(
+        *rg.devices, [&rg] { return rg.devices->gpu(0).busy; }));  // a's partition holds the GPU
     PlanMember pm;
     pm.job = plan.job;
     pm.partitions = 1;
     pm.cancel = &c;
-    pm.on_done = [&r, &answered, &g](const Result<PipelineOutcome>& o) {
+    pm.on_done = [&rg, &answered, &g](const Result<PipelineOutcome>& o) {
       answered.emplace(o);
       g.cancel();
-      r.fake->release();
+      rg.fake->release();
     };
     std::vector<PlanMember> members;
     members.push_back(std::move(pm));
-    co_await run_batch_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan,
+    co_await run_batch_pipeline(PipelineDeps{rg.synthesis, rg.cpu, *rg.devices, rg.memory, rg.log}, plan,
                                 std::move(members));
-  }(rig, b, cancel_b, answered_b, guard));
+  }(rig, b, cancel_b, r.racing, guard));
   rig.loop.run();
   EXPECT_EQ(tasks.size(), 0u);
-  EXPECT_FALSE(guard_fired);
-  ASSERT_TRUE(answered_b.has_value());
-  ASSERT_TRUE(answered_b->ok()) << answered_b->error().message;
-  expect_valid(rig, answered_b->value(), 1);
-  EXPECT_EQ(answered_b->value().timings.at(0).device, rig.devices->cpu().backend->name());
-  ASSERT_TRUE(out_a.has_value());
-  ASSERT_TRUE(out_a->ok()) << out_a->error().message;
-  expect_valid(rig, out_a->value(), 1);
-  EXPECT_EQ(out_a->value().timings.at(0).device, "fake:0");
+  return r;
+}
+
+// The racing partition is proved on the CPU and answered while the GPU is
+// still held; the GPU, once free, proves only the other job's partition.
+TEST(PartitionPipeline, RacingPartitionIsAnsweredByTheCpuWhileTheGpuIsHeld) {
+  PipelineRig rig(1ull << 40);
+  RaceWhileHeld r = race_while_the_gpu_is_held(rig);
+  EXPECT_FALSE(r.guard_fired);
+  ASSERT_TRUE(r.racing.has_value());
+  ASSERT_TRUE(r.racing->ok()) << r.racing->error().message;
+  expect_valid(rig, r.racing->value(), 1);
+  EXPECT_EQ(r.racing->value().timings.at(0).device, rig.devices->cpu().backend->name());
+  ASSERT_TRUE(r.held.has_value());
+  ASSERT_TRUE(r.held->ok()) << r.held->error().message;
+  expect_valid(rig, r.held->value(), 1);
+  EXPECT_EQ(r.held->value().timings.at(0).device, "fake:0");
   EXPECT_EQ(rig.fake->calls().size(), 1u);  // the GPU proved a's partition only
   EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
+}
+
+// With a critical lane on the card, the racing partition proves there (in
+// the staging prepared for it), not on the CPU, while the GPU is held; the
+// lane proves nothing else.
+TEST(PartitionPipeline, RacingPartitionIsAnsweredByTheCriticalLaneWhileTheGpuIsHeld) {
+  PipelineRig rig(1ull << 40, /*with_lane=*/true);
+  ASSERT_EQ(rig.devices->gpu_count(), 1u);
+  ASSERT_EQ(rig.devices->lane_count(), 1u);
+  EXPECT_EQ(rig.devices->lane(0).index, 2u);  // after the GPU and the CPU
+  RaceWhileHeld r = race_while_the_gpu_is_held(rig);
+  EXPECT_FALSE(r.guard_fired);
+  ASSERT_TRUE(r.racing.has_value());
+  ASSERT_TRUE(r.racing->ok()) << r.racing->error().message;
+  expect_valid(rig, r.racing->value(), 1);
+  EXPECT_EQ(r.racing->value().timings.at(0).device, "fake:0 lane");
+  ASSERT_TRUE(r.held.has_value());
+  ASSERT_TRUE(r.held->ok()) << r.held->error().message;
+  EXPECT_EQ(r.held->value().timings.at(0).device, "fake:0");
+  EXPECT_EQ(rig.lane_fake->calls().size(), 1u);
+  EXPECT_EQ(rig.fake->calls().size(), 1u);
+  EXPECT_EQ(rig.devices->lane(0).proofs_done, 1u);
+  EXPECT_FALSE(rig.devices->lane(0).busy);
+  EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
+}
+
+// A lane is never a GPU of the dispatch rule: partitions of a plan that does
+// not race wait for the card's worker while the lane stays idle.
+TEST(PartitionPipeline, ACriticalLaneTakesNoOrdinaryPartition) {
+  PipelineRig rig(1ull << 40, /*with_lane=*/true);
+  rig.fake->delay_ms = 20;
+  PartitionPlan plan = rig.plan(4, 0ms, 1 << 20);
+  plan.priority = Priority::kCritical;
+  plan.synthesis_lanes = 2;
+  plan.max_in_flight = 4;
+  runtime::CancelFlag cancel;
+  auto out = rig.run(plan, cancel);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  expect_valid(rig, out.value(), 4);
+  for (const PartitionTiming& t : out.value().timings) EXPECT_EQ(t.device, "fake:0");
+  EXPECT_TRUE(rig.lane_fake->calls().empty());
+  const std::vector<DeviceWorkerView> views = rig.devices->views();
+  ASSERT_EQ(views.size(), 3u);  // the GPU, the CPU, the lane
+  EXPECT_EQ(views.back().name, "fake:0 lane");
 }
 
 // With a GPU free, a racing partition simply proves there.

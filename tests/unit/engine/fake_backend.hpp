@@ -67,6 +67,9 @@ class FakeBackend final : public DeviceBackend {
 
   std::string name() const override { return name_; }
   std::optional<std::uint32_t> ordinal() const override { return ordinal_; }
+  // A card's critical lane (DeviceSet::lane), as set before the DeviceSet is made.
+  std::atomic<bool> lane{false};
+  bool critical_lane() const override { return lane.load(); }
   BackendMemory memory() const override { return {1ull << 30, 1ull << 29}; }
   bool keeps_srs_resident() const override { return true; }
   std::uint64_t srs_device_bytes(const groth16::Parameters& p) const override { return params_host_bytes(p); }

@@ -12,6 +12,7 @@ TEST(GpuConfig, Defaults) {
   EXPECT_EQ(c.gpu_devices, "auto");
   EXPECT_EQ(c.gpu_workers_per_device, 1u);
   EXPECT_TRUE(c.gpu_abc_on_device);
+  EXPECT_TRUE(c.gpu_critical_lane);
   EXPECT_EQ(c.gpu_msm_scratch_bytes, 0u);
   EXPECT_FALSE(c.gpu_srs_device_budget_bytes.has_value());
   EXPECT_EQ(c.memory_total_budget, "auto");
@@ -30,6 +31,7 @@ TEST(GpuConfig, ReadsEveryKey) {
 devices = "0,2"
 workers_per_device = 2
 abc_on_device = false
+critical_lane = false
 msm_scratch = "24GiB"
 srs_device_budget = "20GiB"
 [memory]
@@ -47,6 +49,7 @@ check_satisfaction = false
   EXPECT_EQ(c.gpu_devices, "0,2");
   EXPECT_EQ(c.gpu_workers_per_device, 2u);
   EXPECT_FALSE(c.gpu_abc_on_device);
+  EXPECT_FALSE(c.gpu_critical_lane);
   EXPECT_EQ(c.gpu_msm_scratch_bytes, 24ull << 30);
   EXPECT_EQ(parse_config("[gpu]\nmsm_scratch = \"auto\"\n", "t").gpu_msm_scratch_bytes, 0u);
   EXPECT_EQ(parse_config("[gpu]\nmsm_scratch = \"256MiB\"\n", "t").gpu_msm_scratch_bytes, kMinGpuMsmScratchBytes);
@@ -82,6 +85,7 @@ TEST(GpuConfig, ErrorsNameTheKey) {
   fails_with("[gpu]\ncolor = 1\n", "gpu.color");
   fails_with("[gpu]\nabc_on_device = 1\n", "gpu.abc_on_device");
   fails_with("[gpu]\nabc_on_device = \"yes\"\n", "gpu.abc_on_device");
+  fails_with("[gpu]\ncritical_lane = \"on\"\n", "gpu.critical_lane");
   fails_with("[gpu]\nmsm_scratch = \"lots\"\n", "gpu.msm_scratch");
   fails_with("[gpu]\nmsm_scratch = \"64MiB\"\n", "gpu.msm_scratch");
   fails_with("[gpu]\nmsm_scratch = 8\n", "gpu.msm_scratch");
@@ -102,6 +106,7 @@ TEST(GpuConfig, ExampleFileHasTheDefaults) {
   EXPECT_EQ(example.gpu_devices, d.gpu_devices);
   EXPECT_EQ(example.gpu_workers_per_device, d.gpu_workers_per_device);
   EXPECT_EQ(example.gpu_abc_on_device, d.gpu_abc_on_device);
+  EXPECT_EQ(example.gpu_critical_lane, d.gpu_critical_lane);
   EXPECT_EQ(example.gpu_msm_scratch_bytes, d.gpu_msm_scratch_bytes);
   EXPECT_EQ(example.gpu_srs_device_budget_bytes, d.gpu_srs_device_budget_bytes);
   EXPECT_EQ(example.memory_total_budget, d.memory_total_budget);

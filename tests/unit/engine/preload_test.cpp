@@ -39,12 +39,17 @@ EngineConfig config() {
 }
 
 struct Rig : testing::EngineRig {
-  explicit Rig(std::size_t gpus) : EngineRig("cuzk-preload-test", 3) {
+  // lanes: a critical lane per GPU after them (fakes[gpus + i]).
+  explicit Rig(std::size_t gpus, std::size_t lanes = 0) : EngineRig("cuzk-preload-test", 3) {
     make_engine(config());
     std::vector<std::shared_ptr<DeviceBackend>> backends;
-    for (std::uint32_t i = 0; i < gpus; ++i) {
-      fakes.push_back(std::make_shared<FakeBackend>("fake:" + std::to_string(i), i, math));
+    for (std::uint32_t i = 0; i < gpus + lanes; ++i) {
+      const bool lane = i >= gpus;
+      const std::uint32_t ordinal = lane ? i - std::uint32_t(gpus) : i;
+      fakes.push_back(
+          std::make_shared<FakeBackend>("fake:" + std::to_string(ordinal) + (lane ? " lane" : ""), ordinal, math));
       fakes.back()->models_device_srs = true;
+      fakes.back()->lane = lane;
       backends.push_back(fakes.back());
     }
     if (gpus != 0) engine->set_gpu_backends(std::move(backends));
@@ -105,6 +110,33 @@ TEST(EnginePreload, EveryGpuReceivesTheSetOnceAndJobsAfterUploadNothing) {
     EXPECT_EQ(rig.fakes[i]->srs_uploads.load(), 1) << i;
   }
   EXPECT_EQ(rig.fakes[0]->calls().size() + rig.fakes[1]->calls().size(), 2u);
+}
+
+// A set small enough for the critical lanes (DeviceSet::kLaneSrsMaxBytes)
+// goes up to the lane too, after the card's worker; the reply counts the
+// GPUs of the dispatch rule only, and a job proves on the worker.
+TEST(EnginePreload, ASmallSetGoesToTheCriticalLaneToo) {
+  Rig rig(1, 1);
+  testing::run_scenario(rig, [&rig](Engine& e) -> asio::awaitable<void> {
+    auto p = co_await e.preload("demo-5");
+    EXPECT_TRUE(p.ok());
+    if (p.ok()) {
+      EXPECT_EQ(p.value().gpus, 1u);
+      EXPECT_EQ(p.value().gpus_holding, 1u);
+    }
+    EXPECT_EQ(rig.fakes[1]->srs_preloads.load(), 1);
+    EngineStatus s = e.status();
+    EXPECT_EQ(s.devices.size(), 3u);  // worker, CPU, lane
+    if (s.devices.size() == 3) {
+      EXPECT_EQ(s.devices.at(2).name, "fake:0 lane");
+      EXPECT_EQ(s.devices.at(2).resident_srs, "demo-5");
+    }
+    co_await expect_proved(e, demo(5, 1));
+    EXPECT_TRUE(co_await testing::settled(e));
+  });
+  EXPECT_EQ(rig.fakes[0]->srs_preloads.load(), 1);
+  EXPECT_EQ(rig.fakes[0]->calls().size(), 1u);
+  EXPECT_TRUE(rig.fakes[1]->calls().empty());
 }
 
 TEST(EnginePreload, WithoutGpusUploadsNothing) {
