@@ -171,7 +171,10 @@ int main(int argc, char** argv) {
   const std::string json((std::istreambuf_iterator<char>(in)), {});
   circuits::filecoin::C1Output c1;
   try {
+    const auto t0 = std::chrono::steady_clock::now();
     c1 = circuits::filecoin::parse_c1(json);
+    std::printf("parse_c1: %zu bytes in %.1f ms\n", json.size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   } catch (const circuits::filecoin::C1Error& e) {
     std::fprintf(stderr, "bench_synthesis: %s: %s\n", argv[1], e.what());
     return 2;

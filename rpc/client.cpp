@@ -250,6 +250,7 @@ ClientStatus Client::status() {
     e.memory.peak_reserved_bytes = m.getPeakReservedBytes();
     e.memory.waiting = m.getWaiting();
     e.memory.waiting_bytes = m.getWaitingBytes();
+    e.memory.kept_witness_bytes = m.getKeptWitnessBytes();
     e.cpu_retries_total = s.getCpuRetriesTotal();
     return out;
   });

@@ -477,6 +477,7 @@ void fill(wire::Status::Builder b, const engine::EngineStatus& s, std::uint64_t 
   m.setPeakReservedBytes(s.memory.peak_reserved_bytes);
   m.setWaiting(s.memory.waiting);
   m.setWaitingBytes(s.memory.waiting_bytes);
+  m.setKeptWitnessBytes(s.memory.kept_witness_bytes);
   b.setCpuRetriesTotal(s.cpu_retries_total);
 }
 

@@ -264,6 +264,7 @@ struct MemoryBudgetStatus {
   peakReservedBytes @3 :UInt64;
   waiting @4 :UInt32;          # requests queued for memory
   waitingBytes @5 :UInt64;
+  keptWitnessBytes @6 :UInt64; # of reservedBytes: witness memory kept for the next run
 }
 
 struct ParamsResponse {

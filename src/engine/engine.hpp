@@ -336,6 +336,8 @@ class Engine {
   void apply_srs_actions(const std::vector<policy::SrsAction>& actions);
   void sweep_idle_srs();  // LRU eviction of sets idle long enough (SrsManager)
   asio::awaitable<void> release_idle_stagings();
+  // Gives the kept witnesses back (their memory and reservations).
+  asio::awaitable<void> release_kept_witnesses();
   // The sweep's part (srs_sweep_loop): idle stagings kept past
   // staging_keep_idle, or while memory requests wait, are given back.
   asio::awaitable<void> sweep_idle_stagings();
@@ -465,6 +467,10 @@ class Engine {
   // WinningPoSt submitted into a warm SnapDeals job on an H100 waited ~1.7 s
   // in the shared pool for a slot the SnapDeals partitions held.
   std::unique_ptr<StagingPool> critical_stagings_;
+  // Witness memory kept from one run of the shared pools to the next
+  // (engine/pipeline.hpp), given back with the idle stagings or at once when
+  // a reservation waits. Declared after memory_: entries hold reservations.
+  std::unique_ptr<KeptWitnesses> kept_witnesses_;
   // Since when the engine is idle with its stagings kept (staging_keep_idle);
   // reset when a worker takes a job. Loop thread.
   std::optional<runtime::LoopClock::time_point> stagings_idle_since_;

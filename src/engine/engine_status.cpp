@@ -53,6 +53,7 @@ EngineStatus Engine::status() const {
   s.memory.reserved_bytes = b.reserved_bytes;
   s.memory.available_bytes = config_.memory_budget_bytes != 0 ? b.available_bytes : 0;
   s.memory.peak_reserved_bytes = b.peak_reserved_bytes;
+  s.memory.kept_witness_bytes = kept_witnesses_->reserved_bytes();
   for (std::size_t p = 0; p < b.waiting.size(); ++p) {
     s.memory.waiting += b.waiting[p];
     s.memory.waiting_bytes += b.waiting_bytes[p];

@@ -676,6 +676,8 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
     Ctx c{deps, bounded, st, tasks, placements, placed};
     st.lanes_alive = bounded.synthesis_lanes;
     st.max_spares = bounded.synthesis_lanes;
+    st.kept = deps.kept;
+    st.witness_bytes = plan.witness_bytes;
     st.intake_open = static_cast<bool>(admit);
     tasks.spawn(reserve_first_staging(c));
     for (std::size_t i = 0; i < bounded.synthesis_lanes; ++i) tasks.spawn(lane(c));
@@ -684,6 +686,7 @@ asio::awaitable<std::vector<Result<PipelineOutcome>>> run_batch_pipeline(Pipelin
     co_await tasks.join();
   }
   st.ready.clear();  // reservations of unproved partitions (cancel, failure)
+  st.shelve_spares();
   std::vector<Result<PipelineOutcome>> out;
   for (std::uint32_t m = 0; m < st.members.size(); ++m) {
     if (!st.members[m].result) {

@@ -22,10 +22,11 @@
 // verified.
 //
 // A proved partition's witness memory is kept, with its reservation, as a
-// spare for the next synthesis of the run (at most one per lane, none once
-// nothing is left to synthesize): a 32 GiB PoRep witness is 4.2 GB, and the
-// kernel's clearing of that many fresh pages cost 2-8 s per partition on the
-// dev VM. A lane that would wait for memory gives every spare back first.
+// spare for the next synthesis of the run (at most one per lane): a 32 GiB
+// PoRep witness is 4.2 GB, and the kernel's clearing of that many fresh pages
+// cost 2-8 s per partition on the dev VM. Once nothing is left to synthesize,
+// spares go to the engine's KeptWitnesses (below) for the next run. A lane
+// that would wait for memory gives every spare back first.
 //
 // Every proof is verified right after it is proved, while its witness is
 // still in memory: a GPU proof that does not verify is proved again on the CPU
@@ -348,6 +349,36 @@ class StagingPool;  // engine/staged_prove.hpp
 // GPU (one instance on the device, the next preparing), one without GPUs.
 std::size_t staging_slots(const DeviceSet& devices);
 
+// Witness memory kept between runs, each buffer with its reservation (one
+// witness of `witness_bytes`): a run's spares land here once it has nothing
+// left to synthesize, and the next run of the same witness size synthesizes
+// its first partitions into them instead of faulting fresh pages in (a lone
+// warm 32 GiB PoRep job on an H100 host: its first five syntheses took
+// 2.4-4.6 s on fresh memory, the later ones 1.5-2.0 s on reused). At most
+// max_count; the engine gives them back with its idle stagings
+// (EngineConfig::staging_keep_idle) or at once when a reservation waits.
+// Loop thread only.
+class KeptWitnesses {
+ public:
+  struct Entry {
+    std::uint64_t witness_bytes = 0;
+    groth16::Witness storage;
+    policy::Reservation reservation;
+  };
+  explicit KeptWitnesses(std::size_t max_count) : max_count_(max_count) {}
+  // Keeps `e` when there is room, else leaves it with the caller (to free).
+  bool put(Entry& e);
+  // One entry of that witness size, or nullopt.
+  std::optional<Entry> take(std::uint64_t witness_bytes);
+  std::vector<Entry> take_all() { return std::exchange(entries_, {}); }
+  std::size_t size() const { return entries_.size(); }
+  std::uint64_t reserved_bytes() const;
+
+ private:
+  std::size_t max_count_;
+  std::vector<Entry> entries_;
+};
+
 struct PipelineDeps {
   runtime::WorkerPool& synthesis;  // lanes run here
   runtime::WorkerPool& cpu;        // verification, and the staged prove's host steps (prepare, finish)
@@ -357,6 +388,9 @@ struct PipelineDeps {
   // Staging slots of the staged prove, shared by every run (their page-locked
   // buffers are kept for the next instance); null: a pool per run.
   StagingPool* stagings = nullptr;
+  // Witness memory shared by every run (the engine's); null: none kept
+  // beyond a run.
+  KeptWitnesses* kept = nullptr;
 };
 
 // Runs the plan. Errors: the first partition's failure (synthesis, checks,

@@ -27,6 +27,11 @@ namespace {
 asio::awaitable<Result<policy::Reservation>> reserve_synthesis(Ctx c, std::uint32_t m, groth16::Witness& storage) {
   State& st = c.st;
   const std::uint64_t bytes = c.plan.witness_bytes;
+  if (st.spares.empty() && st.kept != nullptr) {  // an earlier run's, of this size
+    if (std::optional<KeptWitnesses::Entry> e = st.kept->take(bytes)) {
+      st.spares.push_back({std::move(e->storage), std::move(e->reservation)});
+    }
+  }
   if (!st.spares.empty()) {
     State::Spare spare = std::move(st.spares.back());
     st.spares.pop_back();
@@ -38,6 +43,9 @@ asio::awaitable<Result<policy::Reservation>> reserve_synthesis(Ctx c, std::uint3
     }
     st.spares.clear();
   }
+  // Kept witness memory of other sizes goes before the reservation, which
+  // might otherwise wait for it.
+  if (st.kept != nullptr) st.kept->take_all();
   ++st.memory_waits;
   Result<policy::Reservation> r = co_await c.deps.memory.reserve(bytes, c.plan.priority, *st.members[m].cancel);
   --st.memory_waits;
@@ -92,7 +100,7 @@ asio::awaitable<void> lane(Ctx c) {
       const auto t_memory = steady_clock::now();
       Result<policy::Reservation> r = co_await reserve_synthesis(c, m, storage);
       const double memory_wait_ms = ms_since(t_memory);
-      if (st.next >= st.partitions) st.spares.clear();  // nothing left to reuse them
+      if (st.next >= st.partitions) st.shelve_spares();  // nothing left here to reuse them
       if (!r) {
         if (r.error().kind != ErrorKind::kCancelled) c.fail(k, r.error());
         continue;

@@ -84,6 +84,30 @@ std::optional<policy::Reservation> MemoryGate::try_reserve(std::uint64_t bytes, 
 }
 
 // ---------------------------------------------------------------------------
+// KeptWitnesses
+
+bool KeptWitnesses::put(Entry& e) {
+  if (entries_.size() >= max_count_ || e.storage.aux.capacity() == 0) return false;
+  entries_.push_back(std::move(e));
+  return true;
+}
+
+std::optional<KeptWitnesses::Entry> KeptWitnesses::take(std::uint64_t witness_bytes) {
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [witness_bytes](const Entry& e) { return e.witness_bytes == witness_bytes; });
+  if (it == entries_.end()) return std::nullopt;
+  Entry e = std::move(*it);
+  entries_.erase(it);
+  return e;
+}
+
+std::uint64_t KeptWitnesses::reserved_bytes() const {
+  std::uint64_t bytes = 0;
+  for (const Entry& e : entries_) bytes += e.reservation.bytes();
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------
 // DeviceSet
 
 DeviceSet::Lock& DeviceSet::Lock::operator=(Lock&& o) noexcept {

@@ -118,6 +118,8 @@ struct State {
   };
   std::vector<Spare> spares;
   std::size_t max_spares = 0;
+  KeptWitnesses* kept = nullptr;  // PipelineDeps::kept: spares outlive the run there
+  std::uint64_t witness_bytes = 0;  // the plan's, the kept entries' key
   std::size_t memory_waits = 0;     // lanes waiting for their reservation
   double start_memory_wait_ms = 0;  // the run's first working set (the first partition reports it)
   // The run's first staging slot, made ready for the plan's shape
@@ -163,11 +165,30 @@ struct State {
     for (std::uint32_t m = 0; m < members.size(); ++m)
       if (!stopped(m)) undispatched += members[m].count - members[m].dispatched;
   }
-  // Keeps a proved partition's witness memory for a later synthesis, or
-  // lets it go (nothing left to synthesize, enough kept, or a lane waiting).
+  // Keeps a proved partition's witness memory for a later synthesis of the
+  // run, or of a later run once nothing is left here (kept), or lets it go
+  // (enough kept, or a lane waiting).
   void keep_spare(groth16::Witness& w, policy::Reservation& r) {
-    if (spares.size() >= max_spares || memory_waits > 0 || next >= partitions || w.aux.capacity() == 0) return;
+    if (memory_waits > 0 || w.aux.capacity() == 0) return;
+    if (next >= partitions) {
+      if (kept != nullptr) {
+        KeptWitnesses::Entry e{witness_bytes, std::move(w), std::move(r)};
+        kept->put(e);  // else freed here
+      }
+      return;
+    }
+    if (spares.size() >= max_spares) return;
     spares.push_back({std::move(w), std::move(r)});
+  }
+  // Nothing left to synthesize: the spares go to the engine's kept
+  // witnesses (as many as it takes; the rest are freed).
+  void shelve_spares() {
+    for (Spare& s : spares) {
+      if (kept == nullptr) break;
+      KeptWitnesses::Entry e{witness_bytes, std::move(s.storage), std::move(s.reservation)};
+      kept->put(e);
+    }
+    spares.clear();
   }
   void fail(std::uint32_t m, Error e) {
     if (!members[m].error) members[m].error = std::move(e);

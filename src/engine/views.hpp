@@ -123,6 +123,8 @@ struct MemoryBudgetView {
   std::uint64_t total_bytes = 0, reserved_bytes = 0, available_bytes = 0, peak_reserved_bytes = 0;
   std::uint32_t waiting = 0;  // requests queued for memory
   std::uint64_t waiting_bytes = 0;
+  // Of reserved_bytes: witness memory kept for the next run (KeptWitnesses).
+  std::uint64_t kept_witness_bytes = 0;
 };
 
 struct EngineStatus {

@@ -215,6 +215,7 @@ void render_budget(std::vector<std::string>& out, const eng::MemoryBudgetView& m
     line += " of " + format_bytes(m.total_bytes) + " " + bar(m.reserved_bytes, m.total_bytes, 20) + ", available " +
             format_bytes(m.available_bytes);
   }
+  if (m.kept_witness_bytes != 0) line += " (kept witnesses " + format_bytes(m.kept_witness_bytes) + ")";
   line += ", peak " + format_bytes(m.peak_reserved_bytes) + "; waiting " + std::to_string(m.waiting);
   if (m.waiting > 0) line += " (" + format_bytes(m.waiting_bytes) + ")";
   out.push_back(line);

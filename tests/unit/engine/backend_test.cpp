@@ -285,11 +285,13 @@ struct PipelineRig {
   Result<PipelineOutcome> run(const PartitionPlan& p, runtime::CancelFlag& cancel,
                               std::function<void()> on_first_prove = {}) {
     std::optional<Result<PipelineOutcome>> result;
+    loop.io().restart();  // a loop that ran out of work before (an earlier run)
     runtime::TaskSet tasks(loop.executor());
     tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
                    std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
       out.emplace(
-          co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log}, plan, c));
+          co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log, nullptr, r.kept},
+                                          plan, c));
     }(*this, p, cancel, result));
     if (on_first_prove) {
       tasks.spawn([](PipelineRig& r, std::function<void()> fn) -> asio::awaitable<void> {
@@ -307,6 +309,7 @@ struct PipelineRig {
   ThreadPool math;
   runtime::WorkerPool cpu, synthesis;
   MemoryGate memory;
+  KeptWitnesses* kept = nullptr;  // run()'s PipelineDeps::kept
   fs::path dir;
   std::unique_ptr<ParamStore> params;
   std::shared_ptr<const CircuitParams> demo;
@@ -387,6 +390,61 @@ TEST(PartitionPipeline, ProvedWitnessMemoryIsReusedByALaterSynthesis) {
   for (const ff::Fr* p : given) {
     EXPECT_NE(std::find(made.begin(), made.end(), p), made.end());  // an earlier witness's memory
   }
+  EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
+}
+
+// With the engine's KeptWitnesses, a run's last spares outlive it, with their
+// reservations, and the next run of the same witness size synthesizes its
+// first partition into one of them; a run of another size takes none.
+TEST(PartitionPipeline, KeptWitnessMemoryCarriesToTheNextRunOfTheSameSize) {
+  constexpr std::uint64_t kW = 1 << 20;
+  PipelineRig rig(1ull << 40);
+  KeptWitnesses kept(2);
+  rig.kept = &kept;
+  rig.fake->delay_ms = 30;
+  std::mutex mu;
+  std::vector<const ff::Fr*> made;                  // each witness's aux memory, as synthesized
+  std::optional<const ff::Fr*> first_given;         // storage handed to partition 0 (null: none)
+  auto plan_of = [&](std::uint64_t witness_bytes) {
+    PartitionPlan plan = rig.plan(3, 0ms, witness_bytes);
+    plan.synthesis_lanes = 1;
+    plan.max_in_flight = 2;
+    plan.synthesize = [&](std::uint32_t k, groth16::Witness storage) -> Result<groth16::Witness> {
+      const ff::Fr* in = storage.aux.capacity() > 0 ? storage.aux.data() : nullptr;
+      const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
+      groth16::Witness w =
+          groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(100 + k)), {}, std::move(storage));
+      std::lock_guard lock(mu);
+      if (k == 0) first_given = in;
+      made.push_back(w.aux.data());
+      return w;
+    };
+    return plan;
+  };
+  runtime::CancelFlag cancel;
+  auto first = rig.run(plan_of(kW), cancel);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  expect_valid(rig, first.value(), 3);
+  ASSERT_GE(kept.size(), 1u);
+  EXPECT_EQ(kept.reserved_bytes(), kept.size() * kW);
+  EXPECT_EQ(rig.memory.stats().reserved_bytes, kept.reserved_bytes());  // nothing else held
+
+  const std::vector<const ff::Fr*> made_first = made;
+  auto second = rig.run(plan_of(kW), cancel);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  expect_valid(rig, second.value(), 3);
+  ASSERT_TRUE(first_given.has_value());
+  ASSERT_NE(*first_given, nullptr);
+  EXPECT_NE(std::find(made_first.begin(), made_first.end(), *first_given), made_first.end());
+
+  auto other = rig.run(plan_of(2 * kW), cancel);
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  ASSERT_TRUE(first_given.has_value());
+  EXPECT_EQ(*first_given, nullptr);  // no entry of that size
+
+  std::vector<KeptWitnesses::Entry> all = kept.take_all();
+  EXPECT_LE(all.size(), 2u);
+  all.clear();
   EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
 }
 

@@ -144,7 +144,7 @@ TEST(EngineBatch, PinnedHostPartOfTheResidentSrsIsListedAndCharged) {
     EXPECT_GT(host_bytes, 0u);
     EXPECT_EQ(pinned_bytes, kPinnedBytes);
     EXPECT_EQ(pinned_device, 0);
-    EXPECT_EQ(s.memory.reserved_bytes, host_bytes + kPinnedBytes);
+    EXPECT_EQ(s.memory.reserved_bytes, host_bytes + kPinnedBytes + s.memory.kept_witness_bytes);
   });
 }
 

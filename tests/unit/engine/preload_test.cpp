@@ -70,8 +70,12 @@ asio::awaitable<void> expect_proved(Engine& e, JobRequest r) {
 }
 
 // The budget's charge for what is held now: with no job running, the
-// loaded sets (a released host copy's bytes given back, Engine::host_copy_books).
-std::uint64_t charged_bytes(const Engine& e) { return e.status().memory.reserved_bytes; }
+// loaded sets (a released host copy's bytes given back, Engine::host_copy_books),
+// not counting the witness memory kept for the next run.
+std::uint64_t charged_bytes(const Engine& e) {
+  const EngineStatus s = e.status();
+  return s.memory.reserved_bytes - s.memory.kept_witness_bytes;
+}
 
 TEST(EnginePreload, EveryGpuReceivesTheSetOnceAndJobsAfterUploadNothing) {
   Rig rig(2);

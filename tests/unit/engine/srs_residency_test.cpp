@@ -88,7 +88,8 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   EXPECT_TRUE(entry.has_value());
   const std::uint64_t bytes = entry ? entry->bytes : 0;
   EXPECT_GT(bytes, 0u);
-  EXPECT_EQ(e.status().memory.reserved_bytes, bytes);  // nothing else holds memory now
+  // Nothing else holds memory now but the witness memory kept for the next run.
+  EXPECT_EQ(e.status().memory.reserved_bytes, bytes + e.status().memory.kept_witness_bytes);
   EXPECT_TRUE(has_device_entry(e, "demo-5"));          // the fake keeps it on its device
   rig.clock.advance(59s);
   co_await testing::run_ready();
@@ -98,7 +99,7 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   // ... then evicted by the sweep: host copy, budget charge, device copy.
   rig.clock.advance(2s);
   EXPECT_TRUE(co_await eventually(e, [&] { return !host_entry(e, "demo-5").has_value(); }));
-  EXPECT_EQ(e.status().memory.reserved_bytes, 0u);
+  EXPECT_EQ(e.status().memory.reserved_bytes, e.status().memory.kept_witness_bytes);
   EXPECT_TRUE(rig.params->loaded().empty());
   EXPECT_TRUE(co_await eventually(e, [&] { return rig.fake->srs_releases.load() == 1; }));
   EXPECT_TRUE(co_await eventually(e, [&] { return !has_device_entry(e, "demo-5"); }));
@@ -114,13 +115,13 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   if (entry) {
     EXPECT_EQ(entry->bytes, bytes);
   }
-  EXPECT_EQ(e.status().memory.reserved_bytes, bytes);
+  EXPECT_EQ(e.status().memory.reserved_bytes, bytes + e.status().memory.kept_witness_bytes);
 
   // 4. Explicit eviction of an idle set ignores min_idle; unknown ids are typed.
   auto ev = e.evict("demo-5");
   EXPECT_TRUE(ev.ok());
   EXPECT_FALSE(host_entry(e, "demo-5").has_value());
-  EXPECT_EQ(e.status().memory.reserved_bytes, 0u);
+  EXPECT_EQ(e.status().memory.reserved_bytes, e.status().memory.kept_witness_bytes);
   EXPECT_TRUE(rig.params->loaded().empty());
   auto again = e.evict("demo-5");
   EXPECT_FALSE(again.ok());
@@ -153,7 +154,7 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   entry = host_entry(e, "demo-6");
   EXPECT_TRUE(entry.has_value());
   if (entry) {
-    EXPECT_EQ(e.status().memory.reserved_bytes, entry->bytes);
+    EXPECT_EQ(e.status().memory.reserved_bytes, entry->bytes + e.status().memory.kept_witness_bytes);
   }
   auto p2 = co_await e.preload("demo-6");
   EXPECT_TRUE(p2.ok());
@@ -162,7 +163,7 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   }
   rig.clock.advance(61s);
   EXPECT_TRUE(co_await eventually(e, [&] { return !host_entry(e, "demo-6").has_value(); }));
-  EXPECT_EQ(e.status().memory.reserved_bytes, 0u);
+  EXPECT_EQ(e.status().memory.reserved_bytes, e.status().memory.kept_witness_bytes);
 
   co_await e.drain();
   finished = true;
@@ -206,7 +207,7 @@ asio::awaitable<void> pinned_scenario(Rig& rig, bool& finished) {
   EXPECT_TRUE(has_device_entry(e, "demo-5"));
   const std::uint64_t host5 = host_bytes_of(e, "demo-5");
   EXPECT_GT(host5, 0u);
-  EXPECT_EQ(e.status().memory.reserved_bytes, host5 + kPinned5Bytes);
+  EXPECT_EQ(e.status().memory.reserved_bytes, host5 + kPinned5Bytes + e.status().memory.kept_witness_bytes);
   EXPECT_NE(e.metrics().find("cuzk_srs_resident_bytes{tier=\"pinned\"} " + std::to_string(kPinned5Bytes) + "\n"),
             std::string::npos);
 
@@ -224,14 +225,14 @@ asio::awaitable<void> pinned_scenario(Rig& rig, bool& finished) {
   }
   const std::uint64_t host6 = host_bytes_of(e, "demo-6");
   EXPECT_GT(host6, 0u);
-  EXPECT_EQ(e.status().memory.reserved_bytes, host5 + host6 + kPinned6Bytes);
+  EXPECT_EQ(e.status().memory.reserved_bytes, host5 + host6 + kPinned6Bytes + e.status().memory.kept_witness_bytes);
 
   // Evicting the set releases the device copy and its pinned part's charge.
   EXPECT_TRUE(e.evict("demo-6").ok());
   EXPECT_TRUE(co_await eventually(e, [&] { return rig.fake->srs_releases.load() == 1; }));
   EXPECT_TRUE(co_await eventually(e, [&] { return !pinned_entry(e, "demo-6").has_value(); }));
   EXPECT_FALSE(has_device_entry(e, "demo-6"));
-  EXPECT_EQ(e.status().memory.reserved_bytes, host5);
+  EXPECT_EQ(e.status().memory.reserved_bytes, host5 + e.status().memory.kept_witness_bytes);
   EXPECT_NE(e.metrics().find("cuzk_srs_resident_bytes{tier=\"pinned\"} 0\n"), std::string::npos);
 
   co_await e.drain();
@@ -263,6 +264,8 @@ TEST(EngineSrs, IdleStagingsAreKeptForTheNextJobThenGivenBack) {
     EXPECT_TRUE(co_await prove());
     const int kept = rig.fake->live_stagings->load();
     EXPECT_GE(kept, 1);
+    // The run's witness memory is kept too (KeptWitnesses), with its reservation.
+    const std::uint64_t held = e.status().memory.reserved_bytes;
     rig.clock.advance(119s);
     co_await testing::run_ready();  // the sweep it fired
     EXPECT_EQ(rig.fake->live_stagings->load(), kept);
@@ -275,6 +278,7 @@ TEST(EngineSrs, IdleStagingsAreKeptForTheNextJobThenGivenBack) {
     EXPECT_EQ(rig.fake->live_stagings->load(), kept);
     rig.clock.advance(2s);
     EXPECT_TRUE(co_await testing::eventually(e, [&rig] { return rig.fake->live_stagings->load() == 0; }));
+    EXPECT_TRUE(co_await testing::eventually(e, [&e, held] { return e.status().memory.reserved_bytes < held; }));
   });
 }
 

@@ -516,7 +516,8 @@ void status(Context& ctx, const DaemonArgs& a) {
                    {"available_bytes", e.memory.available_bytes},
                    {"peak_reserved_bytes", e.memory.peak_reserved_bytes},
                    {"waiting", e.memory.waiting},
-                   {"waiting_bytes", e.memory.waiting_bytes}};
+                   {"waiting_bytes", e.memory.waiting_bytes},
+                   {"kept_witness_bytes", e.memory.kept_witness_bytes}};
     std::cout << json{{"devices", devices},
                       {"srs_residency", srs},
                       {"memory_budget", memory},
