@@ -169,17 +169,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string json((std::istreambuf_iterator<char>(in)), {});
+  ThreadPool pool(threads);
   circuits::filecoin::C1Output c1;
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    c1 = circuits::filecoin::parse_c1(json);
-    std::printf("parse_c1: %zu bytes in %.1f ms\n", json.size(),
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    c1 = circuits::filecoin::parse_c1(json, threads > 1 ? &pool : nullptr);
+    std::printf("parse_c1: %zu bytes in %.1f ms on %zu thread(s)\n", json.size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), threads);
+    std::fflush(stdout);
   } catch (const circuits::filecoin::C1Error& e) {
     std::fprintf(stderr, "bench_synthesis: %s: %s\n", argv[1], e.what());
     return 2;
   }
-  ThreadPool pool(threads);
   groth16::WitnessShape shape;
   if (argc > 6) shape = {std::strtoul(argv[5], nullptr, 10), std::strtoul(argv[6], nullptr, 10)};
   repeat_synthesis("partition " + std::to_string(partition) + " on " + std::to_string(threads) + " thread(s)", repeat,

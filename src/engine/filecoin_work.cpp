@@ -87,7 +87,7 @@ Result<FilecoinWork> prepare_filecoin_work(ProofKind kind, std::string_view inpu
     case ProofKind::kSnapDeals:
       return prepare_snap(input);
     case ProofKind::kPoRepC2:
-      return prepare_porep_work(input);
+      return prepare_porep_work(input, &pool);
     default:
       return Error{ErrorKind::kInternal, "prepare_filecoin_work: not a partitioned Filecoin kind"};
   }

@@ -128,6 +128,6 @@ std::optional<std::string> filecoin_set_of_request(ProofKind kind, std::string_v
 Result<FilecoinWork> prepare_filecoin_work(ProofKind kind, std::string_view input, ThreadPool& pool);
 
 // The PoRep C2 part of prepare_filecoin_work (porep_work.cpp).
-Result<FilecoinWork> prepare_porep_work(std::string_view c1_json);
+Result<FilecoinWork> prepare_porep_work(std::string_view c1_json, ThreadPool* pool = nullptr);
 
 }  // namespace cuzk::engine

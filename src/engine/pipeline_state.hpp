@@ -118,7 +118,7 @@ struct State {
   };
   std::vector<Spare> spares;
   std::size_t max_spares = 0;
-  KeptWitnesses* kept = nullptr;  // PipelineDeps::kept: spares outlive the run there
+  KeptWitnesses* kept = nullptr;    // PipelineDeps::kept: spares outlive the run there
   std::uint64_t witness_bytes = 0;  // the plan's, the kept entries' key
   std::size_t memory_waits = 0;     // lanes waiting for their reservation
   double start_memory_wait_ms = 0;  // the run's first working set (the first partition reports it)

@@ -35,9 +35,9 @@ CircuitSetSpec porep_spec(fc::SealProof proof) {
 
 }  // namespace work_detail
 
-Result<FilecoinWork> prepare_porep_work(std::string_view c1_json) {
+Result<FilecoinWork> prepare_porep_work(std::string_view c1_json, ThreadPool* pool) {
   return porep_call<FilecoinWork>([&] {
-    auto c1 = std::make_shared<const fc::C1Output>(fc::parse_c1(c1_json));
+    auto c1 = std::make_shared<const fc::C1Output>(fc::parse_c1(c1_json, pool));
     const fc::SealProofInfo& info = c1->info();
     if (c1->vanilla_proofs.size() != info.partitions) {
       throw fc::PorepC2Error(fc::PorepC2ErrorKind::kPartitionCount, std::to_string(c1->vanilla_proofs.size()) +

@@ -3,7 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "circuits/filecoin/c1_build.hpp"
@@ -849,13 +851,126 @@ void check_structure(const C1Output& c1) {
   }
 }
 
-C1Output parse_c1(std::string_view json_text) {
-  json doc;
-  try {
-    doc = parse_json_input(json_text);
-  } catch (const JsonInputError& e) {
-    throw C1Error(C1ErrorKind::JsonSyntax, "", e.what());
+namespace {
+
+// Where the partitions' arrays lie in a C1 text:
+//   {..., "vanilla_proofs": {"<key>": [ [...], [...], ... ]}, ...}
+// `array_begin` / `array_end`: the '[' and ']' of the partitions array;
+// `parts`: each element's [begin, end).
+struct PartitionSpans {
+  std::size_t array_begin = 0, array_end = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> parts;
+};
+
+// One pass over the text's structure (strings with their escapes, nesting,
+// key positions) that finds the top-level key "vanilla_proofs" (spelt
+// without escapes, once), its object of one key, that key's array and the
+// array's elements, all arrays. nullopt for anything else, malformed text
+// included: the whole-document parse decides then.
+std::optional<PartitionSpans> find_partition_spans(std::string_view t) {
+  constexpr std::string_view kVanilla = "\"vanilla_proofs\"";
+  struct Open {
+    char kind;        // '{' or '['
+    bool expect_key;  // an object's next string is a key
+    int role;         // 0 other, 1 vanilla_proofs' object, 2 the partitions array, 3 a partition
+  };
+  std::vector<Open> stack;
+  PartitionSpans out;
+  int vanilla_seen = 0, vanilla_keys = 0;
+  int next_role = 0;  // the role of the value that follows the current key
+  std::size_t part_begin = 0;
+  bool done = false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char ch = t[i];
+    switch (ch) {
+      case '"': {
+        const std::size_t begin = i;
+        for (++i; i < t.size() && t[i] != '"'; ++i) {
+          if (t[i] == '\\') ++i;
+        }
+        if (i >= t.size()) return std::nullopt;
+        if (!stack.empty() && stack.back().kind == '{' && stack.back().expect_key) {
+          stack.back().expect_key = false;
+          const std::string_view key = t.substr(begin, i + 1 - begin);
+          next_role = 0;
+          if (stack.size() == 1 && key == kVanilla) {
+            ++vanilla_seen;
+            next_role = 1;
+          } else if (stack.back().role == 1) {
+            ++vanilla_keys;
+            next_role = 2;
+          }
+        } else if (!stack.empty() && (stack.back().role == 2)) {
+          return std::nullopt;  // a partition that is not an array
+        }
+        break;
+      }
+      case '{':
+      case '[': {
+        int role = 0;
+        if (!stack.empty() && stack.back().kind == '{') role = next_role;
+        if (!stack.empty() && stack.back().role == 2) {
+          if (ch != '[') return std::nullopt;
+          role = 3;
+          part_begin = i;
+        }
+        if (role == 1 && ch != '{') return std::nullopt;
+        if (role == 2) {
+          if (ch != '[' || !out.parts.empty() || done) return std::nullopt;  // one partitions array
+          out.array_begin = i;
+        }
+        next_role = 0;
+        stack.push_back({ch, ch == '{', role});
+        break;
+      }
+      case '}':
+      case ']': {
+        if (stack.empty() || (ch == '}') != (stack.back().kind == '{')) return std::nullopt;
+        const int role = stack.back().role;
+        stack.pop_back();
+        if (role == 3) out.parts.emplace_back(part_begin, i + 1);
+        if (role == 2) {
+          out.array_end = i;
+          done = true;
+        }
+        break;
+      }
+      case ',':
+        if (!stack.empty() && stack.back().kind == '{') stack.back().expect_key = true;
+        next_role = 0;
+        break;
+      default:
+        if (!stack.empty() && stack.back().role == 2 && ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') {
+          return std::nullopt;  // a scalar among the partitions
+        }
+        break;
+    }
   }
+  if (!stack.empty() || !done || vanilla_seen != 1 || vanilla_keys != 1 || out.parts.empty()) return std::nullopt;
+  return out;
+}
+
+// One partition's challenges read into `out` (p: the partition's path).
+void read_partition(const json& challenges_json, const SealProofInfo& info, std::vector<ChallengeProof>& out,
+                    JPath& p) {
+  const json& challenges = array(challenges_json, p);
+  if (challenges.size() != info.challenges_per_partition) {
+    fail(C1ErrorKind::ChallengeCount, p,
+         "expected " + std::to_string(info.challenges_per_partition) + " challenges, got " +
+             std::to_string(challenges.size()));
+  }
+  out.reserve(challenges.size());
+  for (std::size_t i = 0; i < challenges.size(); ++i) {
+    JPath::Scope sc(p, i);
+    out.push_back(read_challenge_proof(challenges[i], p));
+  }
+}
+
+// The document's values read into a C1Output, the partitions from
+// `partition_docs` when given (the document's own array is then empty),
+// each on `pool` when given: the first error in document order is thrown,
+// as reading them one after another would.
+C1Output c1_from_doc(const json& doc, const std::vector<json>* partition_docs, ThreadPool* pool) {
   JPath p;
   C1Output c1;
   {
@@ -889,26 +1004,96 @@ C1Output parse_c1(std::string_view json_text) {
     // Counts are checked before anything is read, so the work done on a
     // document is bounded by the declared sector shape.
     const SealProofInfo& info = c1.info();
-    const json& partitions = array(vp.begin().value(), p);
-    if (partitions.size() != info.partitions) {
+    const json& in_doc = array(vp.begin().value(), p);
+    const std::size_t count = partition_docs != nullptr ? partition_docs->size() : in_doc.size();
+    if (count != info.partitions) {
       fail(C1ErrorKind::PartitionCount, p,
-           "expected " + std::to_string(info.partitions) + " partitions, got " + std::to_string(partitions.size()));
+           "expected " + std::to_string(info.partitions) + " partitions, got " + std::to_string(count));
     }
-    c1.vanilla_proofs.resize(partitions.size());
-    for (std::size_t k = 0; k < partitions.size(); ++k) {
-      JPath::Scope sp(p, k);
-      const json& challenges = array(partitions[k], p);
-      if (challenges.size() != info.challenges_per_partition) {
-        fail(C1ErrorKind::ChallengeCount, p,
-             "expected " + std::to_string(info.challenges_per_partition) + " challenges, got " +
-                 std::to_string(challenges.size()));
+    c1.vanilla_proofs.resize(count);
+    auto partition = [&](std::size_t k) -> const json& {
+      return partition_docs != nullptr ? (*partition_docs)[k] : in_doc[k];
+    };
+    if (pool == nullptr) {
+      for (std::size_t k = 0; k < count; ++k) {
+        JPath::Scope sp(p, k);
+        read_partition(partition(k), info, c1.vanilla_proofs[k], p);
       }
-      c1.vanilla_proofs[k].reserve(challenges.size());
-      for (std::size_t i = 0; i < challenges.size(); ++i) {
-        JPath::Scope sc(p, i);
-        c1.vanilla_proofs[k].push_back(read_challenge_proof(challenges[i], p));
-      }
+    } else {
+      std::vector<std::optional<C1Error>> errors(count);
+      pool->run_tasks(count, [&](std::size_t k) {
+        JPath own = p;
+        JPath::Scope sp(own, k);
+        try {
+          read_partition(partition(k), info, c1.vanilla_proofs[k], own);
+        } catch (const C1Error& e) {
+          errors[k] = e;
+        }
+      });
+      for (std::optional<C1Error>& e : errors)
+        if (e) throw *e;
     }
+  }
+  return c1;
+}
+
+// The partitions parsed apart on `pool` (see parse_c1); nullopt where the
+// whole-document parse must decide.
+std::optional<C1Output> parse_c1_split(std::string_view text, ThreadPool& pool) {
+  const JsonLimits limits;
+  if (text.size() > limits.max_bytes) return std::nullopt;
+  std::optional<PartitionSpans> spans = find_partition_spans(text);
+  if (!spans) return std::nullopt;
+  std::string head;
+  head.reserve(spans->array_begin + 2 + (text.size() - spans->array_end - 1));
+  head.append(text.substr(0, spans->array_begin)).append("[]").append(text.substr(spans->array_end + 1));
+  json doc;
+  try {
+    doc = parse_json_input(head, limits);
+  } catch (const JsonInputError&) {
+    return std::nullopt;
+  }
+  // A partition's array is the document's fourth level.
+  JsonLimits part_limits = limits;
+  part_limits.max_depth = limits.max_depth - 3;
+  std::vector<json> parts(spans->parts.size());
+  std::atomic<bool> bad{false};
+  pool.run_tasks(parts.size(), [&](std::size_t k) {
+    const auto [begin, end] = spans->parts[k];
+    try {
+      parts[k] = parse_json_input(text.substr(begin, end - begin), part_limits);
+    } catch (const JsonInputError&) {
+      bad = true;
+    }
+  });
+  if (bad) return std::nullopt;
+  // The DOMs go on the pool too (millions of nodes: ~10% of a one-thread parse).
+  struct Teardown {
+    std::vector<json>& parts;
+    ThreadPool& pool;
+    ~Teardown() {
+      pool.run_tasks(parts.size(), [this](std::size_t k) { parts[k] = json(); });
+    }
+  } teardown{parts, pool};
+  return c1_from_doc(doc, &parts, &pool);
+}
+
+}  // namespace
+
+C1Output parse_c1(std::string_view json_text, ThreadPool* pool) {
+  std::optional<C1Output> split;
+  if (pool != nullptr && pool->size() > 1) split = parse_c1_split(json_text, *pool);
+  C1Output c1;
+  if (split) {
+    c1 = std::move(*split);
+  } else {
+    json doc;
+    try {
+      doc = parse_json_input(json_text);
+    } catch (const JsonInputError& e) {
+      throw C1Error(C1ErrorKind::JsonSyntax, "", e.what());
+    }
+    c1 = c1_from_doc(doc, nullptr, nullptr);
   }
   check_structure(c1);
   return c1;

@@ -289,9 +289,8 @@ struct PipelineRig {
     runtime::TaskSet tasks(loop.executor());
     tasks.spawn([](PipelineRig& r, const PartitionPlan& plan, runtime::CancelFlag& c,
                    std::optional<Result<PipelineOutcome>>& out) -> asio::awaitable<void> {
-      out.emplace(
-          co_await run_partition_pipeline(PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log, nullptr, r.kept},
-                                          plan, c));
+      out.emplace(co_await run_partition_pipeline(
+          PipelineDeps{r.synthesis, r.cpu, *r.devices, r.memory, r.log, nullptr, r.kept}, plan, c));
     }(*this, p, cancel, result));
     if (on_first_prove) {
       tasks.spawn([](PipelineRig& r, std::function<void()> fn) -> asio::awaitable<void> {
@@ -403,8 +402,8 @@ TEST(PartitionPipeline, KeptWitnessMemoryCarriesToTheNextRunOfTheSameSize) {
   rig.kept = &kept;
   rig.fake->delay_ms = 30;
   std::mutex mu;
-  std::vector<const ff::Fr*> made;                  // each witness's aux memory, as synthesized
-  std::optional<const ff::Fr*> first_given;         // storage handed to partition 0 (null: none)
+  std::vector<const ff::Fr*> made;           // each witness's aux memory, as synthesized
+  std::optional<const ff::Fr*> first_given;  // storage handed to partition 0 (null: none)
   auto plan_of = [&](std::uint64_t witness_bytes) {
     PartitionPlan plan = rig.plan(3, 0ms, witness_bytes);
     plan.synthesis_lanes = 1;

@@ -90,7 +90,7 @@ asio::awaitable<void> scenario(Rig& rig, bool& finished) {
   EXPECT_GT(bytes, 0u);
   // Nothing else holds memory now but the witness memory kept for the next run.
   EXPECT_EQ(e.status().memory.reserved_bytes, bytes + e.status().memory.kept_witness_bytes);
-  EXPECT_TRUE(has_device_entry(e, "demo-5"));          // the fake keeps it on its device
+  EXPECT_TRUE(has_device_entry(e, "demo-5"));  // the fake keeps it on its device
   rig.clock.advance(59s);
   co_await testing::run_ready();
   EXPECT_TRUE(host_entry(e, "demo-5").has_value());

@@ -3,6 +3,8 @@
 // arrays. Every one must parse or fail with a C1Error, and a parsed one must
 // pass or fail verify_c1 / the public-input derivation with a typed error:
 // never another exception type, an abort or a crash (which ends this test).
+// Each is also parsed with a pool (parse_c1's partitions parsed apart): the
+// same C1Output or the same error, every time.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -31,9 +33,20 @@ std::string genuine_c1_json() {
 
 enum class Outcome { kParsedAndVerified, kTypedError };
 
+// parse_c1's answer as text: the value's JSON, or the error's kind and message.
+std::string parse_answer(const std::string& text, ThreadPool* pool) {
+  try {
+    return "ok " + to_json(parse_c1(text, pool));
+  } catch (const C1Error& e) {
+    return "error " + std::string(to_string(e.kind())) + " " + e.what();
+  }
+}
+
 // Parses and, when that succeeds, verifies; fails the test on any exception
 // that is not one of the typed input errors.
 Outcome run_pipeline(const std::string& text, const std::string& what) {
+  static ThreadPool pool(3);
+  EXPECT_EQ(parse_answer(text, nullptr), parse_answer(text, &pool)) << what;
   try {
     const C1Output c1 = parse_c1(text);
     // The daemon's order: public inputs straight after the parse.

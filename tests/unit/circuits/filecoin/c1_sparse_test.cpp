@@ -115,6 +115,37 @@ TEST(SparseC1, Small2KiBPassesParseVanillaAndCircuitRelations) {
 // Public data against the materialised sector: comm_d is the full tree's
 // root over the periodic data, replica_id derives from it, every data leaf
 // is the sector's.
+// A 32 GiB C1 (10 partitions, 37.6 MB of JSON) parsed with a pool, its
+// partitions as separate documents, equals the whole-document parse; a
+// syntax error inside one partition gives the whole parse's error.
+TEST(SparseC1, PartitionsParsedApartEqualTheWholeParse) {
+  ThreadPool pool(4);
+  const std::string text = to_json(make_sparse_synthetic_c1(SealProof::StackedDrg32GiBV1_1, 3, &pool));
+  const C1Output whole = parse_c1(text);
+  const C1Output apart = parse_c1(text, &pool);
+  EXPECT_EQ(apart, whole);
+  EXPECT_EQ(apart.vanilla_proofs.size(), 10u);
+  EXPECT_EQ(to_json(apart), to_json(whole));
+  EXPECT_EQ(to_json(apart), text);
+  std::string broken = text;
+  const std::size_t at = broken.find("\"index\"", broken.size() / 2);
+  ASSERT_NE(at, std::string::npos);
+  broken[at] = '{';
+  std::string whole_error, apart_error;
+  try {
+    parse_c1(broken);
+  } catch (const C1Error& e) {
+    whole_error = e.what();
+  }
+  try {
+    parse_c1(broken, &pool);
+  } catch (const C1Error& e) {
+    apart_error = e.what();
+  }
+  EXPECT_FALSE(whole_error.empty());
+  EXPECT_EQ(apart_error, whole_error);
+}
+
 TEST(SparseC1, PublicDataMatchesTheMaterialisedSector) {
   for (SealProof proof : {SealProof::StackedDrg2KiBV1_1, SealProof::StackedDrg8MiBV1}) {
     for (bool zero : {false, true}) {
