@@ -273,7 +273,9 @@ class Engine {
   struct PartitionedMember;
   struct PartitionedBatch;
   struct PartitionedFinish;
-  PlanMember partitioned_plan_member(PartitionedMember& m, PartitionedBatch& b);
+  // opens_run: the member whose partition 0 the run synthesizes first, while
+  // the GPUs wait for it (on the math pool, see the definition).
+  PlanMember partitioned_plan_member(PartitionedMember& m, PartitionedBatch& b, bool opens_run);
   asio::awaitable<void> finish_partitioned(std::shared_ptr<PartitionedFinish> f);
   // Jobs of the batch's set queued while it runs join it (PoRep with
   // porep_join_running_batch, up to porep_batch_max_jobs members unanswered;

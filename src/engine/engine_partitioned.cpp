@@ -208,7 +208,7 @@ asio::awaitable<void> Engine::run_partitioned_batch(std::vector<JobPtr> batch) {
       std::vector<PlanMember> plan_members;
       for (Member& m : members) {
         m.pipeline_started = pipeline_started;
-        plan_members.push_back(partitioned_plan_member(m, running));
+        plan_members.push_back(partitioned_plan_member(m, running, &m == &members.front()));
       }
       if (members.size() > 1) {
         log_.info(
@@ -246,7 +246,7 @@ asio::awaitable<void> Engine::run_partitioned_batch(std::vector<JobPtr> batch) {
 // partition index, and its finish (a task of its own, as soon as its
 // partitions are proved). The callbacks point at `m` and `b`, which outlive
 // the pipeline (run_partitioned_batch's frame).
-PlanMember Engine::partitioned_plan_member(PartitionedMember& m, PartitionedBatch& b) {
+PlanMember Engine::partitioned_plan_member(PartitionedMember& m, PartitionedBatch& b, bool opens_run) {
   const ParamSets::Ready& r = *b.ready;
   const groth16::WitnessShape shape{r.r1cs->num_inputs(), r.r1cs->num_aux()};
   const FilecoinWork* work = &*m.work;
@@ -257,9 +257,15 @@ PlanMember Engine::partitioned_plan_member(PartitionedMember& m, PartitionedBatc
   pm.public_inputs = work->public_inputs;
   // The R1cs's counts: each witness is allocated once at its final size.
   ThreadPool* math = &math_for(m.job->request.kind, m.job->priority);
-  pm.synthesize = [this, work, shape, math](std::uint32_t k, groth16::Witness storage) {
+  // The run's first partition is on the path of every GPU (nothing is
+  // proved before it), so it spreads its parts (a PoRep partition's
+  // challenges) over the math pool: a 32 GiB PoRep partition on one lane
+  // thread took 2.4-3.2 s on fresh memory beside four other lanes (H100
+  // host), ~1.1 s alone; the others stay one per lane thread.
+  const bool spread_first = opens_run && work->partitions > 1;
+  pm.synthesize = [this, work, shape, math, spread_first](std::uint32_t k, groth16::Witness storage) {
     return porep_call<groth16::Witness>([&] {
-      if (work->parallel_synthesis) return work->synthesize(k, math, shape, std::move(storage));
+      if (work->parallel_synthesis || (spread_first && k == 0)) return work->synthesize(k, math, shape, std::move(storage));
       if (!challenge_pools_) return work->synthesize(k, nullptr, shape, std::move(storage));
       // One pool per lane thread: never waits.
       const ThreadPoolSet::Lease lease = challenge_pools_->acquire();
@@ -356,7 +362,7 @@ asio::awaitable<void> Engine::join_partitioned(PartitionedBatch* batch, BatchDoo
   }
   const std::uint64_t queue_ms = m.t.queue_ms;
   if (!add_joiner(*batch, *door, std::move(m),
-                  [this, batch](PartitionedMember& pm) { return partitioned_plan_member(pm, *batch); }))
+                  [this, batch](PartitionedMember& pm) { return partitioned_plan_member(pm, *batch, false); }))
     co_return;
   log_.info("job joined a running batch", {{"job", job->id},
                                            {"kind", to_string(job->request.kind)},
