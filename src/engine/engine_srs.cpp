@@ -147,6 +147,48 @@ asio::awaitable<void> Engine::srs_sweep_loop() {
   }
 }
 
+// Idle host buffers: stagings and kept witness memory
+
+asio::awaitable<void> Engine::sweep_idle_stagings() {
+  const bool pressure = memory_->budget().waiting() > 0;
+  if (pressure && kept_witnesses_->size() != 0) co_await release_kept_witnesses();
+  if (!stagings_idle_since_) co_return;
+  if (!pressure && clock_->now() - *stagings_idle_since_ < config_.staging_keep_idle) co_return;
+  stagings_idle_since_.reset();
+  co_await release_idle_stagings();
+}
+
+// The engine went idle staging_keep_idle ago (or at once, see EngineConfig).
+// The staging pool's page-locked buffers (a 32 GiB PoRep staging: its 4.2 GB
+// witness) are counted by the memory budget only while a job holds a working
+// set, so they are not kept uncounted for long; the next job pins again.
+asio::awaitable<void> Engine::release_kept_witnesses() {
+  std::vector<KeptWitnesses::Entry> kept = kept_witnesses_->take_all();
+  if (kept.empty()) co_return;
+  std::uint64_t bytes = 0;
+  const std::size_t count = kept.size();
+  std::vector<groth16::Witness> storage;
+  for (KeptWitnesses::Entry& e : kept) {
+    bytes += e.reservation.bytes();
+    storage.push_back(std::move(e.storage));
+  }
+  // The pages go off the loop (GBs of munmap), then their reservations here.
+  co_await runtime::run_on(cpu_, [&storage] { storage.clear(); });
+  kept.clear();
+  log_.info("kept witness memory released", {{"bytes", bytes}, {"witnesses", count}});
+  changed_.emit();
+}
+
+asio::awaitable<void> Engine::release_idle_stagings() {
+  co_await release_kept_witnesses();
+  if (!stagings_) co_return;
+  std::vector<std::unique_ptr<InstanceStaging>> idle = stagings_->take_idle();
+  for (std::unique_ptr<InstanceStaging>& s : critical_stagings_->take_idle()) idle.push_back(std::move(s));
+  if (idle.empty()) co_return;
+  co_await runtime::run_on(cpu_, [&idle] { idle.clear(); });  // cudaFreeHost off the loop
+  changed_.emit();
+}
+
 // Preload
 //
 // A preload leaves the set ready to prove: loaded into host memory, then its
