@@ -265,7 +265,8 @@ PlanMember Engine::partitioned_plan_member(PartitionedMember& m, PartitionedBatc
   const bool spread_first = opens_run && work->partitions > 1;
   pm.synthesize = [this, work, shape, math, spread_first](std::uint32_t k, groth16::Witness storage) {
     return porep_call<groth16::Witness>([&] {
-      if (work->parallel_synthesis || (spread_first && k == 0)) return work->synthesize(k, math, shape, std::move(storage));
+      if (work->parallel_synthesis || (spread_first && k == 0))
+        return work->synthesize(k, math, shape, std::move(storage));
       if (!challenge_pools_) return work->synthesize(k, nullptr, shape, std::move(storage));
       // One pool per lane thread: never waits.
       const ThreadPoolSet::Lease lease = challenge_pools_->acquire();

@@ -357,6 +357,35 @@ TEST(PartitionPipeline, SynthesisOfTheNextPartitionOverlapsProving) {
   EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
 }
 
+// A plan's synthesize (demo witnesses) that records, per call, the storage
+// handed in (null: none) and the witness memory it produced.
+struct StorageProbe {
+  struct Call {
+    std::uint32_t k = 0;
+    const ff::Fr* given = nullptr;
+    const ff::Fr* made = nullptr;
+  };
+  std::mutex mu;
+  std::vector<Call> calls;
+
+  std::function<Result<groth16::Witness>(std::uint32_t, groth16::Witness)> synthesize() {
+    return [this](std::uint32_t k, groth16::Witness storage) -> Result<groth16::Witness> {
+      const ff::Fr* in = storage.aux.capacity() > 0 ? storage.aux.data() : nullptr;
+      const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
+      groth16::Witness w =
+          groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(100 + k)), {}, std::move(storage));
+      std::lock_guard lock(mu);
+      calls.push_back({k, in, w.aux.data()});
+      return w;
+    };
+  }
+  // Whether `p` is the memory of a witness made by the first `n` calls.
+  bool made_by_first(std::size_t n, const ff::Fr* p) const {
+    return std::any_of(calls.begin(), calls.begin() + std::ptrdiff_t(std::min(n, calls.size())),
+                       [p](const Call& c) { return c.made == p; });
+  }
+};
+
 // A proved partition's witness memory is handed to a later synthesis of the
 // run (its pages are not cleared again), the proofs stay valid, and nothing
 // is kept or reserved once the run ends.
@@ -367,28 +396,20 @@ TEST(PartitionPipeline, ProvedWitnessMemoryIsReusedByALaterSynthesis) {
   PartitionPlan plan = rig.plan(5, 0ms, kW);
   plan.synthesis_lanes = 1;
   plan.max_in_flight = 2;
-  std::mutex mu;
-  std::vector<const ff::Fr*> made;   // each witness's aux memory, as synthesized
-  std::vector<const ff::Fr*> given;  // storage handed in, when any
-  plan.synthesize = [&](std::uint32_t k, groth16::Witness storage) -> Result<groth16::Witness> {
-    const ff::Fr* in = storage.aux.capacity() > 0 ? storage.aux.data() : nullptr;
-    const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
-    groth16::Witness w =
-        groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(100 + k)), {}, std::move(storage));
-    std::lock_guard lock(mu);
-    if (in != nullptr) given.push_back(in);
-    made.push_back(w.aux.data());
-    return w;
-  };
+  StorageProbe probe;
+  plan.synthesize = probe.synthesize();
   runtime::CancelFlag cancel;
   auto out = rig.run(plan, cancel);
   ASSERT_TRUE(out.ok()) << out.error().message;
   expect_valid(rig, out.value(), 5);
   // One lane, two in flight: partitions 2..4 start after 0..2 are proved.
-  ASSERT_FALSE(given.empty());
-  for (const ff::Fr* p : given) {
-    EXPECT_NE(std::find(made.begin(), made.end(), p), made.end());  // an earlier witness's memory
+  std::size_t given = 0;
+  for (std::size_t i = 0; i < probe.calls.size(); ++i) {
+    if (probe.calls[i].given == nullptr) continue;
+    ++given;
+    EXPECT_TRUE(probe.made_by_first(i, probe.calls[i].given));  // an earlier witness's memory
   }
+  EXPECT_GT(given, 0u);
   EXPECT_EQ(rig.memory.stats().reserved_bytes, 0u);
 }
 
@@ -401,45 +422,33 @@ TEST(PartitionPipeline, KeptWitnessMemoryCarriesToTheNextRunOfTheSameSize) {
   KeptWitnesses kept(2);
   rig.kept = &kept;
   rig.fake->delay_ms = 30;
-  std::mutex mu;
-  std::vector<const ff::Fr*> made;           // each witness's aux memory, as synthesized
-  std::optional<const ff::Fr*> first_given;  // storage handed to partition 0 (null: none)
-  auto plan_of = [&](std::uint64_t witness_bytes) {
+  StorageProbe probe;
+  runtime::CancelFlag cancel;
+  // A 3-partition run; the storage its partition 0 was handed (null: none).
+  auto run = [&](std::uint64_t witness_bytes) -> const ff::Fr* {
     PartitionPlan plan = rig.plan(3, 0ms, witness_bytes);
     plan.synthesis_lanes = 1;
     plan.max_in_flight = 2;
-    plan.synthesize = [&](std::uint32_t k, groth16::Witness storage) -> Result<groth16::Witness> {
-      const ff::Fr* in = storage.aux.capacity() > 0 ? storage.aux.data() : nullptr;
-      const std::size_t rounds = circuits::DemoCircuit::rounds_for_log_domain(5);
-      groth16::Witness w =
-          groth16::generate_witness(circuits::DemoCircuit(rounds, ff::Fr::from_u64(100 + k)), {}, std::move(storage));
-      std::lock_guard lock(mu);
-      if (k == 0) first_given = in;
-      made.push_back(w.aux.data());
-      return w;
-    };
-    return plan;
+    plan.synthesize = probe.synthesize();
+    const std::size_t from = probe.calls.size();
+    auto out = rig.run(plan, cancel);
+    EXPECT_TRUE(out.ok()) << out.error().message;
+    if (out.ok()) expect_valid(rig, out.value(), 3);
+    for (std::size_t i = from; i < probe.calls.size(); ++i)
+      if (probe.calls[i].k == 0) return probe.calls[i].given;
+    ADD_FAILURE() << "no partition 0";
+    return nullptr;
   };
-  runtime::CancelFlag cancel;
-  auto first = rig.run(plan_of(kW), cancel);
-  ASSERT_TRUE(first.ok()) << first.error().message;
-  expect_valid(rig, first.value(), 3);
+  run(kW);
   ASSERT_GE(kept.size(), 1u);
   EXPECT_EQ(kept.reserved_bytes(), kept.size() * kW);
   EXPECT_EQ(rig.memory.stats().reserved_bytes, kept.reserved_bytes());  // nothing else held
 
-  const std::vector<const ff::Fr*> made_first = made;
-  auto second = rig.run(plan_of(kW), cancel);
-  ASSERT_TRUE(second.ok()) << second.error().message;
-  expect_valid(rig, second.value(), 3);
-  ASSERT_TRUE(first_given.has_value());
-  ASSERT_NE(*first_given, nullptr);
-  EXPECT_NE(std::find(made_first.begin(), made_first.end(), *first_given), made_first.end());
-
-  auto other = rig.run(plan_of(2 * kW), cancel);
-  ASSERT_TRUE(other.ok()) << other.error().message;
-  ASSERT_TRUE(first_given.has_value());
-  EXPECT_EQ(*first_given, nullptr);  // no entry of that size
+  const std::size_t first_run_calls = probe.calls.size();
+  const ff::Fr* given = run(kW);
+  ASSERT_NE(given, nullptr);
+  EXPECT_TRUE(probe.made_by_first(first_run_calls, given));
+  EXPECT_EQ(run(2 * kW), nullptr);  // no entry of that size
 
   std::vector<KeptWitnesses::Entry> all = kept.take_all();
   EXPECT_LE(all.size(), 2u);
