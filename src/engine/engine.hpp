@@ -348,6 +348,12 @@ class Engine {
   // that does not hold it, one task per device; the GPUs that hold it then.
   struct Preload;
   asio::awaitable<std::uint32_t> make_resident_on_gpus(std::shared_ptr<Preload> p);
+  // After a racing job (a WinningPoSt) of a set small enough for the
+  // critical lanes: upload tasks for the lanes that do not hold it yet, so a
+  // lane's first race proves without uploading (engine_srs.cpp).
+  // `keep` holds params and r1cs alive until the uploads end.
+  void warm_critical_lanes(std::shared_ptr<const void> keep, const groth16::Parameters& params,
+                           const groth16::R1cs& r1cs, const std::string& srs_id);
   asio::awaitable<void> upload_on_device(std::vector<DeviceSet::Slot*> slots, std::shared_ptr<Preload> p);
   // The set's host copy released once every GPU holds it.
   asio::awaitable<void> release_held_host_copy(std::shared_ptr<Preload> p);

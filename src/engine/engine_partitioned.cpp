@@ -224,6 +224,7 @@ asio::awaitable<void> Engine::run_partitioned_batch(std::vector<JobPtr> batch) {
       co_await run_batch_pipeline(pipeline_deps(synthesis_priority), plan, std::move(plan_members),
                                   std::move(admit_joiners));
       members.clear();
+      if (plan.race_on_cpu) warm_critical_lanes(ready.value(), r.loaded.params, *r.r1cs, spec.id);
     }
   } catch (const ParamsRefused& e) {
     fail_members(members, e.error());

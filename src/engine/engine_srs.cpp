@@ -255,6 +255,26 @@ asio::awaitable<std::uint32_t> Engine::make_resident_on_gpus(std::shared_ptr<Pre
   co_return holding;
 }
 
+void Engine::warm_critical_lanes(std::shared_ptr<const void> keep, const groth16::Parameters& params,
+                                 const groth16::R1cs& r1cs, const std::string& srs_id) {
+  if (devices_->lane_count() == 0 || params_host_bytes(params) > DeviceSet::kLaneSrsMaxBytes) return;
+  // host_copy_releasable keeps a small set's host copy until its lanes hold it.
+  auto p = std::make_shared<Preload>(loop_);
+  p->srs_id = srs_id;
+  p->params = &params;
+  p->r1cs = &r1cs;
+  std::map<std::uint32_t, std::vector<DeviceSet::Slot*>> by_device;
+  for (std::size_t i = 0; i < devices_->lane_count(); ++i) {
+    DeviceSet::Slot& slot = devices_->lane(i);
+    if (!slot.backend->holds_srs(params)) by_device[slot.backend->ordinal().value_or(slot.index)].push_back(&slot);
+  }
+  p->keep = std::move(keep);  // the set outlives the uploads (an eviction meanwhile)
+  for (auto& entry : by_device) {
+    ++p->uploads;
+    if (!tasks_.spawn(upload_on_device(std::move(entry.second), p))) --p->uploads;  // stopping
+  }
+}
+
 asio::awaitable<void> Engine::upload_on_device(std::vector<DeviceSet::Slot*> slots, std::shared_ptr<Preload> p) {
   struct Ended {  // also when cancelled
     Preload& p;

@@ -336,7 +336,8 @@ void note_resident_srs(DeviceSet::Slot& slot, const std::string& srs_id, const g
 void clear_resident_srs(DeviceSet::Slot& slot);
 
 // A set's host copy of its bases may go once every GPU holds them
-// (DeviceBackend::holds_srs); false without GPUs or when already released.
+// (DeviceBackend::holds_srs), and every critical lane too for a set of at
+// most kLaneSrsMaxBytes; false without GPUs or when already released.
 bool host_copy_releasable(DeviceSet& devices, const HostSrsCopy* copy, const groth16::Parameters& params);
 // Releases `copy` on a `cpu` worker unless a back end reads it now (51 GB
 // take a moment); `books(bytes)` and a log line when it went.

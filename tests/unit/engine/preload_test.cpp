@@ -4,7 +4,8 @@
 // preload uploads nothing; a failed upload leaves the preload successful
 // (counted in gpus_holding) and the set provable; and once every GPU holds a
 // Filecoin set read from a file, its host copy of the bases is released (the
-// budget's books told) and a job of the set still proves.
+// budget's books told) and a job of the set still proves. Critical lanes
+// receive small sets, from a preload and after a WinningPoSt job.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -141,6 +142,35 @@ TEST(EnginePreload, ASmallSetGoesToTheCriticalLaneToo) {
   EXPECT_EQ(rig.fakes[0]->srs_preloads.load(), 1);
   EXPECT_EQ(rig.fakes[0]->calls().size(), 1u);
   EXPECT_TRUE(rig.fakes[1]->calls().empty());
+}
+
+// A WinningPoSt proved on the card's worker leaves its set uploaded to the
+// card's critical lane too (Engine::warm_critical_lanes), so that a later
+// race there uploads nothing; the lane proved nothing.
+TEST(EnginePreload, AWinningPostJobWarmsTheCriticalLane) {
+  const testing::PostFixture winning = testing::make_post_fixture(fc::PostProof::Winning2KiBV1, 1, 71);
+  Rig rig(1, 1);
+  testing::run_scenario(rig, [&rig, &winning](Engine& e) -> asio::awaitable<void> {
+    JobRequest job;
+    job.kind = ProofKind::kWinningPost;
+    job.input = encode_post_request(winning.request);
+    auto id = e.submit(job);
+    EXPECT_TRUE(id.ok());
+    if (!id.ok()) co_return;
+    auto out = co_await e.await(id.value().id, 0ms);
+    EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
+    EXPECT_TRUE(co_await testing::eventually(e, [&rig] { return rig.fakes[1]->srs_preloads.load() == 1; }));
+    EXPECT_TRUE(co_await testing::settled(e));
+    const EngineStatus s = e.status();
+    EXPECT_EQ(s.devices.size(), 3u);  // worker, CPU, lane
+    if (s.devices.size() == 3) {
+      EXPECT_FALSE(s.devices.at(0).resident_srs.empty());
+      EXPECT_EQ(s.devices.at(2).resident_srs, s.devices.at(0).resident_srs);
+    }
+  });
+  EXPECT_EQ(rig.fakes[0]->calls().size(), 1u);
+  EXPECT_TRUE(rig.fakes[1]->calls().empty());
+  EXPECT_EQ(rig.fakes[1]->srs_preloads.load(), 1);
 }
 
 TEST(EnginePreload, WithoutGpusUploadsNothing) {
