@@ -53,9 +53,10 @@ struct GpuBackend::State {
         lane_pool(o.critical_lane ? std::make_unique<ThreadPool>(kLaneThreads) : nullptr),
         device(ordinal),
         prover(device, lane_pool ? *lane_pool : math, options) {
-    if (o.msm_scratch_bytes != 0) {  // the prover reads the tuning per call: set before the first
+    const std::uint64_t scratch = o.critical_lane ? kLaneMsmScratchBytes : o.msm_scratch_bytes;
+    if (scratch != 0) {  // the prover reads the tuning per call: set before the first
       gpu::Device::MsmTuning t = device.msm_tuning();
-      t.scratch_limit_bytes = o.msm_scratch_bytes;
+      t.scratch_limit_bytes = scratch;
       device.set_msm_tuning(t);
     }
   }
