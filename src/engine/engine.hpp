@@ -348,6 +348,10 @@ class Engine {
   // that does not hold it, one task per device; the GPUs that hold it then.
   struct Preload;
   asio::awaitable<std::uint32_t> make_resident_on_gpus(std::shared_ptr<Preload> p);
+  // Upload tasks (upload_on_device, one per device) for the back ends that
+  // do not hold p's set: the workers when `workers`, and the critical lanes
+  // when they take the set.
+  void spawn_uploads(const std::shared_ptr<Preload>& p, bool workers);
   // After a racing job (a WinningPoSt) of a set small enough for the
   // critical lanes: upload tasks for the lanes that do not hold it yet, so a
   // lane's first race proves without uploading (engine_srs.cpp).

@@ -227,26 +227,31 @@ struct Engine::Preload {
   runtime::Notifier ended;           // one ended
 };
 
-asio::awaitable<std::uint32_t> Engine::make_resident_on_gpus(std::shared_ptr<Preload> p) {
-  // One task per device, its workers (back ends sharing the device's memory)
-  // one after the other: two uploads sized from one device's free memory at
-  // once could both place the whole SRS. Devices in parallel: each has its
-  // own link.
-  // A set small enough for the critical lanes goes up there too (after the
+void Engine::spawn_uploads(const std::shared_ptr<Preload>& p, bool workers) {
+  // One task per device, its back ends (sharing the device's memory) one
+  // after the other: two uploads sized from one device's free memory at once
+  // could both place the whole SRS. Devices in parallel: each has its own
+  // link. A set the critical lanes take goes up there too (after the
   // device's workers), so that a lane's first proof of it uploads nothing.
   std::map<std::uint32_t, std::vector<DeviceSet::Slot*>> by_device;
   auto add = [&by_device, &p](DeviceSet::Slot& slot) {
     if (slot.backend->holds_srs(*p->params)) return;
     by_device[slot.backend->ordinal().value_or(slot.index)].push_back(&slot);
   };
-  for (std::size_t i = 0; i < devices_->gpu_count(); ++i) add(devices_->gpu(i));
-  if (params_host_bytes(*p->params) <= DeviceSet::kLaneSrsMaxBytes) {
+  if (workers) {
+    for (std::size_t i = 0; i < devices_->gpu_count(); ++i) add(devices_->gpu(i));
+  }
+  if (devices_->lanes_take(*p->params)) {
     for (std::size_t i = 0; i < devices_->lane_count(); ++i) add(devices_->lane(i));
   }
   for (auto& entry : by_device) {
     ++p->uploads;
     if (!tasks_.spawn(upload_on_device(std::move(entry.second), p))) --p->uploads;  // stopping
   }
+}
+
+asio::awaitable<std::uint32_t> Engine::make_resident_on_gpus(std::shared_ptr<Preload> p) {
+  spawn_uploads(p, /*workers=*/true);
   while (p->uploads > 0) co_await p->ended.wait();
   std::uint32_t holding = 0;
   for (std::size_t i = 0; i < devices_->gpu_count(); ++i) {
@@ -257,22 +262,14 @@ asio::awaitable<std::uint32_t> Engine::make_resident_on_gpus(std::shared_ptr<Pre
 
 void Engine::warm_critical_lanes(std::shared_ptr<const void> keep, const groth16::Parameters& params,
                                  const groth16::R1cs& r1cs, const std::string& srs_id) {
-  if (devices_->lane_count() == 0 || params_host_bytes(params) > DeviceSet::kLaneSrsMaxBytes) return;
-  // host_copy_releasable keeps a small set's host copy until its lanes hold it.
+  // host_copy_releasable keeps such a set's host copy until its lanes hold it.
+  if (!devices_->lanes_take(params)) return;
   auto p = std::make_shared<Preload>(loop_);
   p->srs_id = srs_id;
   p->params = &params;
   p->r1cs = &r1cs;
-  std::map<std::uint32_t, std::vector<DeviceSet::Slot*>> by_device;
-  for (std::size_t i = 0; i < devices_->lane_count(); ++i) {
-    DeviceSet::Slot& slot = devices_->lane(i);
-    if (!slot.backend->holds_srs(params)) by_device[slot.backend->ordinal().value_or(slot.index)].push_back(&slot);
-  }
   p->keep = std::move(keep);  // the set outlives the uploads (an eviction meanwhile)
-  for (auto& entry : by_device) {
-    ++p->uploads;
-    if (!tasks_.spawn(upload_on_device(std::move(entry.second), p))) --p->uploads;  // stopping
-  }
+  spawn_uploads(p, /*workers=*/false);
 }
 
 asio::awaitable<void> Engine::upload_on_device(std::vector<DeviceSet::Slot*> slots, std::shared_ptr<Preload> p) {

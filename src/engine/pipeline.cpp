@@ -419,8 +419,7 @@ asio::awaitable<bool> race_item(Ctx c, Item& item, DeviceSet::Request request, s
   State& st = c.st;
   DeviceSet& devices = c.deps.devices;
   const std::uint32_t m = st.member_of(item.k);
-  DeviceSet::Slot* lane =
-      params_host_bytes(*c.plan.params) <= DeviceSet::kLaneSrsMaxBytes ? devices.free_lane() : nullptr;
+  DeviceSet::Slot* lane = devices.lanes_take(*c.plan.params) ? devices.free_lane() : nullptr;
   DeviceSet::Slot& second = lane != nullptr ? *lane : devices.cpu();
   const std::size_t own = lane != nullptr ? 1 : 0;  // the leg proving the partition's own item
   auto race = std::make_shared<Race>();

@@ -194,6 +194,11 @@ class DeviceSet {
   // Parameter sets a critical lane proves: bases of at most this many bytes
   // (a 32 GiB WinningPoSt's 0.24 GB, 2 KiB and demo sets).
   static constexpr std::uint64_t kLaneSrsMaxBytes = std::uint64_t{1} << 30;
+  // Whether this set is one a lane proves (there are lanes, and its bases
+  // are at most kLaneSrsMaxBytes).
+  bool lanes_take(const groth16::Parameters& params) const {
+    return !lanes_.empty() && params_host_bytes(params) <= kLaneSrsMaxBytes;
+  }
 
   // `gpus` whose back end is a critical lane (DeviceBackend::critical_lane)
   // become lanes, the others the GPUs of the dispatch rule. Slot indices:

@@ -297,7 +297,7 @@ bool host_copy_releasable(DeviceSet& devices, const HostSrsCopy* copy, const gro
   }
   // A set the critical lanes prove: they upload it from this copy too
   // (a race, Engine::warm_critical_lanes).
-  if (devices.lane_count() != 0 && params_host_bytes(params) <= DeviceSet::kLaneSrsMaxBytes) {
+  if (devices.lanes_take(params)) {
     for (std::size_t i = 0; i < devices.lane_count(); ++i) {
       if (!devices.lane(i).backend->holds_srs(params)) return false;
     }

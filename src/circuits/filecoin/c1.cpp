@@ -12,6 +12,7 @@
 #include "circuits/native/poseidon.hpp"
 #include "circuits/filecoin/labels.hpp"
 #include "util/json_input.hpp"
+#include "util/thread_pool.hpp"
 
 namespace cuzk::circuits::filecoin {
 

@@ -42,8 +42,11 @@
 #include <vector>
 
 #include "circuits/filecoin/registry.hpp"
-#include "util/thread_pool.hpp"
 #include "circuits/native/sha256.hpp"
+
+namespace cuzk {
+class ThreadPool;  // util/thread_pool.hpp
+}  // namespace cuzk
 
 namespace cuzk::circuits::filecoin {
 

@@ -15,6 +15,7 @@
 #include "circuits/filecoin/c1.hpp"
 #include "circuits/filecoin/c1_synth.hpp"
 #include "circuits/filecoin/porep_c2.hpp"
+#include "util/thread_pool.hpp"
 
 namespace cuzk::circuits::filecoin {
 namespace {
